@@ -1,0 +1,90 @@
+# Makefile - builds the exodisk exokernel, its applications and host tools.
+#
+#   make qemu [CMD="prog args; prog2"] [DISK=virtio|model|ram] [DISKS=N]
+#                       boot the kernel in QEMU (into the shell, or run CMD and power off)
+#   make qemu-gdb       same, but wait for gdb (see .gdbinit.tmpl and README)
+#   make test           host unit tests, then QEMU integration tests
+#   make host-test      host unit tests only
+#   make all            build everything without running it
+#
+# Each directory contributes a fragment (kernel/kernel.mk, drivers/drivers.mk, ...)
+# that appends to the variables below; this file holds only the shared rules.
+
+BUILD      ?= build
+TOOLPREFIX ?= riscv64-unknown-elf-
+
+# Everything that runs builds or QEMU first makes sure the tools are there.
+DEPS_STAMP := $(BUILD)/.deps-ok
+
+# --- cross compiler (kernel and applications) ---------------------------------
+CC      := $(TOOLPREFIX)gcc
+LD      := $(TOOLPREFIX)ld
+OBJDUMP := $(TOOLPREFIX)objdump
+OBJCOPY := $(TOOLPREFIX)objcopy
+
+ARCHFLAGS := -march=rv64imafdc -mabi=lp64d -mcmodel=medany
+COMMON_CFLAGS := -std=c11 -Wall -Werror -O2 -g -fno-omit-frame-pointer \
+                 $(ARCHFLAGS) -ffunction-sections -fdata-sections -I.
+
+# --- host compiler (unit tests and tools/) -----------------------------------
+HOSTCC     ?= gcc
+HOST_CFLAGS := -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter -g -O1 \
+               -fno-omit-frame-pointer -I. -DHOST_BUILD -D_DEFAULT_SOURCE
+HOST_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+HOST_TOOL_CFLAGS := -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter -g -O2 \
+               -I. -DHOST_BUILD -D_DEFAULT_SOURCE
+
+# Fragments append to these.
+KERNEL_SRCS :=
+APPS        :=
+HOST_TESTS  :=
+HOST_TOOLS  :=
+QEMU_TESTS  :=
+
+.PHONY: all qemu qemu-gdb test host-test qemu-test clean deps
+all: deps kernel apps initrd host-tools
+
+include kernel/kernel.mk
+include drivers/drivers.mk
+include kernel/exodisk/exodisk.mk
+include libos/libos.mk
+include apps/apps.mk
+include userfs/userfs.mk
+include tools/tools.mk
+include tests/tests.mk
+
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): tools/deps.sh
+	@tools/deps.sh
+	@mkdir -p $(BUILD) && touch $@
+
+# --- running ------------------------------------------------------------------
+# tools/run-qemu.sh assembles the QEMU command line; CMD, DISK, DISKS, MEM,
+# BOOTARGS and GDB travel to it through the environment so that any quoting in
+# CMD survives.
+export CMD DISK DISKS MEM BOOTARGS
+QEMU_INPUTS := $(KERNEL_ELF) $(INITRD)
+
+qemu: deps $(QEMU_INPUTS) $(QEMU_DISK_INPUTS)
+	@tools/run-qemu.sh
+
+qemu-gdb: deps $(QEMU_INPUTS) $(QEMU_DISK_INPUTS) .gdbinit
+	@GDB=1 tools/run-qemu.sh
+
+.gdbinit: .gdbinit.tmpl
+	sed "s|@BUILD@|$(abspath $(BUILD))|g" $< > $@
+
+# --- testing ------------------------------------------------------------------
+test: deps host-test qemu-test
+
+host-test: deps $(HOST_TESTS)
+	@tools/run-host-tests.sh $(HOST_TESTS)
+
+qemu-test: deps $(QEMU_INPUTS) $(QEMU_DISK_INPUTS)
+	@python3 tests/qemu/run.py $(QEMU_TEST_ARGS)
+
+clean:
+	rm -rf $(BUILD) .gdbinit
+
+# Include dependency files written by -MMD.
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

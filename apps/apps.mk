@@ -1,0 +1,1 @@
+# apps.mk - build rules for apps/ (see docs/architecture.md)

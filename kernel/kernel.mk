@@ -1,0 +1,1 @@
+# kernel.mk - build rules for kernel/ (see docs/architecture.md)

@@ -1,0 +1,26 @@
+/*
+ * syscall.h - system-call numbers, shared by the kernel and libos.
+ *
+ * The set is deliberately small.  The disk is reached only through
+ * SYS_exodisk_request; everything else a library OS needs from the kernel is
+ * here.  Arguments go in a0..a5, the number in a7, the result comes back in a0
+ * (negative = error, see errno.h).
+ */
+#ifndef UAPI_SYSCALL_H
+#define UAPI_SYSCALL_H
+
+#define SYS_exit             1   /* exit(status)                                  -> no return  */
+#define SYS_spawn            2   /* spawn(path, argv, envp)                       -> pid        */
+#define SYS_wait             3   /* wait(pid or -1, int *status)                  -> pid        */
+#define SYS_yield            4   /* yield()                                       -> 0          */
+#define SYS_getpid           5   /* getpid()                                      -> pid        */
+#define SYS_sbrk             6   /* sbrk(increment)                               -> old break  */
+#define SYS_cons_write       7   /* cons_write(buf, len)                          -> len        */
+#define SYS_cons_read        8   /* cons_read(buf, len): blocks for >= 1 byte     -> count      */
+#define SYS_poweroff         9   /* poweroff(status): QEMU exits with status      -> no return  */
+#define SYS_exodisk_request 10   /* exodisk_request(op, prot, reqbp, stuff)       -> 0 / error  */
+#define SYS_sleep           11   /* sleep(ticks of the timebase)                  -> 0          */
+#define SYS_raw_io          12   /* raw_io(struct raw_req *): benchmark-only raw disk path      */
+#define SYS_kill            13   /* kill(pid)                                     -> 0          */
+
+#endif

@@ -1,0 +1,1 @@
+# libos.mk - build rules for libos/ (see docs/architecture.md)

@@ -1,0 +1,1 @@
+# tests.mk - build rules for tests/ (see docs/architecture.md)

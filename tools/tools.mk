@@ -1,0 +1,1 @@
+# tools.mk - build rules for tools/ (see docs/architecture.md)
