@@ -34,6 +34,10 @@ HOST_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 HOST_TOOL_CFLAGS := -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter -g -O2 \
                -I. -DHOST_BUILD -D_DEFAULT_SOURCE
 
+.SECONDEXPANSION:
+# Keep objects made by chains of pattern rules.
+.SECONDARY:
+
 # Fragments append to these.
 KERNEL_SRCS :=
 APPS        :=

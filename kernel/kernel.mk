@@ -1,1 +1,37 @@
-# kernel.mk - build rules for kernel/ (see docs/architecture.md)
+# kernel.mk - build rules for the kernel image.
+
+KERNEL_ELF := $(BUILD)/kernel.elf
+# The kernel has no floating point and no libc; -mno-relax keeps gp free
+# (it holds the user's value while in the kernel).
+KERNEL_CFLAGS := -std=c11 -Wall -Werror -O2 -g -fno-omit-frame-pointer \
+	-march=rv64imac_zicsr_zifencei -mabi=lp64 -mcmodel=medany -mno-relax \
+	-ffreestanding -fno-builtin-printf -fno-common -fno-stack-protector -fno-pie -no-pie \
+	-nostdlib -I. -MMD -MP
+
+# Link with the plain -march the multilib list knows, so the soft-float libgcc is used.
+KERNEL_LDFLAGS := -march=rv64imac -mabi=lp64 -mcmodel=medany -nostdlib -no-pie \
+	-Wl,--gc-sections -Wl,--no-warn-rwx-segments
+
+KERNEL_SRCS += \
+	kernel/entry.S kernel/trapentry.S kernel/swtch.S \
+	kernel/main.c kernel/string.c kernel/printf.c kernel/sbi.c kernel/fdt.c \
+	kernel/bootopts.c kernel/kalloc.c kernel/vm.c kernel/trap.c kernel/timer.c \
+	kernel/plic.c kernel/console.c kernel/proc.c kernel/spawn.c kernel/initrd.c \
+	kernel/kshare.c kernel/syscall.c kernel/sysproc.c drivers/uart.c
+
+KERNEL_OBJS = $(patsubst %,$(BUILD)/k/%.o,$(KERNEL_SRCS))
+
+.PHONY: kernel
+kernel: $(KERNEL_ELF)
+
+$(BUILD)/k/%.c.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(KERNEL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/k/%.S.o: %.S | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(KERNEL_CFLAGS) -c -o $@ $<
+
+$(KERNEL_ELF): $$(KERNEL_OBJS) kernel/kernel.ld
+	$(CC) $(KERNEL_LDFLAGS) -T kernel/kernel.ld -o $@ $(KERNEL_OBJS) -lgcc
+	$(OBJDUMP) -S $@ > $(BUILD)/kernel.asm

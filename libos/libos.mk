@@ -1,1 +1,23 @@
-# libos.mk - build rules for libos/ (see docs/architecture.md)
+# libos.mk - the library OS linked into every application.
+#
+# The libOS objects are linked as objects, not as an archive, so that our
+# definitions (sbrk, read, write, ...) win over picolibc's defaults no matter
+# which library the linker scans first; --gc-sections drops what a program
+# does not use.
+
+USER_CFLAGS := $(COMMON_CFLAGS) --specs=picolibc.specs -D_DEFAULT_SOURCE -MMD -MP
+USER_LDFLAGS := --specs=picolibc.specs $(ARCHFLAGS) -nostartfiles -static \
+	-T libos/user.ld -Wl,--gc-sections
+
+LIBOS_SRCS := libos/crt0.S libos/start.c libos/fd.c libos/console.c libos/stdio.c \
+	libos/exo.c libos/sbrk.c libos/kerror.c libos/open.c
+
+LIBOS_OBJS = $(patsubst %,$(BUILD)/u/%.o,$(LIBOS_SRCS))
+
+$(BUILD)/u/%.c.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -c -o $@ $<
+
+$(BUILD)/u/%.S.o: %.S | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -c -o $@ $<

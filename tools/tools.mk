@@ -1,1 +1,10 @@
-# tools.mk - build rules for tools/ (see docs/architecture.md)
+# tools.mk - host programs used by the build and by users.
+
+HOST_TOOLS += $(BUILD)/tools/mkinitrd
+
+.PHONY: host-tools
+host-tools: $(HOST_TOOLS)
+
+$(BUILD)/tools/mkinitrd: tools/mkinitrd.c kernel/uapi/initrd.h | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_TOOL_CFLAGS) -o $@ $<

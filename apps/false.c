@@ -1,0 +1,2 @@
+/* false.c - exit with status 1. */
+int main(void) { return 1; }

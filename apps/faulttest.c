@@ -1,0 +1,138 @@
+/*
+ * faulttest.c - misbehaves on purpose, one way per case, so the tests can
+ * check that the kernel contains the damage: the process is killed or gets an
+ * error, with a message naming it and the cause, and the system keeps running.
+ *
+ *   faulttest kread | kwrite      read / write kernel memory
+ *   faulttest null                dereference NULL
+ *   faulttest jump                jump to an unmapped address
+ *   faulttest kjump               jump into the kernel's text
+ *   faulttest illegal             execute an illegal instruction
+ *   faulttest stack               overflow the user stack
+ *   faulttest readonly            write to the read-only kernel info page
+ *   faulttest syscall             unknown system call (expects an error)
+ *   faulttest badptr              bad pointers to system calls (expects errors)
+ *   faulttest sbrk                absurd heap growth (expects an error)
+ *   faulttest spawnargs           bad spawn arguments (expects errors)
+ *   faulttest peer                try to read/write another process's memory
+ *   faulttest peer-child ADDR V   (helper for peer)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "libos/exo.h"
+#include "libos/sys.h"
+#include "kernel/uapi/errno.h"
+
+#define KERNEL_TEXT 0x80200000ul
+
+static int expect(const char *what, long got, long want)
+{
+	if (got == want) { printf("ok: %s -> %ld (%s)\n", what, got, exo_strerror(got)); return 0; }
+	printf("FAIL: %s -> %ld, expected %ld\n", what, got, want);
+	return 1;
+}
+
+/* Recurse until the stack runs into its guard page (the depth check only
+ * keeps the compiler from proving the recursion infinite). */
+static int recurse(int depth)
+{
+	volatile char pad[1024];
+	pad[0] = (char)depth;
+	if (depth == -1) return 0;
+	return recurse(depth + 1) + pad[0];
+}
+
+static int peer(void)
+{
+	/* A secret at an address the child will also have mapped: the child runs the
+	 * same program, so this heap address exists in its address space too, but
+	 * must be its own page, not ours. */
+	volatile uint64_t *secret = malloc(4096);
+	*secret = 0x5ec2e7c0ffeeull;
+	char addr[32], val[32];
+	snprintf(addr, sizeof addr, "%lu", (unsigned long)secret);
+	snprintf(val, sizeof val, "%lu", (unsigned long)*secret);
+	char *argv[] = { "faulttest", "peer-child", addr, val, NULL };
+	int pid = exo_spawn("/bin/faulttest", argv, NULL);
+	if (pid < 0) { printf("FAIL: spawn: %s\n", exo_strerror(pid)); return 1; }
+	int status;
+	exo_wait(pid, &status);
+	if (*secret != 0x5ec2e7c0ffeeull) { printf("FAIL: the child changed our memory\n"); return 1; }
+	printf("ok: parent memory unchanged (child status %d)\n", status);
+	return status == 0 ? 0 : 1;
+}
+
+static int peer_child(const char *addr, const char *val)
+{
+	volatile uint64_t *p = (volatile uint64_t *)strtoul(addr, NULL, 10);
+	uint64_t secret = strtoull(val, NULL, 10);
+	/* Make sure the address is mapped here too, so the test reads real memory. */
+	while ((uintptr_t)sbrk(0) <= (uintptr_t)p + 8) if (sbrk(4096) == (void *)-1) break;
+	uint64_t seen = *p;
+	if (seen == secret) { printf("FAIL: child read the parent's secret\n"); return 1; }
+	*p = 0xdeadbeef;
+	printf("ok: child sees its own memory at %s\n", addr);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) { fprintf(stderr, "usage: faulttest CASE\n"); return 2; }
+	const char *c = argv[1];
+	fflush(stdout);
+	if (!strcmp(c, "kread"))    { volatile int x = *(volatile int *)KERNEL_TEXT; printf("read %d\n", x); return 0; }
+	if (!strcmp(c, "kwrite"))   { *(volatile int *)(KERNEL_TEXT + 0x1000) = 1; return 0; }
+	if (!strcmp(c, "null"))     { volatile int *p = NULL; return *p; }
+	if (!strcmp(c, "jump"))     { void (*f)(void) = (void (*)(void))0x7000000000ul; f(); return 0; }
+	if (!strcmp(c, "kjump"))    { void (*f)(void) = (void (*)(void))KERNEL_TEXT; f(); return 0; }
+	if (!strcmp(c, "illegal"))  { __asm__ volatile(".word 0x00000000"); return 0; }
+	if (!strcmp(c, "stack"))    { return recurse(0); }
+	if (!strcmp(c, "readonly")) { *(volatile uint64_t *)UKINFO = 0; return 0; }
+	if (!strcmp(c, "syscall")) {
+		int bad = expect("syscall 999", sys_call0(999), K_E_NOSYS);
+		bad |= expect("syscall -1", sys_call0(-1), K_E_NOSYS);
+		return bad;
+	}
+	if (!strcmp(c, "badptr")) {
+		int bad = 0;
+		bad |= expect("cons_write(kernel address)", sys_cons_write((void *)KERNEL_TEXT, 16), K_E_FAULT);
+		bad |= expect("cons_write(unmapped)", sys_cons_write((void *)0x3000000000ul, 16), K_E_FAULT);
+		bad |= expect("cons_write(NULL)", sys_cons_write(NULL, 16), K_E_FAULT);
+		bad |= expect("cons_write(wrapping length)", sys_cons_write(argv, (unsigned long)-8), K_E_FAULT);
+		bad |= expect("cons_read(read-only page)", sys_cons_read((void *)UKINFO, 1), K_E_FAULT);
+		bad |= expect("wait(status in kernel)", sys_wait(-1, (int *)KERNEL_TEXT), K_E_FAULT);
+		bad |= expect("spawn(path in kernel)", sys_spawn((char *)KERNEL_TEXT, NULL, NULL), K_E_FAULT);
+		return bad;
+	}
+	if (!strcmp(c, "sbrk")) {
+		int bad = expect("sbrk(1 TiB)", sys_sbrk(1l << 40), K_E_NOMEM);
+		bad |= expect("sbrk(-1 TiB)", sys_sbrk(-(1l << 40)), K_E_INVAL);
+		void *p = malloc(1 << 20);
+		if (!p) { printf("FAIL: malloc(1 MiB) after bad sbrk\n"); bad = 1; }
+		else { memset(p, 1, 1 << 20); printf("ok: heap still works\n"); }
+		return bad;
+	}
+	if (!strcmp(c, "spawnargs")) {
+		int bad = 0;
+		char *bad_argv[] = { "x", (char *)KERNEL_TEXT, NULL };
+		bad |= expect("spawn(argv element in kernel)", sys_spawn("/bin/true", bad_argv, NULL), K_E_FAULT);
+		bad |= expect("spawn(argv array unmapped)", sys_spawn("/bin/true", (char **)0x3000000000ul, NULL), K_E_FAULT);
+		bad |= expect("spawn(no such program)", sys_spawn("/bin/nonexistent", NULL, NULL), K_E_NOENT);
+		bad |= expect("spawn(not an ELF)", sys_spawn("/etc/motd", NULL, NULL), K_E_NOEXEC);
+		static char *many[100];
+		for (int i = 0; i < 99; i++) many[i] = "a";
+		bad |= expect("spawn(99 arguments)", sys_spawn("/bin/true", many, NULL), K_E_2BIG);
+		char longpath[300];
+		memset(longpath, 'p', sizeof longpath - 1);
+		longpath[sizeof longpath - 1] = 0;
+		bad |= expect("spawn(path too long)", sys_spawn(longpath, NULL, NULL), K_E_NAMETOOLONG);
+		bad |= expect("wait(not my child)", sys_wait(1, NULL), K_E_CHILD);
+		return bad;
+	}
+	if (!strcmp(c, "peer")) return peer();
+	if (!strcmp(c, "peer-child") && argc == 4) return peer_child(argv[2], argv[3]);
+	fprintf(stderr, "faulttest: unknown case %s\n", c);
+	return 2;
+}

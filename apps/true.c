@@ -1,0 +1,2 @@
+/* true.c - exit with status 0. */
+int main(void) { return 0; }

@@ -1,0 +1,40 @@
+/*
+ * bootinfo.h - what the kernel learned at boot from the flattened device tree
+ * that OpenSBI hands over: RAM, timer frequency, the initrd, the devices, and
+ * the boot arguments (QEMU -append) with the options parsed out of them.
+ */
+#ifndef BOOTINFO_H
+#define BOOTINFO_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+#define BOOTARGS_MAX  2048
+#define MAX_VIRTIO    8
+
+struct virtio_slot { uint64_t base; uint32_t irq; };
+
+struct bootinfo {
+	uint64_t hartid;
+	uint64_t ram_base, ram_size;
+	uint64_t timebase_hz;
+	uint64_t initrd_start, initrd_end;
+	uint64_t test_finisher;            /* sifive,test0 MMIO address, or 0 */
+	uint64_t plic_base, uart_base;
+	uint32_t uart_irq;
+	int      nvirtio;
+	struct virtio_slot virtio[MAX_VIRTIO];
+	char     bootargs[BOOTARGS_MAX];
+	/* Parsed options (kernel/bootopts.c). */
+	const char *cmd;                   /* cmd=...: shell command line, or NULL */
+};
+
+extern struct bootinfo bootinfo;
+
+void fdt_parse(uint64_t dtb_pa);
+/* Look up a boot option "key=value" in bootargs; returns the value or NULL.
+ * A bare "key" yields "".  cmd= always extends to the end of the line. */
+const char *bootopt(const char *key);
+bool bootopt_flag(const char *key);   /* key present and not "0"/"off"/"no" */
+
+#endif

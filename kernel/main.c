@@ -1,0 +1,69 @@
+/*
+ * main.c - kernel start-up: learn the machine from the device tree, set up
+ * memory, traps and devices, start the first process (the shell), and enter
+ * the scheduler.
+ */
+#include "kernel/klib.h"
+#include "kernel/bootinfo.h"
+#include "kernel/kalloc.h"
+#include "kernel/vm.h"
+#include "kernel/trap.h"
+#include "kernel/proc.h"
+#include "kernel/initrd.h"
+#include "kernel/kshare.h"
+#include "kernel/console.h"
+#include "kernel/memlayout.h"
+#include "drivers/uart.h"
+
+extern char _kernel_end[];
+void sysproc_init(void);
+
+/* argv for the first process: "sh" or "sh -c <cmd>". */
+static void start_init(void)
+{
+	char *argv[4] = { "sh", NULL, NULL, NULL };
+	char *envp[1] = { NULL };
+	int argc = 1;
+	if (bootinfo.cmd) {
+		argv[1] = "-c";
+		argv[2] = (char *)bootinfo.cmd;
+		argc = 3;
+	}
+	int pid = proc_spawn(NULL, "/bin/sh", argc, argv, 0, envp);
+	if (pid < 0) panic("cannot start /bin/sh: error %d", pid);
+	for (int i = 0; i < NPROC; i++)
+		if (procs[i].pid == pid) set_initproc(&procs[i]);
+}
+
+void kmain(uint64_t hartid, uint64_t dtb)
+{
+	bootinfo.hartid = hartid;
+	bootinfo.uart_base = UART0_BASE;
+	bootinfo.uart_irq = UART0_IRQ;
+	bootinfo.plic_base = PLIC_BASE;
+	fdt_parse(dtb);
+	uart_init(bootinfo.uart_base);
+	bootinfo.cmd = bootopt("cmd");
+	if (!bootopt_flag("quiet"))
+		kprintf("exodisk kernel: hart %lu, %lu MiB RAM, timebase %lu Hz\n",
+			hartid, bootinfo.ram_size >> 20, bootinfo.timebase_hz);
+
+	uint64_t ram_end = bootinfo.ram_base + MIN(bootinfo.ram_size, RAM_MAX_SIZE);
+	kalloc_reserve(bootinfo.initrd_start, bootinfo.initrd_end);
+	kalloc_reserve(dtb, dtb + 64 * 1024);
+	kalloc_init((uint64_t)_kernel_end, ram_end);
+	kvm_init(bootinfo.ram_base, ram_end - bootinfo.ram_base);
+	kvm_enable();
+
+	trap_init();
+	plic_init(bootinfo.plic_base);
+	console_init();
+	timer_init();
+	initrd_init(bootinfo.initrd_start, bootinfo.initrd_end);
+	kinfo_init();
+	proc_init();
+	sysproc_init();
+
+	start_init();
+	scheduler();
+}

@@ -1,0 +1,252 @@
+/*
+ * proc.c - the process table, the round-robin scheduler, sleep/wakeup,
+ * exit, wait and kill.
+ *
+ * One hart, and the kernel runs with interrupts off, so a condition checked
+ * before sleep_on() cannot change before the process is asleep: no locks are
+ * needed around sleep and wakeup.  (For SMP the plan is one big kernel lock
+ * taken on every trap entry; see docs/kernel.md.)
+ *
+ * Each slot in the table owns a kernel stack for its whole life, mapped at
+ * KSTACK(slot) with an unmapped guard page below it, so a kernel stack
+ * overflow faults instead of corrupting memory.
+ */
+#include "kernel/proc.h"
+#include "kernel/trap.h"
+#include "kernel/vm.h"
+#include "kernel/kalloc.h"
+#include "kernel/klib.h"
+#include "kernel/memlayout.h"
+#include "kernel/sbi.h"
+#include "kernel/uapi/errno.h"
+
+struct proc procs[NPROC];
+struct cpu cpu0;
+static struct proc *initproc;
+static int nextpid = 1;
+
+#define MAX_EXIT_HOOKS 4
+static void (*exit_hooks[MAX_EXIT_HOOKS])(struct proc *);
+static int nexit_hooks;
+
+void proc_on_exit(void (*hook)(struct proc *p))
+{
+	if (nexit_hooks == MAX_EXIT_HOOKS) panic("proc_on_exit: too many hooks");
+	exit_hooks[nexit_hooks++] = hook;
+}
+
+void proc_init(void)
+{
+	for (int i = 0; i < NPROC; i++) {
+		struct proc *p = &procs[i];
+		p->slot = i;
+		p->state = P_UNUSED;
+		for (int k = 0; k < KSTACK_PAGES; k++) {
+			void *page = kalloc();
+			if (page == NULL) panic("proc_init: no memory for kernel stacks");
+			kvm_map(KSTACK(i) + k * PGSIZE, (uint64_t)page, PGSIZE, PTE_R | PTE_W);
+		}
+	}
+}
+
+/* The first time the scheduler switches to a new process it lands here. */
+static void first_run(void)
+{
+	return_to_user(myproc());
+}
+
+/* A fresh process slot with an empty address space, or NULL. */
+struct proc *proc_alloc(void)
+{
+	struct proc *p = NULL;
+	for (int i = 0; i < NPROC; i++)
+		if (procs[i].state == P_UNUSED) { p = &procs[i]; break; }
+	if (p == NULL) return NULL;
+	p->pagetable = uvm_create();
+	if (p->pagetable == NULL) return NULL;
+	p->state = P_EMBRYO;
+	p->pid = nextpid++;
+	p->parent = NULL;
+	p->killed = false;
+	p->kill_status = 0;
+	p->exit_status = 0;
+	p->chan = NULL;
+	p->edc = NULL;
+	p->ticks_used = 0;
+	p->fp_valid = false;
+	p->heap_start = p->brk = 0;
+	memset(&p->tf, 0, sizeof p->tf);
+	memset(&p->ctx, 0, sizeof p->ctx);
+	uint64_t kstack_top = KSTACK(p->slot) + KSTACK_PAGES * PGSIZE;
+	p->tf.kernel_sp = kstack_top;
+	p->tf.kernel_tp = 0;
+	p->ctx.ra = (uint64_t)first_run;
+	p->ctx.sp = kstack_top;
+	return p;
+}
+
+/* Undo proc_alloc for a process that never ran. */
+void proc_discard(struct proc *p)
+{
+	/* Never the running address space: the process has not run. */
+	if (p->pagetable) uvm_destroy(p->pagetable);
+	p->pagetable = NULL;
+	p->state = P_UNUSED;
+}
+
+void scheduler(void)
+{
+	struct cpu *c = mycpu();
+	int next = 0;
+	for (;;) {
+		struct proc *run = NULL;
+		for (int k = 0; k < NPROC; k++) {
+			struct proc *p = &procs[(next + k) % NPROC];
+			if (p->state == P_RUNNABLE) { run = p; next = (p->slot + 1) % NPROC; break; }
+		}
+		if (run == NULL) {
+			/* Idle: let interrupts in until something becomes runnable. */
+			intr_on();
+			wfi();
+			intr_off();
+			continue;
+		}
+		run->state = P_RUNNING;
+		c->proc = run;
+		c->need_resched = false;
+		/* The process's FP registers: the kernel itself never uses them. */
+		csr_clear(sstatus, SSTATUS_FS);
+		csr_set(sstatus, run->fp_valid ? SSTATUS_FS_CLEAN : SSTATUS_FS_INITIAL);
+		if (run->fp_valid) fp_restore(&run->fp);
+		vm_use(run->pagetable);
+		swtch(&c->sched_ctx, &run->ctx);
+		if ((csr_read(sstatus) & SSTATUS_FS) == SSTATUS_FS_DIRTY) {
+			fp_save(&run->fp);
+			run->fp_valid = true;
+		}
+		c->proc = NULL;
+	}
+}
+
+/* Give up the CPU; the caller has already changed myproc()->state. */
+void sched(void)
+{
+	struct proc *p = myproc();
+	if (p->state == P_RUNNING) panic("sched: %s still running", p->name);
+	/* An exiting orphan is P_UNUSED here and never comes back. */
+	swtch(&p->ctx, &mycpu()->sched_ctx);
+}
+
+void yield(void)
+{
+	myproc()->state = P_RUNNABLE;
+	sched();
+}
+
+void sleep_on(void *chan)
+{
+	struct proc *p = myproc();
+	p->chan = chan;
+	p->state = P_SLEEPING;
+	sched();
+	p->chan = NULL;
+}
+
+void wakeup(void *chan)
+{
+	for (int i = 0; i < NPROC; i++)
+		if (procs[i].state == P_SLEEPING && procs[i].chan == chan)
+			procs[i].state = P_RUNNABLE;
+}
+
+void proc_exit(int status)
+{
+	struct proc *p = myproc();
+	for (int i = 0; i < nexit_hooks; i++) exit_hooks[i](p);
+
+	if (p == initproc) {
+		kprintf("\nkernel: init exited with status %d; powering off\n", status);
+		sbi_shutdown(status);
+	}
+	/* The address space goes now; pages still targeted by in-flight disk
+	 * requests survive on their reference counts until the device is done. */
+	vm_use(NULL);
+	uvm_destroy(p->pagetable);
+	p->pagetable = NULL;
+
+	/* Orphans are detached rather than handed to init: nobody will wait
+	 * for them, so they free their slot themselves when they exit. */
+	for (int i = 0; i < NPROC; i++)
+		if (procs[i].parent == p) {
+			procs[i].parent = NULL;
+			if (procs[i].state == P_ZOMBIE) procs[i].state = P_UNUSED;
+		}
+	p->exit_status = status;
+	if (p->parent == NULL) {
+		/* Still on this slot's kernel stack, but nothing reuses the slot
+		 * before the scheduler runs, and this thread never resumes. */
+		p->state = P_UNUSED;
+	} else {
+		p->state = P_ZOMBIE;
+		wakeup(p->parent);
+	}
+	sched();
+	panic("zombie %d ran", p->pid);
+}
+
+int proc_wait(int pid, int *status)
+{
+	struct proc *me = myproc();
+	for (;;) {
+		bool have_child = false;
+		for (int i = 0; i < NPROC; i++) {
+			struct proc *c = &procs[i];
+			if (c->parent != me || c->state == P_UNUSED) continue;
+			if (pid > 0 && c->pid != pid) continue;
+			have_child = true;
+			if (c->state == P_ZOMBIE) {
+				int cpid = c->pid;
+				*status = c->exit_status;
+				c->parent = NULL;
+				c->state = P_UNUSED;
+				return cpid;
+			}
+		}
+		if (!have_child) return K_E_CHILD;
+		if (me->killed) return K_E_INTR;
+		sleep_on(me);
+	}
+}
+
+int proc_kill(int pid, int status)
+{
+	for (int i = 0; i < NPROC; i++) {
+		struct proc *p = &procs[i];
+		if (p->pid == pid && p->state != P_UNUSED && p->state != P_ZOMBIE && p->state != P_EMBRYO) {
+			p->killed = true;
+			p->kill_status = status;
+			if (p->state == P_SLEEPING) p->state = P_RUNNABLE;
+			return 0;
+		}
+	}
+	return K_E_INVAL;
+}
+
+void proc_fault(struct proc *p, uint64_t scause, uint64_t sepc, uint64_t stval)
+{
+	kprintf("kernel: pid %d (%s) killed: %s at pc %p, address %p\n",
+		p->pid, p->name, scause_name(scause), (void *)sepc, (void *)stval);
+	proc_exit(128 + (int)scause);
+}
+
+void set_initproc(struct proc *p) { initproc = p; }
+
+void proc_dump(void)
+{
+	static const char *names[] = { "unused", "embryo", "runnable", "running", "sleeping", "zombie" };
+	for (int i = 0; i < NPROC; i++) {
+		struct proc *p = &procs[i];
+		if (p->state == P_UNUSED) continue;
+		kprintf("%d %s %s\n", p->pid, names[p->state], p->name);
+	}
+}

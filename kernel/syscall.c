@@ -1,0 +1,29 @@
+/*
+ * syscall.c - dispatch a system call by number.  Unknown numbers get
+ * K_E_NOSYS; the process keeps running.
+ */
+#include "kernel/syscall.h"
+#include "kernel/klib.h"
+#include "kernel/uapi/errno.h"
+
+#define NSYSCALL 32
+
+static struct { syscall_fn fn; const char *name; } table[NSYSCALL];
+
+void syscall_register(int num, syscall_fn fn, const char *name)
+{
+	if (num <= 0 || num >= NSYSCALL || table[num].fn) panic("syscall_register: bad number %d", num);
+	table[num].fn = fn;
+	table[num].name = name;
+}
+
+void syscall(struct proc *p)
+{
+	struct trapframe *tf = &p->tf;
+	uint64_t num = tf->a7;
+	if (num >= NSYSCALL || table[num].fn == NULL) {
+		tf->a0 = (uint64_t)(int64_t)K_E_NOSYS;
+		return;
+	}
+	tf->a0 = (uint64_t)table[num].fn(p, tf->a0, tf->a1, tf->a2, tf->a3, tf->a4, tf->a5);
+}

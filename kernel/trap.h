@@ -1,0 +1,37 @@
+/*
+ * trap.h - trap handling: system calls, faults and interrupts; the timer.
+ */
+#ifndef TRAP_H
+#define TRAP_H
+
+#include <stdint.h>
+#include "kernel/proc.h"
+
+void trap_init(void);
+void user_trap(struct trapframe *tf) __attribute__((noreturn));
+void kernel_trap(void);
+void user_return(struct trapframe *tf) __attribute__((noreturn));
+void return_to_user(struct proc *p) __attribute__((noreturn));
+const char *scause_name(uint64_t scause);
+
+/* The timer (timer.c). */
+#define HZ 100
+struct timer_event {
+	uint64_t when;                       /* rdtime value */
+	void (*fn)(struct timer_event *e);   /* runs in interrupt context */
+	void *arg;
+	struct timer_event *next;
+	int armed;
+};
+void timer_init(void);
+void timer_interrupt(void);
+void timer_event_add(struct timer_event *e, uint64_t when);
+void timer_event_cancel(struct timer_event *e);
+extern volatile uint64_t ticks;
+
+/* The PLIC (plic.c). */
+void plic_init(uint64_t base);
+void plic_enable(uint32_t irq, void (*handler)(void *arg), void *arg);
+void plic_dispatch(void);
+
+#endif

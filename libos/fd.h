@@ -1,0 +1,32 @@
+/*
+ * fd.h - the library OS's file-descriptor table.  A descriptor is an object
+ * with an operations vector; the console is one kind, files of a library
+ * file system are others.  picolibc's read/write/lseek/close land here.
+ */
+#ifndef LIBOS_FD_H
+#define LIBOS_FD_H
+
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#define LIBOS_NFD 64
+
+struct fd_ops {
+	ssize_t (*read)(void *obj, void *buf, size_t n);
+	ssize_t (*write)(void *obj, const void *buf, size_t n);
+	off_t   (*lseek)(void *obj, off_t off, int whence);    /* NULL: not seekable */
+	int     (*close)(void *obj);
+	int     (*fstat)(void *obj, struct stat *st);
+};
+
+void fd_init(void);
+/* Install obj at the lowest free descriptor (>= min); the descriptor or -1/EMFILE. */
+int  fd_install(const struct fd_ops *ops, void *obj, int min);
+/* Install at exactly fd, closing what was there. */
+int  fd_install_at(int fd, const struct fd_ops *ops, void *obj);
+/* The object behind fd if it uses ops (or any ops when ops is NULL), else NULL. */
+void *fd_object(int fd, const struct fd_ops *ops);
+
+extern const struct fd_ops console_ops;
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * sys.h - raw system-call stubs.  Each returns the kernel's value: >= 0 on
+ * success, a negative K_E_* / BLK_E_* / ED_E_* code on error (see
+ * kernel/uapi/errno.h).  Applications normally use the friendlier wrappers in
+ * exo.h and the POSIX layer; these are the bottom of the library OS.
+ */
+#ifndef LIBOS_SYS_H
+#define LIBOS_SYS_H
+
+#include <stdint.h>
+#include "kernel/uapi/syscall.h"
+
+static inline long sys_call6(long n, long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	register long r0 __asm__("a0") = a0;
+	register long r1 __asm__("a1") = a1;
+	register long r2 __asm__("a2") = a2;
+	register long r3 __asm__("a3") = a3;
+	register long r4 __asm__("a4") = a4;
+	register long r5 __asm__("a5") = a5;
+	register long r7 __asm__("a7") = n;
+	__asm__ volatile("ecall"
+			 : "+r"(r0)
+			 : "r"(r1), "r"(r2), "r"(r3), "r"(r4), "r"(r5), "r"(r7)
+			 : "memory");
+	return r0;
+}
+
+#define sys_call0(n)             sys_call6((n), 0, 0, 0, 0, 0, 0)
+#define sys_call1(n, a)          sys_call6((n), (long)(a), 0, 0, 0, 0, 0)
+#define sys_call2(n, a, b)       sys_call6((n), (long)(a), (long)(b), 0, 0, 0, 0)
+#define sys_call3(n, a, b, c)    sys_call6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define sys_call4(n, a, b, c, d) sys_call6((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+
+static inline __attribute__((noreturn)) void sys_exit(int status)
+{
+	sys_call1(SYS_exit, status);
+	__builtin_unreachable();
+}
+static inline long sys_spawn(const char *path, char *const argv[], char *const envp[])
+{ return sys_call3(SYS_spawn, path, argv, envp); }
+static inline long sys_wait(int pid, int *status) { return sys_call2(SYS_wait, pid, status); }
+static inline long sys_yield(void)  { return sys_call0(SYS_yield); }
+static inline long sys_getpid(void) { return sys_call0(SYS_getpid); }
+static inline long sys_sbrk(long incr) { return sys_call1(SYS_sbrk, incr); }
+static inline long sys_cons_write(const void *buf, unsigned long len) { return sys_call2(SYS_cons_write, buf, len); }
+static inline long sys_cons_read(void *buf, unsigned long len) { return sys_call2(SYS_cons_read, buf, len); }
+static inline __attribute__((noreturn)) void sys_poweroff(int status)
+{
+	sys_call1(SYS_poweroff, status);
+	__builtin_unreachable();
+}
+static inline long sys_sleep(uint64_t ticks) { return sys_call1(SYS_sleep, ticks); }
+static inline long sys_kill(int pid) { return sys_call1(SYS_kill, pid); }
+
+#endif
