@@ -11,12 +11,17 @@
  * it.  In the kernel a segment address is a physical address (RAM is
  * identity-mapped, so it is also a kernel pointer); on the host it is simply a
  * host pointer.  Either way blk_seg_ptr() turns it into something memcpy can use.
+ *
+ * The block layer does no locking: the kernel calls it with interrupts off on
+ * one hart.  docs/blocklayer.md describes the queue, flush ordering and the
+ * exported queue page (kernel/uapi/blkexport.h).
  */
 #ifndef BLK_H
 #define BLK_H
 
 #include <stdint.h>
 #include <stddef.h>
+#include "kernel/uapi/blkexport.h"
 
 #define BLK_SECTOR_SIZE   512u
 #define BLK_SECTOR_SHIFT  9
@@ -25,6 +30,13 @@
 #define BLK_MAX_SEGS      260
 /* Largest transfer of one request, in sectors (1 MiB). */
 #define BLK_MAX_SECTORS   2048u
+/* Most requests one unit holds, queued plus in flight. */
+#define BLK_QUEUE_MAX     256
+/* Most requests the block layer hands one device at a time, and the default.
+ * A small default keeps the ordering decisions in the C-LOOK queue, where they
+ * are visible, rather than in the device. */
+#define BLK_MAX_DEPTH     128
+#define BLK_DEPTH_DEFAULT 2
 
 /* Block-layer errors: negative, distinct, in the range -64 .. -127 (see kernel/uapi/errno.h). */
 #define BLK_E_RANGE     (-64)   /* sector range past the end of the device            */
@@ -39,6 +51,7 @@
 #define BLK_E_FAULT     (-73)   /* buffer not in the caller's memory (raw path)       */
 #define BLK_E_PERM      (-74)   /* raw path not enabled at boot                       */
 #define BLK_E_ABORTED   (-75)   /* request dropped (device reset, shutdown)           */
+#define BLK_E_INVAL     (-76)   /* malformed call: no done() callback, bad driver/setting */
 
 enum blk_op {
 	BLK_READ  = 0,
@@ -72,7 +85,8 @@ struct blkreq {
 	/* Filled in by the block layer. */
 	int32_t  status;        /* 0 or a negative BLK_E_* code, valid in done() */
 	uint64_t seq;           /* arrival order, for FIFO tie-breaks and the exported queue */
-	struct blkreq *next;    /* queue linkage, owned by the block layer while queued */
+	struct blkreq *next;    /* linkage: the block layer's while queued, the driver's
+	                         * while in flight (between start() and blk_complete()) */
 };
 
 /* What a driver provides to the block layer for one unit. */
@@ -92,12 +106,26 @@ struct blkdev_info {
 };
 
 /* --- block layer (drivers/blkqueue.c) --- */
+/* Add a unit; returns its number (0, 1, ...) or BLK_E_UNIT / BLK_E_INVAL. */
 int   blk_register(const struct blkdev_ops *ops, void *dev, const struct blkdev_info *info);
-int   blk_submit(struct blkreq *r);          /* 0 = queued; <0 = rejected, done() NOT called */
-void  blk_complete(struct blkreq *r, int status);   /* drivers call this */
+/* 0 = queued; <0 = rejected and done() is NOT called.  On a device that
+ * completes synchronously, done() may run before blk_submit returns. */
+int   blk_submit(struct blkreq *r);
+void  blk_complete(struct blkreq *r, int status);   /* drivers call this; a second call is ignored */
 void  blk_poll(void);                         /* polled completion: reap all units */
 int   blk_nunits(void);
 uint64_t blk_capacity(int unit);
+
+/* Per-unit settings, effective at the next dispatch: the depth is clamped to
+ * 1 .. min(max_inflight, BLK_MAX_DEPTH); sched is BLK_SCHED_CLOOK or _FIFO. */
+int   blk_set_depth(int unit, uint32_t depth);
+int   blk_set_sched(int unit, int sched);
+/* Give the unit a page to keep its queue exported in (the kernel then maps it
+ * read-only at UDISKQ(unit)); the block layer updates it from then on. */
+int   blk_export_attach(int unit, struct blk_export *page);
+/* Forget every unit.  For host tests and tools that run several experiments;
+ * the kernel registers its units once at boot and never calls this. */
+void  blk_reset(void);
 
 /* Check a request against the unit without queueing it (used by callers that
  * want a precise error before they commit resources). */

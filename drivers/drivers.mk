@@ -1,1 +1,26 @@
 # drivers.mk - build rules for drivers/ (appends to KERNEL_SRCS, HOST_TESTS, HOST_TOOLS; see docs/architecture.md)
+#
+# The block layer, RAM disk, disk model and model-timed disk are portable C
+# and are tested on the host here.  (Phase 2 adds the kernel-only drivers and
+# puts the portable ones into KERNEL_SRCS.)
+
+DRV_HOST_DIR := $(BUILD)/host/drivers
+DRV_TEST_DIR := tests/host/drivers
+DRV_HEADERS  := $(wildcard drivers/*.h) kernel/uapi/blkexport.h \
+                $(wildcard $(DRV_TEST_DIR)/*.h)
+
+# Each test: its own source plus the driver sources it exercises.
+DRV_TESTS := test_blkqueue test_blkref
+
+$(DRV_HOST_DIR)/test_blkqueue:  drivers/blkqueue.c
+$(DRV_HOST_DIR)/test_blkref:    drivers/blkqueue.c
+$(DRV_HOST_DIR)/test_blkexport: drivers/blkqueue.c drivers/ramdisk.c
+$(DRV_HOST_DIR)/test_ramdisk:   drivers/blkqueue.c drivers/ramdisk.c
+$(DRV_HOST_DIR)/test_diskmodel: drivers/diskmodel.c
+$(DRV_HOST_DIR)/test_clook_sim: drivers/blkqueue.c drivers/ramdisk.c drivers/diskmodel.c drivers/modeldisk.c
+
+$(addprefix $(DRV_HOST_DIR)/,$(DRV_TESTS)): $(DRV_HOST_DIR)/%: $(DRV_TEST_DIR)/%.c $(DRV_HEADERS)
+	@mkdir -p $(@D)
+	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ $(filter %.c,$^) -lm -lpthread
+
+HOST_TESTS += $(addprefix $(DRV_HOST_DIR)/,$(DRV_TESTS))
