@@ -10,7 +10,7 @@ DRV_HEADERS  := $(wildcard drivers/*.h) kernel/uapi/blkexport.h \
                 $(wildcard $(DRV_TEST_DIR)/*.h)
 
 # Each test: its own source plus the driver sources it exercises.
-DRV_TESTS := test_blkqueue test_blkref test_blkexport test_ramdisk test_diskmodel
+DRV_TESTS := test_blkqueue test_blkref test_blkexport test_ramdisk test_diskmodel test_clook_sim
 
 $(DRV_HOST_DIR)/test_blkqueue:  drivers/blkqueue.c
 $(DRV_HOST_DIR)/test_blkref:    drivers/blkqueue.c
