@@ -7,7 +7,8 @@
  * A line is commands separated by ';' (run in turn) or '&' (run in the
  * background).  Words are split on blanks; '...' quotes literally, "..."
  * quotes with \" and \\ escapes, and a backslash outside quotes escapes the
- * next character.  A command names a builtin or a program in /bin.
+ * next character; $? (outside single quotes) is the last command's status.
+ * A command names a builtin or a program in /bin.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,32 +30,30 @@ struct command {
 	int background;
 };
 
-/* Split `in` into commands; words are copied into a private buffer.
- * Returns the number of commands, or -1 after printing a syntax error. */
-static int parse(const char *in, struct command *cmds, int max)
+/* Parse one command from *in, stopping after its ';', '&' or the end of the
+ * line; words are copied into a private buffer.  Parsing a command only when
+ * it is about to run makes $? in "false; echo $?" see false's status.
+ * Returns 1 for a command, 0 at the end of the line, -1 on a syntax error. */
+static int parse_one(const char **inp, struct command *c)
 {
-	static char words[2 * MAX_LINE];
+	/* Each input character yields at most one output character, except $?
+	 * (2 characters in, up to 11 out), hence the generous buffer. */
+	static char words[6 * MAX_LINE];
 	char *out = words;
-	int ncmd = 0;
-	struct command *c = &cmds[0];
+	const char *in = *inp;
 	c->argc = 0;
 	c->background = 0;
 	for (;;) {
 		while (*in == ' ' || *in == '\t' || *in == '\n') in++;
 		if (*in == 0 || *in == ';' || *in == '&') {
 			char sep = *in;
+			if (sep != 0) in++;
 			if (sep == '&' && c->argc == 0) { fprintf(stderr, "sh: syntax error near '&'\n"); return -1; }
-			if (c->argc > 0) {
-				c->background = sep == '&';
-				c->argv[c->argc] = NULL;
-				if (++ncmd == max) { fprintf(stderr, "sh: too many commands\n"); return -1; }
-				c = &cmds[ncmd];
-				c->argc = 0;
-				c->background = 0;
-			}
-			if (sep == 0) return ncmd;
-			in++;
-			continue;
+			if (c->argc == 0 && sep == ';') continue;     /* empty command */
+			*inp = in;
+			c->background = sep == '&';
+			c->argv[c->argc] = NULL;
+			return c->argc > 0;
 		}
 		if (c->argc == MAX_WORDS) { fprintf(stderr, "sh: too many words\n"); return -1; }
 		c->argv[c->argc++] = out;
@@ -66,11 +65,19 @@ static int parse(const char *in, struct command *cmds, int max)
 				in++;
 			} else if (*in == '"') {
 				for (in++; *in && *in != '"'; ) {
+					if (in[0] == '$' && in[1] == '?') {
+						out += sprintf(out, "%d", last_status);
+						in += 2;
+						continue;
+					}
 					if (*in == '\\' && (in[1] == '"' || in[1] == '\\')) in++;
 					*out++ = *in++;
 				}
 				if (*in != '"') { fprintf(stderr, "sh: unterminated \"\n"); return -1; }
 				in++;
+			} else if (in[0] == '$' && in[1] == '?') {
+				out += sprintf(out, "%d", last_status);
+				in += 2;
 			} else if (*in == '\\' && in[1]) {
 				in++;
 				*out++ = *in++;
@@ -149,18 +156,19 @@ static int run(struct command *c, int *exit_now)
 	return status;
 }
 
-static int run_line(const char *line, int *exit_now)
+static void run_line(const char *line, int *exit_now)
 {
-	static struct command cmds[32];
 	if (strlen(line) >= MAX_LINE) {
 		fprintf(stderr, "sh: line longer than %d characters\n", MAX_LINE - 1);
 		last_status = 2;
-		return 0;
+		return;
 	}
-	int n = parse(line, cmds, 32);
-	if (n < 0) { last_status = 2; return 0; }
-	for (int i = 0; i < n && !*exit_now; i++) last_status = run(&cmds[i], exit_now);
-	return 0;
+	struct command c;
+	int r;
+	while (!*exit_now && (r = parse_one(&line, &c)) != 0) {
+		if (r < 0) { last_status = 2; return; }
+		last_status = run(&c, exit_now);
+	}
 }
 
 int main(int argc, char **argv)

@@ -1,10 +1,15 @@
 /*
- * elf.h - the parts of the ELF-64 format the program loader reads.
+ * elf.h - checking an ELF-64 executable before loading it.
+ *
+ * elf_parse() is portable (it builds on the host too, where tests feed it
+ * mutated binaries): it reads only within the image, checks every field the
+ * loader relies on, and returns the loadable segments in address order.
  */
 #ifndef ELF_H
 #define ELF_H
 
 #include <stdint.h>
+#include <stddef.h>
 
 #define ELF_MAGIC   0x464C457Fu    /* "\x7fELF" little-endian */
 #define ELFCLASS64  2
@@ -30,5 +35,24 @@ struct elf64_phdr {
 	uint32_t type, flags;
 	uint64_t offset, vaddr, paddr, filesz, memsz, align;
 };
+
+#define ELF_MAX_SEGS 16
+
+struct elf_seg {
+	uint64_t vaddr, memsz;     /* [vaddr, vaddr+memsz) in the process */
+	uint64_t offset, filesz;   /* bytes of the image copied to vaddr */
+	uint32_t flags;            /* PF_R | PF_W | PF_X */
+};
+
+struct elf_info {
+	uint64_t entry;
+	uint64_t end;              /* page-rounded end of the highest segment */
+	int nsegs;
+	struct elf_seg segs[ELF_MAX_SEGS];
+};
+
+/* 0, or K_E_NOEXEC if the image is not a loadable RISC-V executable whose
+ * segments lie, page-disjoint, in [lo, hi). */
+int elf_parse(const uint8_t *img, size_t size, uint64_t lo, uint64_t hi, struct elf_info *out);
 
 #endif

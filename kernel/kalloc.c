@@ -19,6 +19,20 @@ static uint64_t base_pa, npages;     /* the managed range */
 static uint64_t *freebits;           /* bit set = page free */
 static uint16_t *refcnt;
 static uint64_t nfree, hint;
+/* Mirror of nfree in the exported kernel-information page, once it exists. */
+static volatile uint64_t *exported_free;
+
+void kalloc_export(volatile uint64_t *counter)
+{
+	exported_free = counter;
+	*counter = nfree;
+}
+
+static void set_nfree(uint64_t n)
+{
+	nfree = n;
+	if (exported_free) *exported_free = n;
+}
 static struct { uint64_t start, end; } reserved[MAX_RESERVED];
 static int nreserved;
 
@@ -68,7 +82,7 @@ static void *take(uint64_t i, size_t n)
 		set_used(i + k);
 		refcnt[i + k] = 1;
 	}
-	nfree -= n;
+	set_nfree(nfree - n);
 	void *p = pgaddr(i);
 	memset(p, 0, n * PGSIZE);
 	return p;
@@ -113,7 +127,7 @@ void kfree(void *pa)
 	uint64_t i = checked_index(pa, "kfree");
 	if (--refcnt[i] > 0) return;
 	set_free(i);
-	nfree++;
+	set_nfree(nfree + 1);
 }
 
 void kfree_contig(void *pa, size_t n)

@@ -19,5 +19,6 @@ void  kref(void *page);                     /* take one more reference */
 int   krefcount(void *page);
 uint64_t kalloc_free_pages(void);
 uint64_t kalloc_total_pages(void);
+void  kalloc_export(volatile uint64_t *counter);   /* keep *counter equal to the free-page count */
 
 #endif

@@ -17,7 +17,7 @@ KERNEL_SRCS += \
 	kernel/main.c kernel/string.c kernel/printf.c kernel/sbi.c kernel/fdt.c \
 	kernel/bootopts.c kernel/kalloc.c kernel/vm.c kernel/trap.c kernel/timer.c \
 	kernel/plic.c kernel/console.c kernel/proc.c kernel/spawn.c kernel/initrd.c \
-	kernel/kshare.c kernel/syscall.c kernel/sysproc.c drivers/uart.c
+	kernel/kshare.c kernel/syscall.c kernel/sysproc.c kernel/elf.c drivers/uart.c
 
 KERNEL_OBJS = $(patsubst %,$(BUILD)/k/%.o,$(KERNEL_SRCS))
 
@@ -35,3 +35,10 @@ $(BUILD)/k/%.S.o: %.S | $(DEPS_STAMP)
 $(KERNEL_ELF): $$(KERNEL_OBJS) kernel/kernel.ld
 	$(CC) $(KERNEL_LDFLAGS) -T kernel/kernel.ld -o $@ $(KERNEL_OBJS) -lgcc
 	$(OBJDUMP) -S $@ > $(BUILD)/kernel.asm
+
+# Host tests of the kernel's portable parts.
+HOST_TESTS += $(BUILD)/host/test_elf
+$(BUILD)/host/test_elf: tests/host/kernel/test_elf.c kernel/elf.c kernel/elf.h $(BUILD)/bin/echo
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@.bin tests/host/kernel/test_elf.c kernel/elf.c
+	printf '#!/bin/sh\nexec %s %s\n' "$(abspath $@.bin)" "$(abspath $(BUILD)/bin/echo)" > $@ && chmod +x $@

@@ -63,5 +63,7 @@ void kinfo_init(void)
 	kinfo->ram_bytes = bootinfo.ram_size;
 	kinfo->boot_time = rdtime();
 	strncpy_safe(kinfo->bootargs, bootinfo.bootargs, sizeof kinfo->bootargs);
+	kinfo->total_pages = kalloc_total_pages();
+	kalloc_export(&kinfo->free_pages);
 	kshare_register(UKINFO, kinfo, 1);
 }

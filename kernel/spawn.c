@@ -21,7 +21,6 @@
 #include "kernel/uapi/errno.h"
 #include "kernel/uapi/layout.h"
 
-#define MAX_PHDRS 16
 #define MAX_ARGS  64
 
 static uint64_t seg_perm(uint32_t flags)
@@ -33,44 +32,29 @@ static uint64_t seg_perm(uint32_t flags)
 	return perm;
 }
 
-/* Load the PT_LOAD segments; sets *brk to the end of the highest one. */
+/* Map and fill the segments elf_parse() approved. */
 static int load_elf(pagetable_t pt, const uint8_t *img, size_t size, uint64_t *entry, uint64_t *brk)
 {
-	struct elf64_ehdr eh;
-	if (size < sizeof eh) return K_E_NOEXEC;
-	memcpy(&eh, img, sizeof eh);
-	if (eh.magic != ELF_MAGIC || eh.class != ELFCLASS64 || eh.data != ELFDATA2LSB ||
-	    eh.type != ET_EXEC || eh.machine != EM_RISCV ||
-	    eh.phentsize != sizeof(struct elf64_phdr) || eh.phnum == 0 || eh.phnum > MAX_PHDRS ||
-	    eh.phoff > size || (uint64_t)eh.phnum * sizeof(struct elf64_phdr) > size - eh.phoff)
-		return K_E_NOEXEC;
-
-	uint64_t top = 0;
-	for (int i = 0; i < eh.phnum; i++) {
-		struct elf64_phdr ph;
-		memcpy(&ph, img + eh.phoff + i * sizeof ph, sizeof ph);
-		if (ph.type != PT_LOAD || ph.memsz == 0) continue;
-		if (ph.filesz > ph.memsz || ph.offset > size || ph.filesz > size - ph.offset ||
-		    ph.vaddr < USER_BASE || ph.vaddr >= UHEAP_LIMIT || ph.memsz > UHEAP_LIMIT - ph.vaddr ||
-		    (ph.vaddr & (PGSIZE - 1)) != (ph.offset & (PGSIZE - 1)))
-			return K_E_NOEXEC;
-		uint64_t start = PGROUNDDOWN(ph.vaddr), end = PGROUNDUP(ph.vaddr + ph.memsz);
-		uint64_t perm = seg_perm(ph.flags);
-		if (perm == 0) return K_E_NOEXEC;
+	struct elf_info info;
+	int err = elf_parse(img, size, USER_BASE, UHEAP_LIMIT, &info);
+	if (err < 0) return err;
+	for (int i = 0; i < info.nsegs; i++) {
+		struct elf_seg *sg = &info.segs[i];
+		uint64_t start = PGROUNDDOWN(sg->vaddr), end = PGROUNDUP(sg->vaddr + sg->memsz);
 		for (uint64_t va = start; va < end; va += PGSIZE) {
 			uint8_t *page = kalloc();
 			if (page == NULL) return K_E_NOMEM;
-			int err = uvm_map(pt, va, (uint64_t)page, perm);
-			if (err < 0) { kfree(page); return err == K_E_INVAL ? K_E_NOEXEC : err; }
+			if ((err = uvm_map(pt, va, (uint64_t)page, seg_perm(sg->flags))) < 0) {
+				kfree(page);
+				return err;
+			}
 			/* Copy the part of [vaddr, vaddr+filesz) that falls in this page. */
-			uint64_t lo = MAX(va, ph.vaddr), hi = MIN(va + PGSIZE, ph.vaddr + ph.filesz);
-			if (lo < hi) memcpy(page + (lo - va), img + ph.offset + (lo - ph.vaddr), hi - lo);
+			uint64_t lo = MAX(va, sg->vaddr), hi = MIN(va + PGSIZE, sg->vaddr + sg->filesz);
+			if (lo < hi) memcpy(page + (lo - va), img + sg->offset + (lo - sg->vaddr), hi - lo);
 		}
-		top = MAX(top, end);
 	}
-	if (top == 0 || eh.entry < USER_BASE || eh.entry >= top) return K_E_NOEXEC;
-	*entry = eh.entry;
-	*brk = top;
+	*entry = info.entry;
+	*brk = info.end;
 	return 0;
 }
 

@@ -21,6 +21,8 @@ struct kinfo {
 	uint64_t boot_time;        /* rdtime at boot */
 	uint32_t flags;            /* KINFO_F_* */
 	uint32_t ndisks;           /* disk units (0 .. ndisks-1) */
+	uint64_t free_pages;       /* physical pages free now (kept current by the allocator) */
+	uint64_t total_pages;      /* physical pages the allocator manages */
 	char     bootargs[2048];   /* the kernel command line */
 };
 

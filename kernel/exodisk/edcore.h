@@ -1,0 +1,390 @@
+/*
+ * edcore.h - the exodisk core's internal state and the functions its files
+ * share.  Nothing outside kernel/exodisk/ includes this; the kernel and the
+ * tests use ed_env.h.
+ *
+ * The pieces, each in its own file:
+ *   pvec.c      vectors of pages (all large tables live in single pages)
+ *   freemap.c   the free map (conservative, exported) and the durable one
+ *   vt.c        the binding table: bound sector -> kind, size, version stamp
+ *   rangeset.c  sorted sector-range lists: coverage, differences
+ *   cache.c     the exodisk cache: entries, hash, LRU, holders, replacement
+ *   iob.c       control blocks of asynchronous operations, result posting
+ *   commit.c    the commit log: batching write-backs into log records
+ *   home.c      writing committed blocks back to their home sectors
+ *   ckpt.c      checkpoints: snapshot + superblock, which empty the log
+ *   mount.c     format and mount (log replay, redo)
+ *   refs.c      which sectors a header / exonode block references
+ *   objects.c   resolving a protector, capability checks, change hooks
+ *   extops.c    extent operations;  xnops.c exonode operations
+ *   dataio.c    ED_OP_IO;  proxy.c proxies;  xnmap.c exonode maps
+ *   exodisk.c   creation, clients, the request dispatcher
+ *   check.c     the invariant checker (check.h)
+ */
+#ifndef ED_EDCORE_H
+#define ED_EDCORE_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include "drivers/blk.h"
+#include "kernel/uapi/exodisk.h"
+#include "kernel/exodisk/ed_env.h"
+#include "kernel/exodisk/edlib.h"
+#include "kernel/exodisk/edcrypt.h"
+#include "kernel/exodisk/ondisk.h"
+
+/* ---- page vectors ---------------------------------------------------------- */
+/* Up to 512 * 512 pages, reached through a directory page of leaf pages. */
+struct ed_pvec {
+	void ***dir;
+	uint32_t npages;
+};
+
+int   ed_pvec_alloc(const struct ed_env *env, struct ed_pvec *v, uint32_t npages);
+void  ed_pvec_free(const struct ed_env *env, struct ed_pvec *v);
+static inline void *ed_pvec_page(const struct ed_pvec *v, uint32_t i)
+{
+	return v->dir[i >> 9][i & 511];
+}
+/* Element i of an array of fixed-size elements packed into the pages. */
+static inline void *ed_pvec_elem(const struct ed_pvec *v, uint32_t size, uint32_t i)
+{
+	uint32_t per = ED_PAGE / size;
+	return (uint8_t *)ed_pvec_page(v, i / per) + (i % per) * size;
+}
+static inline uint32_t ed_pvec_pages_for(uint32_t n, uint32_t size)
+{
+	uint32_t per = ED_PAGE / size;
+	return (n + per - 1) / per;
+}
+
+/* ---- range lists ------------------------------------------------------------- */
+struct ed_rl {
+	struct ed_range *r;
+	uint32_t n, cap;
+	bool overflow;             /* an add did not fit */
+};
+
+void ed_rl_init(struct ed_rl *l, struct ed_range *store, uint32_t cap);
+void ed_rl_add(struct ed_rl *l, uint64_t start, uint64_t count);
+void ed_rl_norm(struct ed_rl *l);                           /* sort and merge */
+bool ed_rl_covers(const struct ed_rl *l, uint64_t start, uint64_t count);   /* normalised l */
+bool ed_rl_overlaps(const struct ed_rl *l, uint64_t start, uint64_t count);
+void ed_rl_diff(const struct ed_rl *a, const struct ed_rl *b, struct ed_rl *out);  /* a \ b */
+void ed_rl_intersect(const struct ed_rl *a, const struct ed_rl *b, struct ed_rl *out);
+uint64_t ed_rl_total(const struct ed_rl *l);
+
+/* Most ranges one block can reference: every slot full of 16-byte extent
+ * entries, plus the block itself. */
+#define ED_MAX_REFS  ((ED_XN_MAX_SECT * ED_SECTOR) / ED_XN_EXTENT_BYTES + 2)
+
+/* Range lists for temporary use come from a small pool of pages (kernel
+ * stacks are too small for them), taken and returned in LIFO order. */
+#define ED_NSCRATCH  16
+struct exodisk;
+struct ed_rl *ed_rl_get(struct exodisk *ed);
+void ed_rl_put(struct exodisk *ed, struct ed_rl *l);
+
+/* ---- cache entries ----------------------------------------------------------- */
+#define EF_VALID      0x001   /* contents are valid (read in, or allocated here)    */
+#define EF_READING    0x002   /* being read in                                      */
+#define EF_DIRTY      0x004   /* cur differs from what is committed                 */
+#define EF_WRITING    0x008   /* write-back queued or in the log write in flight    */
+#define EF_HOME_NEED  0x010   /* committed, but the home sector(s) are not current  */
+#define EF_HOME_IO    0x020   /* home write in flight                               */
+#define EF_DEALLOC    0x040   /* deallocated; the write-back will drop the binding  */
+#define EF_STAGE      0x080   /* the header sector's stage buffer is in use         */
+
+struct ed_io;
+struct ed_xnmap;
+
+struct ed_entry {
+	uint32_t idx;
+	uint16_t unit;
+	uint8_t  kind;            /* ED_KIND_*, 0 = free entry */
+	uint8_t  nsect;
+	uint64_t sector;          /* header sector / first sector of the block */
+	uint32_t flags;           /* EF_* */
+	int32_t  hnext;           /* hash chain */
+	int32_t  lprev, lnext;    /* LRU list (head = most recent) or free list */
+	uint64_t holders;         /* one bit per client slot */
+	uint64_t com_stamp;       /* version of com; 0 = never committed */
+	uint64_t home_stamp;      /* version known to be at home; 0 = unknown */
+	uint64_t embed_stamp;     /* a never-committed header written with data */
+	uint32_t modgen;          /* counts changes to cur */
+	uint32_t embed_modgen;    /* modgen when embed_stamp was drawn */
+	uint64_t embed_pending;   /* stamp of an embedding write in flight */
+	uint32_t nmaps;           /* exonode maps of this block */
+	uint8_t *cur;             /* working copy, plain (capabilities in the clear) */
+	uint8_t *com;             /* the committed image exactly as on disk */
+	uint8_t *stage;           /* extent headers: the sector image a write carries */
+	struct ed_io *waiters;    /* read-in requests waiting on this entry */
+	struct blkreq req;        /* read-in and home writes */
+	struct blk_seg seg;
+	struct exodisk *ed;
+};
+
+/* cur, com and stage share the entry's page. */
+#define ED_ENT_CUR    0
+#define ED_ENT_STAGE  (ED_SECTOR)
+#define ED_ENT_COM    (ED_PAGE / 2)
+
+static inline struct ed_exthdr *ed_ext(const struct ed_entry *e)
+{
+	return (struct ed_exthdr *)e->cur;
+}
+
+/* ---- asynchronous operations --------------------------------------------------- */
+enum ed_iotype { IO_FREE = 0, IO_DATA, IO_READIN, IO_COMMIT, IO_SHUTDOWN };
+
+struct ed_bounce {
+	struct ed_pvec pages;
+	struct blk_seg *seg;       /* one per page, in a page of its own */
+	uint32_t npages;
+	bool busy;
+};
+
+struct ed_io {
+	uint32_t idx;
+	uint8_t  type;             /* enum ed_iotype */
+	uint8_t  phase;
+	uint16_t unit;
+	struct exodisk *ed;
+	struct ed_client *client;  /* NULL once the client has exited */
+	int32_t  cslot;
+	int32_t *result;
+	void    *pin;
+	struct ed_io *next;        /* waiter lists and queues */
+	struct ed_entry *ent;
+	/* ED_OP_IO */
+	bool     write;
+	uint64_t sector;           /* requested range */
+	uint32_t nsect;
+	uint8_t  pkind;            /* protector, kept to re-check at completion */
+	uint16_t xn_num;
+	uint64_t blkno;
+	struct ed_cap cap;
+	struct blk_seg *seg;       /* the application's segments (args.seg) */
+	uint32_t nseg, segcap;
+	struct blk_seg head[3];    /* application bytes of the header sector */
+	uint32_t nhead;
+	struct ed_bounce *bounce;
+	uint64_t rd_start;         /* bounce read: first sector read */
+	uint32_t rd_nsect;
+	struct blkreq req;
+};
+
+/* ---- proxies and maps --------------------------------------------------------- */
+struct ed_proxy {
+	bool     used;
+	uint32_t gen;
+	uint16_t unit;
+	uint8_t  rights;           /* ED_PROXY_READ | ED_PROXY_WRITE */
+	uint8_t  okind;            /* origin: ED_PK_EXTENT / EXONODE / PROXY */
+	uint64_t osector;          /* origin's sector, or proxy id */
+	uint16_t oslot;
+	uint64_t obirth;           /* origin exonode's birth */
+	int32_t  creator;          /* client slot */
+	struct ed_cap rc, wc;
+	uint32_t nrange;
+	struct ed_range r[ED_PROXY_MAX_RANGES];
+};
+
+struct ed_xnmap {
+	bool     used;
+	struct ed_client *client;
+	int32_t  cslot;
+	uint16_t unit;
+	uint16_t slot;
+	uint64_t sector;
+	uint64_t birth;
+	void    *page;
+	uint64_t uaddr;
+};
+
+/* ---- one mounted unit ------------------------------------------------------------ */
+enum ed_ckstate { CK_IDLE = 0, CK_WAIT, CK_FLUSH1, CK_SNAP, CK_FLUSH2, CK_SUPER };
+
+struct ed_disk {
+	bool     mounted;
+	bool     closing;          /* shutdown requested: no new operations */
+	bool     closed;
+	uint16_t unit;
+	struct ed_super sb;        /* the superblock as last written */
+	uint64_t nsectors, data_start;
+	uint32_t fm_pages;
+	struct ed_pvec fm;         /* conservative free map (exported): 1 = allocated */
+	struct ed_pvec dfm;        /* what the disk says: the committed allocation */
+	struct ed_pvec vt;         /* binding table */
+	uint32_t vt_slots, vt_count, vt_max;
+	uint64_t nonce, nstamps;   /* version stamps of this mount */
+	/* commit log */
+	uint64_t log_head;         /* offset where the next record goes */
+	uint64_t log_used;         /* sectors of live records since the checkpoint */
+	uint64_t log_seq;
+	uint8_t  log_chain[16];
+	struct ed_io *commitq, *commitq_tail;
+	struct ed_io *batch;       /* the records' operations, in flight */
+	bool     log_busy;
+	uint8_t *loghdr;           /* a page: the record header */
+	struct ed_pvec logimg;     /* the record's images */
+	struct blk_seg *logseg;    /* a page of segments */
+	struct blkreq logreq;
+	uint32_t batch_nsect;
+	/* home writes still needed or in flight */
+	uint32_t nhome;
+	/* checkpoint */
+	int      ck;               /* enum ed_ckstate */
+	bool     ck_wanted;
+	bool     ck_clean;         /* this checkpoint ends a shutdown */
+	uint32_t ck_next;          /* next snapshot page to write */
+	struct ed_super ck_sb;
+	struct blkreq ckreq;
+	struct blk_seg *ckseg;     /* a page of segments */
+	uint8_t *cksec;            /* a page: superblock staging */
+	struct ed_io *ck_waiters;  /* shutdown requests */
+	int32_t  ck_error;
+	/* statistics */
+	uint64_t st_commits, st_records, st_homes, st_ckpts;
+};
+
+/* ---- the core ---------------------------------------------------------------------- */
+struct exodisk {
+	struct ed_env env;
+	struct ed_config cfg;
+	struct ed_keys keys;
+	struct ed_disk *disk[BLK_MAX_UNITS];
+	/* cache */
+	struct ed_pvec ents;       /* struct ed_entry[cache_entries] */
+	struct ed_pvec entpages;   /* the entries' data pages */
+	struct ed_pvec hashv;      /* int32_t buckets, cache_entries of them */
+	int32_t  lru_head, lru_tail, free_head;
+	/* operations */
+	struct ed_pvec ios;
+	int32_t  io_free;
+	struct ed_bounce *bounce;  /* cfg.nbounce of them, in a page */
+	struct ed_io *bounce_waiters, *bounce_waiters_tail;
+	/* clients */
+	struct ed_client *clients[ED_MAX_CLIENTS];
+	/* proxies and maps */
+	struct ed_pvec proxies;
+	struct ed_pvec maps;
+	uint32_t nmaps_live;
+	/* scratch range lists */
+	struct ed_pvec scratch;
+	uint32_t scratch_top;
+	/* counters for tests and the tool */
+	uint64_t st_bounce_reads, st_cached_reads, st_sg_writes;
+};
+
+/* ---- shared helpers ------------------------------------------------------------------ */
+void ed_lock(struct exodisk *ed);
+void ed_unlock(struct exodisk *ed);
+
+struct ed_disk *ed_disk_get(struct exodisk *ed, uint32_t unit, int *err);
+bool ed_range_ok(const struct ed_disk *d, uint64_t start, uint64_t count);
+uint64_t ed_new_stamp(struct ed_disk *d, const struct ed_keys *k);
+
+/* freemap.c */
+bool ed_fm_any(const struct ed_pvec *m, uint64_t start, uint64_t count);
+bool ed_fm_all(const struct ed_pvec *m, uint64_t start, uint64_t count);
+void ed_fm_set(struct ed_pvec *m, uint64_t start, uint64_t count);
+void ed_fm_clear(struct ed_pvec *m, uint64_t start, uint64_t count);
+bool ed_fm_test(const struct ed_pvec *m, uint64_t sector);
+/* Release what only the conservative map holds: fm &= dfm over the range. */
+void ed_fm_release_uncommitted(struct ed_disk *d, uint64_t start, uint64_t count);
+uint64_t ed_fm_count(const struct ed_pvec *m, uint64_t nbits);
+
+/* vt.c */
+struct ed_vtrec *ed_vt_find(struct ed_disk *d, uint64_t sector);
+int  ed_vt_put(struct ed_disk *d, uint64_t sector, uint64_t stamp, uint8_t kind, uint8_t nsect);
+void ed_vt_remove(struct ed_disk *d, uint64_t sector);
+struct ed_vtrec *ed_vt_slot(struct ed_disk *d, uint32_t i);
+
+/* cache.c */
+int  ed_cache_init(struct exodisk *ed);
+void ed_cache_free(struct exodisk *ed);
+struct ed_entry *ed_cache_ent(struct exodisk *ed, uint32_t i);
+struct ed_entry *ed_cache_lookup(struct exodisk *ed, uint16_t unit, uint64_t sector);
+/* Find the entry whose block contains `sector` (exonode blocks span sectors). */
+struct ed_entry *ed_cache_lookup_cover(struct exodisk *ed, uint16_t unit, uint64_t sector);
+struct ed_entry *ed_cache_alloc(struct exodisk *ed, struct ed_client *c, uint16_t unit,
+                                uint64_t sector, uint8_t kind, uint8_t nsect, int *err);
+void ed_cache_touch(struct exodisk *ed, struct ed_entry *e);
+void ed_cache_mark(struct exodisk *ed, struct ed_entry *e);
+int  ed_cache_hold(struct exodisk *ed, struct ed_entry *e, struct ed_client *c);
+void ed_cache_unhold(struct exodisk *ed, struct ed_entry *e, int32_t cslot);
+void ed_cache_evict(struct exodisk *ed, struct ed_entry *e);
+bool ed_cache_evictable(const struct ed_entry *e);
+
+/* iob.c */
+/* An operation's life: alloc (no side effects yet), start (takes the pin,
+ * posts ED_PENDING, counts as pending), then exactly one finish (posts the
+ * status, releases the pin).  abort returns an io that was never started. */
+struct ed_io *ed_io_alloc(struct exodisk *ed, struct ed_client *c, int type, int *err);
+void ed_io_start(struct exodisk *ed, struct ed_io *io, struct ed_args *a);
+void ed_io_finish(struct exodisk *ed, struct ed_io *io, int32_t status);
+void ed_io_abort(struct exodisk *ed, struct ed_io *io);
+struct ed_io *ed_io_at(struct exodisk *ed, uint32_t i);
+/* An asynchronous operation that completed at once: post, keep no pin. */
+void ed_post_now(struct exodisk *ed, struct ed_args *a, int32_t status);
+/* Is data I/O in flight to any sector of the range? */
+bool ed_io_busy_range(struct exodisk *ed, uint16_t unit, uint64_t start, uint64_t count);
+int  ed_sync_io(struct exodisk *ed, int unit, int op, int flags, uint64_t sector,
+                uint32_t nsect, struct blk_seg *seg, uint32_t nseg);
+int  ed_sync_rw(struct exodisk *ed, int unit, int op, uint64_t sector, uint32_t nsect, void *buf);
+
+/* refs.c */
+void ed_refs(const struct ed_entry *e, const uint8_t *img, bool dealloc, struct ed_rl *out);
+void ed_refs_slot(struct ed_xnhdr *x, struct ed_rl *out);
+
+/* commit.c, home.c, ckpt.c */
+void ed_commit_queue(struct exodisk *ed, struct ed_disk *d, struct ed_io *io);
+void ed_commit_kick(struct exodisk *ed, struct ed_disk *d);
+void ed_home_need(struct exodisk *ed, struct ed_disk *d, struct ed_entry *e);
+void ed_home_try(struct exodisk *ed, struct ed_entry *e);
+void ed_stage_release(struct exodisk *ed, struct ed_entry *e);
+void ed_ckpt_request(struct exodisk *ed, struct ed_disk *d);
+void ed_ckpt_progress(struct exodisk *ed, struct ed_disk *d);
+int  ed_ckpt_sync(struct exodisk *ed, struct ed_disk *d, bool clean);
+int  ed_snap_prepare(struct exodisk *ed, struct ed_disk *d, struct ed_super *sb);
+
+/* objects.c */
+struct ed_obj {
+	uint8_t kind;              /* ED_PK_* */
+	struct ed_entry *e;        /* extent header / exonode block (not for proxies) */
+	struct ed_xnhdr *x;        /* the exonode's slot in e->cur */
+	uint16_t slot;
+	struct ed_proxy *p;
+};
+int  ed_obj_find(struct exodisk *ed, const struct ed_protector *prot, struct ed_obj *o);
+int  ed_obj_access(struct exodisk *ed, const struct ed_obj *o, const struct ed_protector *prot,
+                   bool write);
+int  ed_xn_access(struct exodisk *ed, struct ed_entry *e, uint16_t slot, const struct ed_cap *cap,
+                  bool write);
+int  ed_ent_modifiable(const struct ed_entry *e);
+void ed_ent_changed(struct exodisk *ed, struct ed_entry *e, struct ed_client *c);
+int  ed_obj_coverage(struct exodisk *ed, const struct ed_obj *o, struct ed_rl *out);
+/* Releasing an uncommitted (never durable) allocation and forgetting an
+ * entry that was never committed. */
+void ed_ent_discard(struct exodisk *ed, struct ed_entry *e);
+void ed_ent_revert(struct exodisk *ed, struct ed_entry *e);
+
+/* extops.c, xnops.c, dataio.c, proxy.c, xnmap.c */
+int64_t ed_op_extent(struct exodisk *ed, struct ed_client *c, int op, struct ed_args *a);
+int64_t ed_op_exonode(struct exodisk *ed, struct ed_client *c, int op, struct ed_args *a);
+int64_t ed_op_readin(struct exodisk *ed, struct ed_client *c, struct ed_args *a, uint8_t kind);
+int64_t ed_op_writeback(struct exodisk *ed, struct ed_client *c, struct ed_args *a, uint8_t kind);
+int64_t ed_op_io(struct exodisk *ed, struct ed_client *c, struct ed_args *a);
+void    ed_bounce_kick(struct exodisk *ed);
+int64_t ed_op_proxy(struct exodisk *ed, struct ed_client *c, struct ed_args *a);
+int     ed_proxy_find(struct exodisk *ed, const struct ed_protector *prot, struct ed_proxy **pp);
+int64_t ed_proxy_op(struct exodisk *ed, struct ed_client *c, int op, struct ed_args *a,
+                    struct ed_proxy *p);
+void    ed_proxy_sync(struct exodisk *ed, struct ed_entry *e);
+void    ed_proxy_drop_client(struct exodisk *ed, int32_t cslot);
+int64_t ed_op_map(struct exodisk *ed, struct ed_client *c, struct ed_args *a);
+void    ed_map_sync(struct exodisk *ed, struct ed_entry *e, uint16_t state);
+void    ed_map_drop_client(struct exodisk *ed, struct ed_client *c);
+
+#endif

@@ -1,0 +1,218 @@
+/*
+ * ondisk.h - the exodisk's on-disk formats.  docs/exodisk.md ("On-disk
+ * format") has the pictures; this header is the reference.
+ *
+ * A disk formatted for the exodisk starts with a metadata region only the
+ * kernel uses, marked allocated in the free map:
+ *
+ *   sector 0            superblock copy A
+ *   sector 8            superblock copy B   (separate 4 KiB page from A)
+ *   log_start ..        the commit log: records of committed metadata writes
+ *   snap_start[0] ..    snapshot copy 0: durable free map pages, then
+ *                       binding-table pages
+ *   snap_start[1] ..    snapshot copy 1
+ *   data_start ..       sectors applications allocate
+ *
+ * Everything else on the disk belongs to applications.  Two kinds of
+ * metadata live among application data, at places applications choose:
+ *
+ *   extent header   the first ED_EXT_HDR_BYTES of a self-protected extent's
+ *                   first sector; the rest of that sector is data.
+ *   exonode block   1..4 sectors holding a block header and equal-sized
+ *                   slots, each a free slot or one exonode.
+ *
+ * Each is bound in the binding table (its sector, kind, size and current
+ * version stamp) and carries a MAC that covers the disk's identity and its
+ * own sector, so a copy at another sector, on another disk, or of an older
+ * version is rejected.  Capabilities are stored encrypted.
+ */
+#ifndef ED_ONDISK_H
+#define ED_ONDISK_H
+
+#include <stdint.h>
+#include "kernel/uapi/exodisk.h"
+#include "kernel/exodisk/edcrypt.h"
+#include "kernel/exodisk/edlib.h"
+
+#define ED_FMT            1
+#define ED_SB_A           0       /* sector of superblock copy A */
+#define ED_SB_B           8       /* sector of superblock copy B */
+#define ED_LOG_FIRST      16      /* the log begins here */
+#define ED_SECT_PER_PAGE  8
+
+#define ED_SB_MAGIC       0x314b5349444f5845ull   /* "EXODISK1" */
+#define ED_EXT_MAGIC      0x48545845u             /* "EXTH" */
+#define ED_XNBLK_MAGIC    0x4b4c4e58u             /* "XNLK" */
+#define ED_LOG_MAGIC      0x52474f4cu             /* "LOGR" */
+
+/* Kinds of bound metadata (binding table, log). */
+#define ED_KIND_EXTENT  1
+#define ED_KIND_XNBLK   2
+
+/* ---- superblock ---------------------------------------------------------- */
+#define ED_SBF_CLEAN   0x1   /* written by a shutdown: the log holds nothing */
+
+struct ed_super {
+	uint64_t magic;
+	uint32_t fmt;
+	uint32_t flags;         /* ED_SBF_* */
+	uint8_t  uuid[16];      /* the disk's identity, chosen at format */
+	uint64_t nsectors;      /* sectors the format covers */
+	uint64_t data_start;
+	uint64_t log_start;
+	uint64_t log_len;       /* sectors */
+	uint64_t snap_start[2];
+	uint32_t fm_pages;      /* free-map pages in a snapshot */
+	uint32_t vt_pages;      /* binding-table pages in a snapshot */
+	uint64_t gen;           /* checkpoint generation: the valid copy with the higher wins */
+	uint32_t snap_copy;     /* which snapshot copy this checkpoint wrote */
+	uint32_t pad;
+	uint8_t  snap_tag[16];  /* MAC of that snapshot */
+	uint64_t log_pos;       /* replay begins at log_start + log_pos ... */
+	uint64_t log_seq;       /* ... with a record numbered log_seq ... */
+	uint8_t  log_chain[16]; /* ... whose "previous tag" is this */
+	uint64_t mounts;        /* mount count, one input of the mount nonce */
+	uint8_t  reserved[336];
+	uint8_t  tag[16];
+};
+_Static_assert(sizeof(struct ed_super) == 512, "superblock is one sector");
+
+/* ---- extent header ------------------------------------------------------- */
+struct ed_exthdr {
+	uint32_t magic;
+	uint8_t  fmt;
+	uint8_t  nsect;         /* 1 */
+	uint16_t flags;         /* 0 */
+	uint64_t stamp;         /* version */
+	uint64_t nsectors;      /* the extent's length, header sector included */
+	uint64_t reserved;      /* 0 */
+	struct ed_cap rc, wc;   /* encrypted on disk; plain in the cache */
+	uint8_t  tag[16];
+};
+_Static_assert(sizeof(struct ed_exthdr) == ED_EXT_HDR_BYTES, "extent header size");
+
+/* ---- exonode block ------------------------------------------------------- */
+struct ed_xnblk {
+	uint32_t magic;
+	uint8_t  fmt;
+	uint8_t  nsect;         /* block length, 1..ED_XN_MAX_SECT */
+	uint16_t slot_bytes;    /* every slot's length: the exonodes' length */
+	uint64_t stamp;
+	uint8_t  tag[16];       /* covers the whole block */
+};
+_Static_assert(sizeof(struct ed_xnblk) == ED_XNBLK_HDR_BYTES, "block header size");
+
+/* Slot states.  DEAD exists only in memory: a deallocated exonode whose
+ * block has not been written back yet; it is written as FREE, and its slot
+ * cannot be reused until that write is durable. */
+#define ED_SLOT_FREE  0
+#define ED_SLOT_LIVE  1
+#define ED_SLOT_DEAD  2
+
+struct ed_xnhdr {
+	uint8_t  state;         /* ED_SLOT_* */
+	uint8_t  pad;
+	uint16_t used;          /* bytes of the entry area in use */
+	uint16_t parent_slot;
+	uint16_t pad2;
+	uint64_t birth;         /* unique id: a stamp drawn at allocation */
+	uint64_t parent;        /* parent exonode's block, 0 for a root exonode */
+	struct ed_cap rc, wc;   /* encrypted on disk; plain in the cache */
+};
+_Static_assert(sizeof(struct ed_xnhdr) == ED_XN_HDR_BYTES, "exonode header size");
+
+/* Entries follow the exonode header, packed, in increasing entry number.
+ * Each starts with this 8-byte header. */
+struct ed_xnrec {
+	uint8_t  type;          /* ED_ENT_* (uapi) */
+	uint8_t  flags;         /* 0 */
+	uint16_t idx;           /* entry number */
+	uint32_t a;             /* EXTENT: sectors; EXONODE: slot; DATA: bytes */
+	/* EXTENT:  uint64_t start
+	 * EXONODE: uint64_t sector, uint64_t birth
+	 * DATA:    the bytes, padded to a multiple of 8 */
+};
+
+/* ---- log record ---------------------------------------------------------- */
+/* A record is hdr_sect header sectors, then img_sect sectors of images.  One
+ * record is one disk write, and it is the commit point of every metadata
+ * block it carries. */
+#define ED_LOG_MAX_HDR_SECT  8
+#define ED_LOG_MAX_IMG       32
+
+#define ED_LOGOP_PUT   1    /* the block's new version is the image that follows */
+#define ED_LOGOP_DROP  2    /* the binding is gone (deallocated) */
+
+struct ed_loghdr {
+	uint32_t magic;
+	uint16_t fmt;
+	uint16_t hdr_sect;
+	uint32_t nimg;
+	uint32_t img_sect;
+	uint64_t seq;           /* consecutive */
+	uint64_t pos;           /* this record's offset in the log region */
+	uint64_t next;          /* the next record's offset */
+	uint32_t nalloc;        /* ranges that became allocated */
+	uint32_t nfree;         /* ranges that became free */
+	uint8_t  prev[16];      /* the previous record's tag: the records form a chain */
+	/* struct ed_logimg img[nimg]; struct ed_logrange alloc[nalloc], free[nfree];
+	 * the tag is the last 16 bytes of the header sectors. */
+};
+_Static_assert(sizeof(struct ed_loghdr) == 64, "log header size");
+
+struct ed_logimg {
+	uint64_t home;          /* where the block lives */
+	uint64_t stamp;         /* its new version (PUT) */
+	uint8_t  op;            /* ED_LOGOP_* */
+	uint8_t  kind;          /* ED_KIND_* */
+	uint8_t  nsect;
+	uint8_t  pad[5];
+};
+
+struct ed_logrange {
+	uint64_t start;
+	uint64_t count;
+};
+
+/* ---- binding table ------------------------------------------------------- */
+/* One record per bound header sector or exonode block, in an open-addressed
+ * table that fills whole pages (so a snapshot is the table's pages). */
+struct ed_vtrec {
+	uint64_t sector;
+	uint64_t stamp;         /* 0: empty record */
+	uint8_t  kind;          /* ED_KIND_* */
+	uint8_t  nsect;
+	uint8_t  pad[6];
+};
+#define ED_VT_PER_PAGE  (ED_PAGE / sizeof(struct ed_vtrec))   /* 170 */
+
+/* ---- sealing and checking ------------------------------------------------ */
+/* "seal" computes and stores a tag; "check" verifies magic, MAC and shape.
+ * Checks return 0 or ED_E_BADMAC / ED_E_STALE / ED_E_CORRUPT / ED_E_FORMAT. */
+void ed_super_seal(const struct ed_keys *k, struct ed_super *sb, uint64_t sector);
+int  ed_super_check(const struct ed_keys *k, const struct ed_super *sb, uint64_t sector);
+
+/* Extent headers: plain (capabilities in the clear) <-> disk. */
+void ed_ext_encode(const struct ed_keys *k, const uint8_t uuid[16], uint64_t sector,
+                   const struct ed_exthdr *plain, uint64_t stamp, struct ed_exthdr *disk);
+int  ed_ext_decode(const struct ed_keys *k, const uint8_t uuid[16], uint64_t sector,
+                   const struct ed_exthdr *disk, uint64_t want_stamp, struct ed_exthdr *plain);
+
+/* Exonode blocks of nsect sectors: plain <-> disk.  Encoding writes DEAD
+ * slots as FREE; decoding checks every slot's shape. */
+void ed_xnblk_encode(const struct ed_keys *k, const uint8_t uuid[16], uint64_t sector,
+                     const uint8_t *plain, uint64_t stamp, uint8_t *disk);
+int  ed_xnblk_decode(const struct ed_keys *k, const uint8_t uuid[16], uint64_t sector,
+                     const uint8_t *disk, uint32_t nsect, uint64_t want_stamp, uint8_t *plain);
+
+/* Log record headers (hdr points at hdr_sect * 512 contiguous bytes). */
+void ed_log_seal(const struct ed_keys *k, const uint8_t uuid[16], uint64_t sector, uint8_t *hdr);
+int  ed_log_check(const struct ed_keys *k, const uint8_t uuid[16], uint64_t sector,
+                  const uint8_t *hdr, uint32_t max_hdr_bytes);
+/* Where the tag of a record header of hdr_sect sectors lives. */
+static inline uint8_t *ed_log_tag(uint8_t *hdr)
+{
+	return hdr + ((struct ed_loghdr *)hdr)->hdr_sect * ED_SECTOR - ED_TAG_BYTES;
+}
+
+#endif

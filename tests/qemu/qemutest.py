@@ -1,0 +1,112 @@
+"""qemutest.py - one QEMU integration test: the Case description and the
+code that boots the guest with CMD and judges the result.
+
+A Case names a shell command line to run in the guest, the exit status QEMU
+must end with, regular expressions the output must (or must not) contain, and
+optionally a check(output) function for anything more involved (ordering,
+numbers).  Each case gets its own scratch directory, exported to the runner as
+EXODISK_SCRATCH, so cases that write disk images can run in parallel.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BANNER_END = re.compile(r"^exodisk kernel: .*$", re.M)
+
+
+class Case:
+    def __init__(self, name, cmd, status=0, expect=(), reject=(), check=None,
+                 timeout=60, env=None, setup=None):
+        self.name = name
+        self.cmd = cmd
+        self.status = status          # expected QEMU exit status
+        self.expect = list(expect)    # regexes that must match the output
+        self.reject = list(reject)    # regexes that must not match
+        self.check = check            # check(output) -> None or an error string
+        self.timeout = timeout
+        self.env = dict(env or {})    # DISK, DISKS, BOOTARGS, MEM, ...
+        self.setup = setup            # setup(scratch_dir) before boot (make disk images, ...)
+
+
+class Result:
+    def __init__(self, case):
+        self.case = case
+        self.ok = False
+        self.why = ""
+        self.output = ""
+        self.status = None
+        self.seconds = 0.0
+
+    def report(self):
+        lines = []
+        if self.why:
+            lines.append("why: " + self.why)
+        lines.append("cmd: " + self.case.cmd)
+        lines.append("exit status: %s (expected %d)" % (self.status, self.case.status))
+        tail = self.output.splitlines()[-40:]
+        lines.append("guest output (last %d lines):" % len(tail))
+        lines.extend("  " + l for l in tail)
+        return "\n".join(lines)
+
+
+def guest_output(raw):
+    """The console after OpenSBI's banner, with CRs removed."""
+    text = raw.replace("\r", "")
+    m = BANNER_END.search(text)
+    return text[m.start():] if m else text
+
+
+def run_case(case):
+    res = Result(case)
+    scratch = tempfile.mkdtemp(prefix="exodisk-test-")
+    start = time.time()
+    try:
+        env = dict(os.environ)
+        env.update({"CMD": case.cmd, "EXODISK_NO_DEPS": "1", "EXODISK_SCRATCH": scratch})
+        env.update(case.env)
+        if case.setup:
+            case.setup(scratch)
+        proc = subprocess.Popen([os.path.join(ROOT, "tools", "run-qemu.sh")], cwd=ROOT, env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            out, _ = proc.communicate(timeout=case.timeout)
+            res.status = proc.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+            res.status = "timeout"
+            res.why = "no power-off within %ds" % case.timeout
+        res.output = guest_output(out.decode("utf-8", "replace"))
+        if not res.why:
+            res.why = judge(case, res)
+        res.ok = not res.why
+    except Exception as e:  # a broken test must fail loudly, not pass
+        res.why = "test harness error: %r" % (e,)
+    finally:
+        res.seconds = time.time() - start
+        shutil.rmtree(scratch, ignore_errors=True)
+    return res
+
+
+def judge(case, res):
+    if res.status != case.status:
+        return "exit status %s, expected %d" % (res.status, case.status)
+    if "kernel panic" in res.output:
+        return "kernel panic"
+    for pat in case.expect:
+        if not re.search(pat, res.output, re.M):
+            return "output lacks /%s/" % pat
+    for pat in case.reject:
+        if re.search(pat, res.output, re.M):
+            return "output has /%s/" % pat
+    if case.check:
+        err = case.check(res.output)
+        if err:
+            return err
+    return ""
