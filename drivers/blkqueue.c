@@ -108,7 +108,7 @@ static int check_data_request(const struct unit *u, const struct blkreq *r)
 
 int blk_validate(const struct blkreq *r)
 {
-	if (r == NULL)
+	if (r == NULL || r->done == NULL)
 		return BLK_E_INVAL;
 	const struct unit *u = unit_of(r->unit);
 	if (u == NULL)
@@ -117,8 +117,6 @@ int blk_validate(const struct blkreq *r)
 		return BLK_E_OP;
 	if ((r->flags & ~BLK_F_FUA) != 0 || ((r->flags & BLK_F_FUA) && r->op != BLK_WRITE))
 		return BLK_E_OP;
-	if (r->done == NULL)
-		return BLK_E_INVAL;
 	if (r->op == BLK_FLUSH)
 		return (r->nsectors != 0 || r->nseg != 0) ? BLK_E_LEN : 0;
 	return check_data_request(u, r);
