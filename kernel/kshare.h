@@ -14,5 +14,7 @@
 int  kshare_register(uint64_t va, void *pa, uint64_t npages);
 int  kshare_map_all(pagetable_t pt);
 void kinfo_init(void);
+/* The kernel-information page, for subsystems that publish in it. */
+extern struct kinfo *kinfo;
 
 #endif

@@ -94,6 +94,13 @@ void proc_discard(struct proc *p)
 	p->state = P_UNUSED;
 }
 
+static bool any_runnable(void)
+{
+	for (int i = 0; i < NPROC; i++)
+		if (procs[i].state == P_RUNNABLE) return true;
+	return false;
+}
+
 void scheduler(void)
 {
 	struct cpu *c = mycpu();
@@ -105,7 +112,10 @@ void scheduler(void)
 			if (p->state == P_RUNNABLE) { run = p; next = (p->slot + 1) % NPROC; break; }
 		}
 		if (run == NULL) {
-			/* Idle: let interrupts in until something becomes runnable. */
+			/* Idle: poll devices, then let interrupts in until something
+			 * becomes runnable. */
+			kpoll_run();
+			if (any_runnable()) continue;
 			intr_on();
 			wfi();
 			intr_off();

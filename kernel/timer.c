@@ -13,6 +13,21 @@
 #include "kernel/bootinfo.h"
 
 volatile uint64_t ticks;
+
+#define MAX_POLL_HOOKS 4
+static void (*poll_hooks[MAX_POLL_HOOKS])(void);
+static int npoll_hooks;
+
+void kpoll_register(void (*fn)(void))
+{
+	if (npoll_hooks == MAX_POLL_HOOKS) panic("kpoll_register: too many hooks");
+	poll_hooks[npoll_hooks++] = fn;
+}
+
+void kpoll_run(void)
+{
+	for (int i = 0; i < npoll_hooks; i++) poll_hooks[i]();
+}
 static uint64_t tick_interval, next_tick;
 static struct timer_event *events;      /* sorted by when */
 
@@ -61,6 +76,7 @@ void timer_interrupt(void)
 		if (myproc()) myproc()->ticks_used++;
 		mycpu()->need_resched = true;
 		wakeup((void *)&ticks);
+		kpoll_run();
 	}
 	while (events && events->when <= now) {
 		struct timer_event *e = events;

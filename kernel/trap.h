@@ -29,6 +29,11 @@ void timer_event_add(struct timer_event *e, uint64_t when);
 void timer_event_cancel(struct timer_event *e);
 extern volatile uint64_t ticks;
 
+/* Polling hooks: run on every timer tick and each time the scheduler finds
+ * nothing to run (drivers in polled-completion mode reap completions here). */
+void kpoll_register(void (*fn)(void));
+void kpoll_run(void);
+
 /* The PLIC (plic.c). */
 void plic_init(uint64_t base);
 void plic_enable(uint32_t irq, void (*handler)(void *arg), void *arg);

@@ -198,6 +198,14 @@ void uvm_destroy(pagetable_t pt)
 	kfree(pt);
 }
 
+uint64_t uvm_translate_owned(pagetable_t pt, uint64_t va, bool write)
+{
+	if (!uva_range_ok(va, 1)) return 0;
+	pte_t *pte = walk(pt, va, false);
+	if (pte == NULL || (*pte & PTE_BORROWED)) return 0;
+	return uvm_translate(pt, va, write);
+}
+
 uint64_t uvm_translate(pagetable_t pt, uint64_t va, bool write)
 {
 	if (!uva_range_ok(va, 1)) return 0;

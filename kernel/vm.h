@@ -28,6 +28,8 @@ void uvm_unlend(pagetable_t pt, uint64_t va);
 bool uva_range_ok(uint64_t va, uint64_t len);
 /* Physical address behind user va if the page allows the access, else 0. */
 uint64_t uvm_translate(pagetable_t pt, uint64_t va, bool write);
+/* The same, but 0 for pages the kernel only lends (they cannot be pinned). */
+uint64_t uvm_translate_owned(pagetable_t pt, uint64_t va, bool write);
 /* 0 if every byte of [va, va+len) allows the access, else K_E_FAULT. */
 int uvm_check(pagetable_t pt, uint64_t va, uint64_t len, bool write);
 
