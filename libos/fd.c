@@ -1,7 +1,8 @@
 /*
- * fd.c - the descriptor table and the POSIX read/write/lseek/close/fstat
- * entry points that picolibc's stdio calls.  Descriptors 0, 1 and 2 start
- * out as the console.
+ * fd.c - the descriptor table and the POSIX calls that work on descriptors:
+ * read/write/lseek/close/fstat (what picolibc's stdio calls), and pread,
+ * pwrite, ftruncate, fsync, dup, dup2.  Descriptors 0, 1 and 2 start out as
+ * the console; posix.c opens files and may redirect them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -97,6 +98,37 @@ int fstat(int fd, struct stat *st)
 	return d->ops->fstat(d->obj, st);
 }
 
+ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	struct fdesc *d = lookup(fd);
+	if (!d) return -1;
+	if (!d->ops->pread) { errno = ESPIPE; return -1; }
+	return d->ops->pread(d->obj, buf, n, off);
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	struct fdesc *d = lookup(fd);
+	if (!d) return -1;
+	if (!d->ops->pwrite) { errno = ESPIPE; return -1; }
+	return d->ops->pwrite(d->obj, buf, n, off);
+}
+
+int ftruncate(int fd, off_t len)
+{
+	struct fdesc *d = lookup(fd);
+	if (!d) return -1;
+	if (!d->ops->ftruncate) { errno = EINVAL; return -1; }
+	return d->ops->ftruncate(d->obj, len);
+}
+
+int fsync(int fd)
+{
+	struct fdesc *d = lookup(fd);
+	if (!d) return -1;
+	return d->ops->fsync ? d->ops->fsync(d->obj) : 0;
+}
+
 int isatty(int fd)
 {
 	struct fdesc *d = lookup(fd);
@@ -105,12 +137,34 @@ int isatty(int fd)
 	return 1;
 }
 
+static int share(struct fdesc *d, int newfd)
+{
+	if (d->ops->dup)
+		d->ops->dup(d->obj);
+	return newfd;
+}
+
+int dup(int oldfd)
+{
+	struct fdesc *d = lookup(oldfd);
+	if (!d) return -1;
+	int fd = fd_install(d->ops, d->obj, 0);
+	if (fd < 0) return -1;
+	return share(d, fd);
+}
+
 int dup2(int oldfd, int newfd)
 {
 	struct fdesc *d = lookup(oldfd);
 	if (!d) return -1;
+	if (newfd < 0 || newfd >= LIBOS_NFD) { errno = EBADF; return -1; }
 	if (oldfd == newfd) return newfd;
-	/* Objects here are not reference-counted yet, so only the console may be shared. */
-	if (d->ops != &console_ops) { errno = EINVAL; return -1; }
-	return fd_install_at(newfd, d->ops, d->obj);
+	/* Count the new reference before closing newfd: it may be the last
+	 * other reference to the same object. */
+	if (d->ops->dup)
+		d->ops->dup(d->obj);
+	if (fds[newfd].ops) close(newfd);
+	fds[newfd].ops = d->ops;
+	fds[newfd].obj = d->obj;
+	return newfd;
 }

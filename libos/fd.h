@@ -1,7 +1,9 @@
 /*
  * fd.h - the library OS's file-descriptor table.  A descriptor is an object
  * with an operations vector; the console is one kind, files of a library
- * file system are others.  picolibc's read/write/lseek/close land here.
+ * file system (posix.c) are others.  picolibc's read/write/lseek/close land
+ * here.  Several descriptors may share one object (dup, dup2): the object
+ * counts its own references through `dup` and `close`.
  */
 #ifndef LIBOS_FD_H
 #define LIBOS_FD_H
@@ -17,6 +19,14 @@ struct fd_ops {
 	off_t   (*lseek)(void *obj, off_t off, int whence);    /* NULL: not seekable */
 	int     (*close)(void *obj);
 	int     (*fstat)(void *obj, struct stat *st);
+	/* Optional; NULL means the operation does not apply (ESPIPE for
+	 * pread/pwrite, EINVAL for ftruncate, success for fsync). */
+	ssize_t (*pread)(void *obj, void *buf, size_t n, off_t off);
+	ssize_t (*pwrite)(void *obj, const void *buf, size_t n, off_t off);
+	int     (*ftruncate)(void *obj, off_t len);
+	int     (*fsync)(void *obj);
+	/* Another descriptor now refers to obj (NULL: obj needs no count). */
+	void    (*dup)(void *obj);
 };
 
 void fd_init(void);

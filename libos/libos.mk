@@ -5,12 +5,15 @@
 # which library the linker scans first; --gc-sections drops what a program
 # does not use.
 
-USER_CFLAGS := $(COMMON_CFLAGS) --specs=picolibc.specs -D_DEFAULT_SOURCE -MMD -MP
+# libos/include comes first so that its <sys/dirent.h> replaces picolibc's
+# (which refuses to compile: picolibc has no directories of its own).
+USER_CFLAGS := $(COMMON_CFLAGS) --specs=picolibc.specs -D_DEFAULT_SOURCE -MMD -MP -Ilibos/include
 USER_LDFLAGS := --specs=picolibc.specs $(ARCHFLAGS) -nostartfiles -static \
 	-T libos/user.ld -Wl,--gc-sections
 
 LIBOS_SRCS := libos/crt0.S libos/start.c libos/fd.c libos/console.c libos/stdio.c \
-	libos/exo.c libos/sbrk.c libos/kerror.c libos/open.c
+	libos/exo.c libos/sbrk.c libos/kerror.c libos/posix.c libos/vfs.c libos/libfs_types.c \
+	libos/edc.c libos/edc_err.c libos/edc_sys.c
 
 LIBOS_OBJS = $(patsubst %,$(BUILD)/u/%.o,$(LIBOS_SRCS))
 

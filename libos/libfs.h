@@ -1,0 +1,134 @@
+/*
+ * libfs.h - the interface every library file system implements.
+ *
+ * A library file system (libFS) is a table of operations (struct libfs_ops)
+ * over an opaque per-mount state.  The mount table (vfs.h) gives each mounted
+ * libFS a path prefix, turns absolute paths into paths inside the mount, and
+ * keeps file offsets and open-file sharing; the POSIX layer (posix.c) puts
+ * open/read/write/... on top.  docs/libfs.md explains every operation and the
+ * rules; docs/writing-a-libfs.md builds one from nothing.
+ *
+ * The conventions, in brief:
+ *  - Paths handed to a libFS are relative to its mount point and already
+ *    normalised by the VFS: no leading or trailing '/', no "//", no "." or
+ *    ".." components; "" names the root directory.  Each component is at
+ *    most LIBFS_NAME_MAX bytes.
+ *  - Every operation returns 0 (or a count) on success and a negative POSIX
+ *    errno value (-ENOENT, -ENOSPC, ...) on failure.  The values are the
+ *    platform's <errno.h> ones: a libFS is built for the guest and the host
+ *    from the same source.
+ *  - An optional operation may be NULL; the VFS then answers for it (see
+ *    the comments below).
+ *
+ * This header is portable C11: it is compiled into the guest libOS, the host
+ * tests and the host tools.
+ */
+#ifndef LIBOS_LIBFS_H
+#define LIBOS_LIBFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LIBFS_NAME_MAX  255     /* bytes in one path component               */
+#define LIBFS_PATH_MAX  1024    /* bytes in a whole path, NUL included        */
+
+/* Open flags.  The VFS translates the platform's O_* values into these. */
+#define LIBFS_O_READ    0x01
+#define LIBFS_O_WRITE   0x02
+#define LIBFS_O_CREAT   0x04    /* create a regular file if it does not exist  */
+#define LIBFS_O_EXCL    0x08    /* with CREAT: fail with -EEXIST if it exists  */
+#define LIBFS_O_TRUNC   0x10    /* truncate a regular file to 0 (needs WRITE)  */
+#define LIBFS_O_DIR     0x20    /* must be a directory (opendir)               */
+#define LIBFS_O_SYNC    0x40    /* writes are durable when they return         */
+
+/* File types. */
+#define LIBFS_T_REG  1
+#define LIBFS_T_DIR  2
+
+/* Persistence models (thesis section 5.4.3), chosen per file.  */
+#define LIBFS_P_WRITEBACK    0  /* dirty data stays in the application until fsync,
+                                   sync, unmount or process exit (the default)     */
+#define LIBFS_P_WRITETHROUGH 1  /* every write is durable when it returns          */
+#define LIBFS_P_MEMORY       2  /* never written to disk; the file disappears at
+                                   unmount                                          */
+
+struct libfs_stat {
+	uint64_t ino;           /* unique within the mount                           */
+	uint32_t type;          /* LIBFS_T_*                                         */
+	uint32_t perm;          /* permission bits, kept but not enforced            */
+	uint32_t nlink;
+	uint32_t persist;       /* LIBFS_P_*                                         */
+	uint64_t size;          /* bytes                                             */
+	uint64_t blocks;        /* 512-byte sectors held on disk, metadata included  */
+	uint64_t mtime;         /* nanoseconds; see docs/libfs.md on clocks          */
+	uint64_t ctime;
+};
+
+struct libfs_dirent {
+	uint64_t ino;
+	uint32_t type;          /* LIBFS_T_*                                         */
+	char     name[LIBFS_NAME_MAX + 1];
+};
+
+struct libfs_statfs {
+	char     type[16];      /* the libFS's name                                  */
+	uint32_t bsize;         /* allocation unit in bytes                          */
+	uint64_t blocks;        /* the file system's size in bsize units, or the disk's
+	                           when the file system grows into any free space     */
+	uint64_t bfree;         /* units it could still allocate                     */
+	uint64_t files;         /* files and directories in use                      */
+	uint64_t ffree;         /* more it could create (an estimate), or 0          */
+};
+
+struct libfs_ops {
+	const char *name;       /* the type name used in mount specs: "unixfs" ...   */
+
+	/* Mount: opts is the option string of the mount spec ("unit=0,key=...").
+	 * On success store the per-mount state in *fs.  Unmount makes everything
+	 * durable (except memory-only files, which it deletes) and frees the
+	 * state; it is called once, after every file of the mount is closed. */
+	int  (*mount)(const char *opts, void **fs);
+	int  (*unmount)(void *fs);
+	/* Make every change durable: data first, then what points to it. */
+	int  (*sync)(void *fs);
+	int  (*statfs)(void *fs, struct libfs_statfs *st);
+
+	/* Names. */
+	int  (*stat)(void *fs, const char *path, struct libfs_stat *st);
+	int  (*unlink)(void *fs, const char *path);                 /* regular files */
+	/* Replace `to` if it exists (a file by a file, an empty directory by a
+	 * directory).  NULL: -ENOTSUP. */
+	int  (*rename)(void *fs, const char *from, const char *to);
+	int  (*mkdir)(void *fs, const char *path, uint32_t perm);   /* NULL: -ENOTSUP */
+	int  (*rmdir)(void *fs, const char *path);                  /* NULL: -ENOTSUP */
+
+	/* Open files.  open returns a handle in *file; the VFS keeps the offset
+	 * and passes it explicitly, so read and write are positional. */
+	int  (*open)(void *fs, const char *path, int flags, uint32_t perm, void **file);
+	int  (*close)(void *fs, void *file);
+	long (*read)(void *fs, void *file, void *buf, size_t n, uint64_t off);
+	long (*write)(void *fs, void *file, const void *buf, size_t n, uint64_t off);
+	int  (*fstat)(void *fs, void *file, struct libfs_stat *st);
+	int  (*truncate)(void *fs, void *file, uint64_t len);
+	int  (*fsync)(void *fs, void *file);                        /* NULL: sync */
+	/* Directory handles (opened with LIBFS_O_DIR): return the entry after
+	 * position *cookie (0 = start) and advance it; 1 = an entry, 0 = end.
+	 * "." and ".." are not returned: the VFS adds them. */
+	int  (*readdir)(void *fs, void *dir, uint64_t *cookie, struct libfs_dirent *de);
+	/* Choose the file's persistence model (LIBFS_P_*).  NULL: only the
+	 * default is available (-ENOTSUP for the others). */
+	int  (*persist)(void *fs, void *file, int model);
+};
+
+/* The libFS types known to this program, for mounting by name
+ * (libos/libfs_types.c): the built-in ones, plus any registered at run time
+ * (a test's private libFS, say).  libfs_register returns -ENOMEM when the
+ * table is full, -EEXIST for a name already known. */
+const struct libfs_ops *libfs_type(const char *name);
+int libfs_register(const struct libfs_ops *ops);
+/* Option lookup in "k1=v1,k2=v2,flag": copies the value of `key` into
+ * val (at most size-1 bytes) and returns 1, or 0 when absent, or -1 when
+ * the value does not fit.  A bare "flag" has the value "". */
+int libfs_opt(const char *opts, const char *key, char *val, size_t size);
+
+#endif
