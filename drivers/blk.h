@@ -41,7 +41,7 @@
 /* Block-layer errors: negative, distinct, in the range -64 .. -127 (see kernel/uapi/errno.h). */
 #define BLK_E_RANGE     (-64)   /* sector range past the end of the device            */
 #define BLK_E_LEN       (-65)   /* zero length, or length not a multiple of a sector  */
-#define BLK_E_ALIGN     (-66)   /* segment lengths do not add up / bad segment        */
+#define BLK_E_ALIGN     (-66)   /* segments do not add up / bad segment / not on a device block */
 #define BLK_E_QFULL     (-67)   /* the unit's queue holds its maximum of requests     */
 #define BLK_E_UNIT      (-68)   /* no such disk unit                                  */
 #define BLK_E_IO        (-69)   /* the device reported an I/O error                   */
@@ -102,7 +102,18 @@ struct blkdev_ops {
 struct blkdev_info {
 	uint64_t nsectors;      /* capacity */
 	uint32_t max_inflight;  /* how many requests the device itself can hold */
+	uint32_t blksize;       /* the device's logical block in bytes; 0 means 512.
+	                         * Requests must start and end on a block. */
 	const char *name;       /* "virtio-blk", "ramdisk", "model:RZ25", ... */
+};
+
+/* What blk_stat() reports about a unit. */
+struct blk_unit_stat {
+	struct blkdev_info info;
+	uint32_t depth;         /* requests handed to the device at most at once */
+	int      sched;         /* BLK_SCHED_* */
+	uint32_t hiwater;       /* most requests the device has held at once since boot */
+	uint64_t nsubmitted, ncompleted;
 };
 
 /* --- block layer (drivers/blkqueue.c) --- */
@@ -115,6 +126,8 @@ void  blk_complete(struct blkreq *r, int status);   /* drivers call this; a seco
 void  blk_poll(void);                         /* polled completion: reap all units */
 int   blk_nunits(void);
 uint64_t blk_capacity(int unit);
+/* A unit's description, settings and counters; 0 or BLK_E_UNIT. */
+int   blk_stat(int unit, struct blk_unit_stat *st);
 
 /* Per-unit settings, effective at the next dispatch: the depth is clamped to
  * 1 .. min(max_inflight, BLK_MAX_DEPTH); sched is BLK_SCHED_CLOOK or _FIFO. */

@@ -54,6 +54,7 @@ struct unit {
 	uint64_t head;            /* sector just past the last dispatched transfer */
 	uint64_t seq;             /* arrival counter */
 	uint64_t ncompleted;
+	uint32_t hiwater;         /* most requests ever in the device at once */
 
 	/* Guards against recursion: a synchronous device completes inside
 	 * start(), and done() may submit again; the outer dispatch loop then
@@ -103,6 +104,12 @@ static int check_data_request(const struct unit *u, const struct blkreq *r)
 	uint64_t cap = u->info.nsectors;
 	if (r->sector >= cap || r->nsectors > cap - r->sector)
 		return BLK_E_RANGE;
+
+	/* A device with blocks larger than a sector (a virtio disk with a 4 KiB
+	 * logical block) cannot transfer part of one. */
+	uint32_t per_block = u->info.blksize > BLK_SECTOR_SIZE ? u->info.blksize / BLK_SECTOR_SIZE : 1;
+	if (r->sector % per_block != 0 || r->nsectors % per_block != 0)
+		return BLK_E_ALIGN;
 	return 0;
 }
 
@@ -207,6 +214,8 @@ static struct blkreq *take_next(struct unit *u)
 	if (r->op != BLK_FLUSH)
 		u->head = r->sector + r->nsectors;
 	u->inflight[u->ninflight++] = r;
+	if (u->ninflight > u->hiwater)
+		u->hiwater = u->ninflight;
 	return r;
 }
 
@@ -358,7 +367,9 @@ void blk_poll(void)
 int blk_register(const struct blkdev_ops *ops, void *dev, const struct blkdev_info *info)
 {
 	if (ops == NULL || ops->start == NULL || info == NULL ||
-	    info->nsectors == 0 || info->max_inflight == 0)
+	    info->nsectors == 0 || info->max_inflight == 0 ||
+	    (info->blksize != 0 && (info->blksize < BLK_SECTOR_SIZE ||
+	                            (info->blksize & (info->blksize - 1)) != 0)))
 		return BLK_E_INVAL;
 	if (nunits >= BLK_MAX_UNITS)
 		return BLK_E_UNIT;
@@ -432,6 +443,20 @@ uint64_t blk_capacity(int unit)
 {
 	struct unit *u = unit_of(unit);
 	return u != NULL ? u->info.nsectors : 0;
+}
+
+int blk_stat(int unit, struct blk_unit_stat *st)
+{
+	struct unit *u = unit_of(unit);
+	if (u == NULL)
+		return BLK_E_UNIT;
+	st->info = u->info;
+	st->depth = u->depth;
+	st->sched = u->sched;
+	st->hiwater = u->hiwater;
+	st->nsubmitted = u->seq;
+	st->ncompleted = u->ncompleted;
+	return 0;
 }
 
 void blk_reset(void)

@@ -10,7 +10,8 @@ DRV_HEADERS  := $(wildcard drivers/*.h) kernel/uapi/blkexport.h \
                 $(wildcard $(DRV_TEST_DIR)/*.h)
 
 # Each test: its own source plus the driver sources it exercises.
-DRV_TESTS := test_blkqueue test_blkref test_blkexport test_ramdisk test_diskmodel test_clook_sim
+DRV_TESTS := test_blkqueue test_blkref test_blkexport test_ramdisk test_diskmodel test_clook_sim \
+             test_virtqueue test_vblk
 
 $(DRV_HOST_DIR)/test_blkqueue:  drivers/blkqueue.c
 $(DRV_HOST_DIR)/test_blkref:    drivers/blkqueue.c
@@ -18,6 +19,8 @@ $(DRV_HOST_DIR)/test_blkexport: drivers/blkqueue.c drivers/ramdisk.c
 $(DRV_HOST_DIR)/test_ramdisk:   drivers/blkqueue.c drivers/ramdisk.c
 $(DRV_HOST_DIR)/test_diskmodel: drivers/diskmodel.c
 $(DRV_HOST_DIR)/test_clook_sim: drivers/blkqueue.c drivers/ramdisk.c drivers/diskmodel.c drivers/modeldisk.c
+$(DRV_HOST_DIR)/test_virtqueue: drivers/virtqueue.c
+$(DRV_HOST_DIR)/test_vblk:      drivers/blkqueue.c drivers/virtqueue.c drivers/vblk.c
 
 $(addprefix $(DRV_HOST_DIR)/,$(DRV_TESTS)): $(DRV_HOST_DIR)/%: $(DRV_TEST_DIR)/%.c $(DRV_HEADERS)
 	@mkdir -p $(@D)

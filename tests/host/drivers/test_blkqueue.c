@@ -110,8 +110,12 @@ static void test_validation(void)
 	CHECK_EQ(t.ndone, 0);
 
 	/* Registration and settings. */
-	struct blkdev_info bad = { 0, 4, "bad" };
+	struct blkdev_info bad = { .nsectors = 0, .max_inflight = 4, .name = "bad" };
 	CHECK_EQ(blk_register(&fake_ops, &fd, &bad), BLK_E_INVAL);
+	bad = (struct blkdev_info){ .nsectors = 8, .max_inflight = 4, .blksize = 256, .name = "bad" };
+	CHECK_EQ(blk_register(&fake_ops, &fd, &bad), BLK_E_INVAL);      /* block below a sector */
+	bad.blksize = 1536;
+	CHECK_EQ(blk_register(&fake_ops, &fd, &bad), BLK_E_INVAL);      /* not a power of two */
 	struct blkdev_ops noop = { NULL, NULL };
 	CHECK_EQ(blk_register(&noop, &fd, &fd.info), BLK_E_INVAL);
 	for (int i = 1; i < BLK_MAX_UNITS; i++)
@@ -431,6 +435,46 @@ static void test_done_once(void)
 	CHECK_EQ(tr[5].ndone, 1);
 }
 
+/* ---- a device with 4 KiB blocks; counters ------------------------------- */
+
+static void test_blocks_and_stat(void)
+{
+	blk_reset();
+	memset(&fd, 0, sizeof fd);
+	fd.info = (struct blkdev_info){ .nsectors = 800, .max_inflight = 8, .blksize = 4096, .name = "big" };
+	int u = blk_register(&fake_ops, &fd, &fd.info);
+	CHECK_EQ(u, 0);
+	/* Whole 8-sector blocks only: start and length both. */
+	CHECK_EQ(submit(0, u, BLK_READ, 8, 8), 0);
+	CHECK_EQ(submit(1, u, BLK_READ, 8, 4), BLK_E_ALIGN);
+	CHECK_EQ(submit(1, u, BLK_READ, 4, 8), BLK_E_ALIGN);
+	CHECK_EQ(submit(1, u, BLK_WRITE, 792, 8), 0);
+	CHECK_EQ(submit(2, u, BLK_WRITE, 796, 8), BLK_E_RANGE);    /* range comes first */
+	CHECK_EQ(submit(2, u, BLK_FLUSH, 0, 0), 0);
+	CHECK_EQ(fd.nlog, 2);
+
+	/* blk_stat: settings and counters, and the most the device ever held. */
+	struct blk_unit_stat st;
+	CHECK_EQ(blk_stat(u, &st), 0);
+	CHECK_EQ(st.info.blksize, 4096);
+	CHECK_EQ(st.info.nsectors, 800);
+	CHECK_EQ(st.depth, BLK_DEPTH_DEFAULT);
+	CHECK_EQ(st.sched, BLK_SCHED_CLOOK);
+	CHECK_EQ(st.nsubmitted, 3);
+	CHECK_EQ(st.ncompleted, 0);
+	CHECK_EQ(st.hiwater, 2);
+	CHECK_EQ(blk_set_depth(u, 8), 8);
+	for (int i = 3; i < 13; i++)
+		CHECK_EQ(submit(i, u, BLK_READ, (uint64_t)i * 8, 8), 0);
+	while (fd.ndev > 0)
+		fake_complete(&fd, 0, 0);
+	CHECK_EQ(blk_stat(u, &st), 0);
+	CHECK_EQ(st.ncompleted, 13);
+	CHECK_EQ(st.hiwater, 8);
+	CHECK_EQ(fd.maxdev, 8);
+	CHECK_EQ(blk_stat(5, &st), BLK_E_UNIT);
+}
+
 int main(void)
 {
 	test_validation();
@@ -441,6 +485,7 @@ int main(void)
 	test_depth();
 	test_fifo();
 	test_done_once();
+	test_blocks_and_stat();
 	printf("blkqueue: all checks passed\n");
 	return 0;
 }
