@@ -165,7 +165,7 @@ void ed_cache_unhold(struct exodisk *ed, struct ed_entry *e, int32_t cslot)
 bool ed_cache_evictable(const struct ed_entry *e)
 {
 	const uint32_t busy = EF_READING | EF_DIRTY | EF_WRITING | EF_HOME_NEED | EF_HOME_IO |
-	                      EF_DEALLOC | EF_STAGE;
+	                      EF_DEALLOC | EF_STAGE | EF_PIN;
 	return e->kind != 0 && (e->flags & EF_VALID) && !(e->flags & busy) && e->waiters == NULL;
 }
 
@@ -232,7 +232,7 @@ struct ed_entry *ed_cache_alloc(struct exodisk *ed, struct ed_client *c, uint16_
 	e->sector = sector;
 	e->flags = 0;
 	e->holders = 0;
-	e->com_stamp = e->home_stamp = e->embed_stamp = e->embed_pending = 0;
+	e->com_stamp = e->home_stamp = e->embed_stamp = e->inflight_stamp = 0;
 	e->modgen = e->embed_modgen = 0;
 	e->nmaps = 0;
 	e->waiters = NULL;

@@ -140,6 +140,10 @@ int64_t ed_request(struct exodisk *ed, struct ed_client *c, int op, struct ed_ar
  * rolled back), its proxies and maps disappear.  c may be freed afterwards. */
 void ed_client_exit(struct exodisk *ed, struct ed_client *c);
 
+/* Host tests and tools only: forget a mounted unit without writing anything,
+ * as a crash would.  Nothing of that unit may be in flight. */
+void ed_unmount_forget(struct exodisk *ed, int unit);
+
 /* For the kernel's exported pages: the free map of a mounted unit is
  * ed_freemap_npages() pages; ed_freemap_page(i) is the i-th.  They stay
  * valid for the life of the core and change in place. */

@@ -94,6 +94,7 @@ void ed_rl_put(struct exodisk *ed, struct ed_rl *l);
 #define EF_HOME_IO    0x020   /* home write in flight                               */
 #define EF_DEALLOC    0x040   /* deallocated; the write-back will drop the binding  */
 #define EF_STAGE      0x080   /* the header sector's stage buffer is in use         */
+#define EF_PIN        0x100   /* not replaceable for the moment (an op uses it)     */
 
 struct ed_io;
 struct ed_xnmap;
@@ -113,7 +114,7 @@ struct ed_entry {
 	uint64_t embed_stamp;     /* a never-committed header written with data */
 	uint32_t modgen;          /* counts changes to cur */
 	uint32_t embed_modgen;    /* modgen when embed_stamp was drawn */
-	uint64_t embed_pending;   /* stamp of an embedding write in flight */
+	uint64_t inflight_stamp;  /* version carried by the home-sector write in flight */
 	uint32_t nmaps;           /* exonode maps of this block */
 	uint8_t *cur;             /* working copy, plain (capabilities in the clear) */
 	uint8_t *com;             /* the committed image exactly as on disk */
@@ -171,6 +172,10 @@ struct ed_io {
 	struct ed_bounce *bounce;
 	uint64_t rd_start;         /* bounce read: first sector read */
 	uint32_t rd_nsect;
+	/* write-back */
+	uint64_t stamp;            /* the version a PUT commits */
+	uint32_t img_off;          /* sector of its image in the record */
+	uint8_t  logop;            /* ED_LOGOP_* */
 	struct blkreq req;
 };
 
@@ -206,6 +211,7 @@ struct ed_xnmap {
 enum ed_ckstate { CK_IDLE = 0, CK_WAIT, CK_FLUSH1, CK_SNAP, CK_FLUSH2, CK_SUPER };
 
 struct ed_disk {
+	struct exodisk *ed;
 	bool     mounted;
 	bool     closing;          /* shutdown requested: no new operations */
 	bool     closed;
@@ -231,6 +237,9 @@ struct ed_disk {
 	struct blk_seg *logseg;    /* a page of segments */
 	struct blkreq logreq;
 	uint32_t batch_nsect;
+	uint64_t batch_cost;        /* log sectors the record uses, wrap gap included */
+	uint64_t batch_next;        /* log_head after it */
+	uint8_t *tmp;              /* a page: images being encoded, records being parsed */
 	/* home writes still needed or in flight */
 	uint32_t nhome;
 	/* checkpoint */
@@ -246,6 +255,7 @@ struct ed_disk {
 	int32_t  ck_error;
 	/* statistics */
 	uint64_t st_commits, st_records, st_homes, st_ckpts;
+	uint64_t st_replayed, st_redone;   /* at mount: log records applied, homes rewritten */
 };
 
 /* ---- the core ---------------------------------------------------------------------- */
@@ -294,6 +304,8 @@ bool ed_fm_test(const struct ed_pvec *m, uint64_t sector);
 /* Release what only the conservative map holds: fm &= dfm over the range. */
 void ed_fm_release_uncommitted(struct ed_disk *d, uint64_t start, uint64_t count);
 uint64_t ed_fm_count(const struct ed_pvec *m, uint64_t nbits);
+/* The 64-bit word holding `bit` (bit % 64 is its position). */
+uint64_t *ed_fm_word(const struct ed_pvec *m, uint64_t bit);
 
 /* vt.c */
 struct ed_vtrec *ed_vt_find(struct ed_disk *d, uint64_t sector);
@@ -348,6 +360,27 @@ void ed_ckpt_request(struct exodisk *ed, struct ed_disk *d);
 void ed_ckpt_progress(struct exodisk *ed, struct ed_disk *d);
 int  ed_ckpt_sync(struct exodisk *ed, struct ed_disk *d, bool clean);
 int  ed_snap_prepare(struct exodisk *ed, struct ed_disk *d, struct ed_super *sb);
+
+/* mount.c: looking at a disk without mounting it (the checker) */
+struct ed_logview {
+	struct ed_pvec pages;      /* the whole log region, read at once */
+	uint64_t len;              /* sectors */
+	uint64_t nrec;             /* valid records from the checkpoint on */
+};
+struct ed_logrec_iter {
+	uint64_t pos, seq, left;
+	uint8_t  chain[16];
+	uint32_t nimg;
+	struct ed_logimg img[ED_LOG_MAX_IMG];
+	uint64_t img_sector[ED_LOG_MAX_IMG];   /* offsets in the log region */
+};
+int  ed_disk_inspect(struct exodisk *ed, int unit, struct ed_disk **out, struct ed_logview *lv);
+void ed_disk_release(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv);
+void ed_log_iter_begin(struct ed_disk *d, const struct ed_logview *lv, struct ed_logrec_iter *it);
+bool ed_log_iter_next(struct exodisk *ed, struct ed_disk *d, const struct ed_logview *lv,
+                      struct ed_logrec_iter *it);
+int  ed_log_image(struct exodisk *ed, struct ed_disk *d, const struct ed_logview *lv,
+                  uint64_t home, uint64_t stamp, uint8_t *out);
 
 /* objects.c */
 struct ed_obj {

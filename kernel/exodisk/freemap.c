@@ -14,7 +14,7 @@
 
 #define BITS_PER_PAGE (ED_PAGE * 8u)
 
-static inline uint64_t *word(const struct ed_pvec *m, uint64_t bit)
+uint64_t *ed_fm_word(const struct ed_pvec *m, uint64_t bit)
 {
 	uint64_t *page = ed_pvec_page(m, (uint32_t)(bit / BITS_PER_PAGE));
 	return &page[(bit % BITS_PER_PAGE) / 64];
@@ -32,14 +32,14 @@ static inline uint64_t span_mask(uint64_t start, uint64_t count, uint64_t *n)
 
 bool ed_fm_test(const struct ed_pvec *m, uint64_t sector)
 {
-	return (*word(m, sector) >> (sector % 64)) & 1;
+	return (*ed_fm_word(m, sector) >> (sector % 64)) & 1;
 }
 
 bool ed_fm_any(const struct ed_pvec *m, uint64_t start, uint64_t count)
 {
 	while (count > 0) {
 		uint64_t n, mask = span_mask(start, count, &n);
-		if (*word(m, start) & mask)
+		if (*ed_fm_word(m, start) & mask)
 			return true;
 		start += n;
 		count -= n;
@@ -51,7 +51,7 @@ bool ed_fm_all(const struct ed_pvec *m, uint64_t start, uint64_t count)
 {
 	while (count > 0) {
 		uint64_t n, mask = span_mask(start, count, &n);
-		if ((*word(m, start) & mask) != mask)
+		if ((*ed_fm_word(m, start) & mask) != mask)
 			return false;
 		start += n;
 		count -= n;
@@ -63,7 +63,7 @@ void ed_fm_set(struct ed_pvec *m, uint64_t start, uint64_t count)
 {
 	while (count > 0) {
 		uint64_t n, mask = span_mask(start, count, &n);
-		*word(m, start) |= mask;
+		*ed_fm_word(m, start) |= mask;
 		start += n;
 		count -= n;
 	}
@@ -73,7 +73,7 @@ void ed_fm_clear(struct ed_pvec *m, uint64_t start, uint64_t count)
 {
 	while (count > 0) {
 		uint64_t n, mask = span_mask(start, count, &n);
-		*word(m, start) &= ~mask;
+		*ed_fm_word(m, start) &= ~mask;
 		start += n;
 		count -= n;
 	}
@@ -83,8 +83,8 @@ void ed_fm_release_uncommitted(struct ed_disk *d, uint64_t start, uint64_t count
 {
 	while (count > 0) {
 		uint64_t n, mask = span_mask(start, count, &n);
-		uint64_t *f = word(&d->fm, start);
-		*f &= ~mask | *word(&d->dfm, start);
+		uint64_t *f = ed_fm_word(&d->fm, start);
+		*f &= ~mask | *ed_fm_word(&d->dfm, start);
 		start += n;
 		count -= n;
 	}
@@ -94,7 +94,7 @@ uint64_t ed_fm_count(const struct ed_pvec *m, uint64_t nbits)
 {
 	uint64_t total = 0;
 	for (uint64_t b = 0; b < nbits; b += 64) {
-		uint64_t w = *word(m, b);
+		uint64_t w = *ed_fm_word(m, b);
 		if (nbits - b < 64)
 			w &= (1ull << (nbits - b)) - 1;
 		total += (uint64_t)__builtin_popcountll(w);

@@ -151,7 +151,8 @@ struct ed_loghdr {
 	uint32_t img_sect;
 	uint64_t seq;           /* consecutive */
 	uint64_t pos;           /* this record's offset in the log region */
-	uint64_t next;          /* the next record's offset */
+	uint64_t next;          /* pos + length: the next record starts here, or at
+	                         * offset 0 if it did not fit before the end */
 	uint32_t nalloc;        /* ranges that became allocated */
 	uint32_t nfree;         /* ranges that became free */
 	uint8_t  prev[16];      /* the previous record's tag: the records form a chain */

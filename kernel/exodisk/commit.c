@@ -1,0 +1,330 @@
+/*
+ * commit.c - write-back through the commit log.
+ *
+ * Writing back a header or exonode block means making its new version
+ * durable and the only acceptable one, atomically with the free-map change
+ * it implies.  Writing the block in place cannot do that: a crash could
+ * leave the new block on disk with nothing recording that it is now the
+ * current version (so it would be rejected, and the old one is gone), or a
+ * recorded version with the old block still there.  So a write-back appends
+ * one log record holding the block's new image, its new version stamp, and
+ * the sector ranges it allocates and frees; the record is written with FUA
+ * and is the commit point.  The block is written to its home afterwards
+ * (home.c), off the application's critical path, and checkpoints (ckpt.c)
+ * empty the log.
+ *
+ * Write-backs that arrive while a record is being written wait and go out
+ * together in the next one (group commit), so many applications writing
+ * back at once cost one log write, not many.
+ *
+ * Freed sectors are released in the free map only when the record that
+ * frees them is durable (thesis section 2.2): until then a crash could
+ * bring back the old version still referring to them.
+ */
+#include "kernel/exodisk/edcore.h"
+#include "kernel/exodisk/xnode.h"
+
+#define LOG_HDR_MAX_BYTES (ED_LOG_MAX_HDR_SECT * ED_SECTOR)
+
+static void log_done(struct blkreq *r);
+
+void ed_commit_queue(struct exodisk *ed, struct ed_disk *d, struct ed_io *io)
+{
+	io->next = NULL;
+	if (d->commitq_tail != NULL)
+		d->commitq_tail->next = io;
+	else
+		d->commitq = io;
+	d->commitq_tail = io;
+	ed_commit_kick(ed, d);
+}
+
+static uint64_t choose_stamp(struct exodisk *ed, struct ed_disk *d, struct ed_entry *e)
+{
+	/* A header that was never committed may already be at home, written
+	 * together with data (dataio.c); if it has not changed since, commit
+	 * that very version so the home needs no second write. */
+	if (e->kind == ED_KIND_EXTENT && e->com_stamp == 0 && e->embed_stamp != 0 &&
+	    e->embed_modgen == e->modgen)
+		return e->embed_stamp;
+	return ed_new_stamp(d, &ed->keys);
+}
+
+/* Copy n sectors from src into the record's image pages at sector offset off. */
+static void img_put(struct ed_disk *d, uint32_t off, const uint8_t *src, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++, off++) {
+		uint8_t *page = ed_pvec_page(&d->logimg, off / ED_SECT_PER_PAGE);
+		ed_memcpy(page + (off % ED_SECT_PER_PAGE) * ED_SECTOR, src + i * ED_SECTOR, ED_SECTOR);
+	}
+}
+
+static void img_get(struct ed_disk *d, uint32_t off, uint8_t *dst, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++, off++) {
+		uint8_t *page = ed_pvec_page(&d->logimg, off / ED_SECT_PER_PAGE);
+		ed_memcpy(dst + i * ED_SECTOR, page + (off % ED_SECT_PER_PAGE) * ED_SECTOR, ED_SECTOR);
+	}
+}
+
+/* Encode e's working copy into d->tmp as version `stamp`. */
+static void encode_entry(struct exodisk *ed, struct ed_disk *d, struct ed_entry *e, uint64_t stamp)
+{
+	if (e->kind == ED_KIND_EXTENT) {
+		ed_memset(d->tmp, 0, ED_SECTOR);
+		ed_ext_encode(&ed->keys, d->sb.uuid, e->sector, ed_ext(e), stamp,
+		              (struct ed_exthdr *)d->tmp);
+	} else {
+		ed_xnblk_encode(&ed->keys, d->sb.uuid, e->sector, e->cur, stamp, d->tmp);
+	}
+}
+
+static void fail_io(struct exodisk *ed, struct ed_io *io, int err)
+{
+	io->ent->flags &= ~EF_WRITING;
+	ed_io_finish(ed, io, err);
+}
+
+void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
+{
+	if (d->log_busy || d->ck != CK_IDLE || d->commitq == NULL)
+		return;
+	if (d->ck_wanted && !d->closing) {
+		ed_ckpt_progress(ed, d);
+		return;
+	}
+
+	struct ed_logimg imgs[ED_LOG_MAX_IMG];
+	struct ed_rl *allocs = ed_rl_get(ed), *frees = ed_rl_get(ed);
+	struct ed_rl *cur = ed_rl_get(ed), *com = ed_rl_get(ed);
+	struct ed_rl *a = ed_rl_get(ed), *f = ed_rl_get(ed);
+	uint32_t nimg = 0, img_sect = 0, new_bindings = 0;
+	struct ed_io **pp = &d->commitq, *last = NULL;
+	struct ed_io *batch = NULL, **btail = &batch;
+	bool need_ckpt = false;
+	uint64_t pos = 0, cost = 0;
+	uint32_t hdr_sect = 1;
+
+	while (*pp != NULL && nimg < ED_LOG_MAX_IMG) {
+		struct ed_io *io = *pp;
+		struct ed_entry *e = io->ent;
+		if (e->flags & EF_HOME_IO) {
+			/* Its committed image is being written home from com; wait. */
+			last = io;
+			pp = &io->next;
+			continue;
+		}
+		bool drop = (e->flags & EF_DEALLOC) != 0;
+		if (!drop && e->com_stamp == 0 && d->vt_count + new_bindings >= d->vt_max) {
+			*pp = io->next;
+			if (*pp == NULL)
+				d->commitq_tail = last;
+			fail_io(ed, io, ED_E_BINDFULL);
+			continue;
+		}
+		ed_refs(e, e->cur, drop, cur);
+		if (e->com_stamp != 0)
+			ed_refs(e, e->com, false, com);
+		else
+			com->n = 0;
+		ed_rl_diff(cur, com, a);
+		ed_rl_diff(com, cur, f);
+		uint32_t nrange = allocs->n + frees->n + a->n + f->n;
+		uint32_t hbytes = sizeof(struct ed_loghdr) + (nimg + 1) * sizeof(struct ed_logimg) +
+		                  nrange * sizeof(struct ed_logrange) + ED_TAG_BYTES;
+		if (hbytes > LOG_HDR_MAX_BYTES || allocs->n + a->n > allocs->cap ||
+		    frees->n + f->n > frees->cap)
+			break;
+		uint32_t isect = drop ? 0 : e->nsect;
+		uint32_t hs = (hbytes + ED_SECTOR - 1) / ED_SECTOR;
+		uint64_t total = hs + img_sect + isect;
+		uint64_t p = d->log_head, c = total;
+		if (p + total > d->sb.log_len) {
+			c += d->sb.log_len - p;
+			p = 0;
+		}
+		if (c > d->sb.log_len - d->log_used) {
+			need_ckpt = true;
+			break;
+		}
+		/* Accept it into the record. */
+		*pp = io->next;
+		if (*pp == NULL)
+			d->commitq_tail = last;
+		io->next = NULL;
+		*btail = io;
+		btail = &io->next;
+		for (uint32_t i = 0; i < a->n; i++)
+			ed_rl_add(allocs, a->r[i].start, a->r[i].nsectors);
+		for (uint32_t i = 0; i < f->n; i++)
+			ed_rl_add(frees, f->r[i].start, f->r[i].nsectors);
+		struct ed_logimg *im = &imgs[nimg++];
+		ed_memset(im, 0, sizeof(*im));
+		im->home = e->sector;
+		im->kind = e->kind;
+		im->nsect = e->nsect;
+		io->logop = drop ? ED_LOGOP_DROP : ED_LOGOP_PUT;
+		im->op = io->logop;
+		if (!drop) {
+			if (e->com_stamp == 0)
+				new_bindings++;
+			io->stamp = choose_stamp(ed, d, e);
+			im->stamp = io->stamp;
+			io->img_off = img_sect;
+			encode_entry(ed, d, e, io->stamp);
+			img_put(d, img_sect, d->tmp, isect);
+			img_sect += isect;
+		}
+		hdr_sect = hs;
+		pos = p;
+		cost = c;
+	}
+	ed_rl_put(ed, f);
+	ed_rl_put(ed, a);
+	ed_rl_put(ed, com);
+	ed_rl_put(ed, cur);
+
+	if (batch == NULL) {
+		ed_rl_put(ed, frees);
+		ed_rl_put(ed, allocs);
+		if (need_ckpt)
+			ed_ckpt_request(ed, d);
+		return;
+	}
+
+	/* The record header: fixed part, image list, ranges, tag. */
+	uint8_t *hdr = d->loghdr;
+	ed_memset(hdr, 0, ED_PAGE);
+	struct ed_loghdr *h = (struct ed_loghdr *)hdr;
+	h->magic = ED_LOG_MAGIC;
+	h->fmt = ED_FMT;
+	h->hdr_sect = (uint16_t)hdr_sect;
+	h->nimg = nimg;
+	h->img_sect = img_sect;
+	h->seq = d->log_seq;
+	h->pos = pos;
+	h->next = pos + hdr_sect + img_sect;
+	h->nalloc = allocs->n;
+	h->nfree = frees->n;
+	ed_memcpy(h->prev, d->log_chain, 16);
+	uint8_t *p = hdr + sizeof(*h);
+	ed_memcpy(p, imgs, nimg * sizeof(struct ed_logimg));
+	p += nimg * sizeof(struct ed_logimg);
+	ed_memcpy(p, allocs->r, allocs->n * sizeof(struct ed_range));
+	p += allocs->n * sizeof(struct ed_range);
+	ed_memcpy(p, frees->r, frees->n * sizeof(struct ed_range));
+	ed_rl_put(ed, frees);
+	ed_rl_put(ed, allocs);
+	ed_log_seal(&ed->keys, d->sb.uuid, d->sb.log_start + pos, hdr);
+
+	/* One FUA write: header sectors, then the image pages. */
+	uint32_t nseg = 0;
+	d->logseg[nseg++] = (struct blk_seg){ (uint64_t)(uintptr_t)hdr, hdr_sect * ED_SECTOR };
+	for (uint32_t s = 0; s < img_sect; s += ED_SECT_PER_PAGE) {
+		uint32_t n = ED_MIN(ED_SECT_PER_PAGE, img_sect - s);
+		d->logseg[nseg++] = (struct blk_seg){
+			(uint64_t)(uintptr_t)ed_pvec_page(&d->logimg, s / ED_SECT_PER_PAGE), n * ED_SECTOR };
+	}
+	d->batch = batch;
+	d->batch_nsect = hdr_sect + img_sect;
+	d->batch_cost = cost;
+	d->batch_next = pos + hdr_sect + img_sect;
+	struct blkreq *r = &d->logreq;
+	ed_memset(r, 0, sizeof(*r));
+	r->op = BLK_WRITE;
+	r->flags = BLK_F_FUA;
+	r->unit = d->unit;
+	r->sector = d->sb.log_start + pos;
+	r->nsectors = d->batch_nsect;
+	r->seg = d->logseg;
+	r->nseg = (uint16_t)nseg;
+	r->done = log_done;
+	r->priv = d;
+	d->log_busy = true;
+	int err = blk_submit(r);
+	if (err != 0) {
+		r->status = err;
+		log_done(r);
+	}
+}
+
+/* The record is durable: make each block's new version the current one. */
+static void apply(struct exodisk *ed, struct ed_disk *d, struct ed_io *io)
+{
+	struct ed_entry *e = io->ent;
+	if (io->logop == ED_LOGOP_DROP) {
+		ed_vt_remove(d, e->sector);
+		e->flags &= ~(EF_WRITING | EF_DIRTY | EF_DEALLOC);
+		if (e->flags & EF_HOME_NEED) {
+			e->flags &= ~EF_HOME_NEED;
+			d->nhome--;
+		}
+		if (e->nmaps > 0)
+			ed_map_sync(ed, e, ED_XNMAP_GONE);
+		ed_cache_evict(ed, e);
+		return;
+	}
+	(void)ed_vt_put(d, e->sector, io->stamp, e->kind, e->nsect);   /* room was checked */
+	img_get(d, io->img_off, e->com, e->kind == ED_KIND_EXTENT ? 1 : e->nsect);
+	e->com_stamp = io->stamp;
+	e->flags &= ~(EF_WRITING | EF_DIRTY);
+	if (e->kind == ED_KIND_XNBLK) {
+		/* Deallocated slots are free now that their release is durable. */
+		struct ed_xnblk *b = (struct ed_xnblk *)e->cur;
+		uint32_t n = ed_xn_nslots(b->nsect, b->slot_bytes);
+		for (uint32_t i = 0; i < n; i++) {
+			struct ed_xnhdr *x = ed_xn_slot(e->cur, i);
+			if (x->state == ED_SLOT_DEAD)
+				ed_memset(x, 0, b->slot_bytes);
+		}
+	}
+	if (e->nmaps > 0)
+		ed_map_sync(ed, e, ED_XNMAP_LIVE);
+	if (e->home_stamp != e->com_stamp)
+		ed_home_need(ed, d, e);
+}
+
+static void log_done(struct blkreq *r)
+{
+	struct ed_disk *d = r->priv;
+	struct exodisk *ed = d->batch->ed;
+	ed_lock(ed);
+	struct ed_io *batch = d->batch;
+	d->batch = NULL;
+	d->log_busy = false;
+	int status = r->status;
+	if (status == 0) {
+		struct ed_loghdr *h = (struct ed_loghdr *)d->loghdr;
+		/* Free-map changes first: every block of the record becomes current
+		 * together. */
+		struct ed_logrange *rg = (struct ed_logrange *)
+			(d->loghdr + sizeof(*h) + h->nimg * sizeof(struct ed_logimg));
+		for (uint32_t i = 0; i < h->nalloc; i++)
+			ed_fm_set(&d->dfm, rg[i].start, rg[i].count);
+		for (uint32_t i = h->nalloc; i < h->nalloc + h->nfree; i++) {
+			ed_fm_clear(&d->dfm, rg[i].start, rg[i].count);
+			ed_fm_clear(&d->fm, rg[i].start, rg[i].count);
+		}
+		ed_memcpy(d->log_chain, ed_log_tag(d->loghdr), 16);
+		d->log_seq++;
+		d->log_head = d->batch_next;
+		d->log_used += d->batch_cost;
+		d->st_records++;
+		if (d->log_used * 2 > d->sb.log_len)
+			d->ck_wanted = true;
+	}
+	while (batch != NULL) {
+		struct ed_io *io = batch;
+		batch = io->next;
+		if (status == 0) {
+			apply(ed, d, io);
+			d->st_commits++;
+			ed_io_finish(ed, io, 0);
+		} else {
+			fail_io(ed, io, status);
+		}
+	}
+	ed_commit_kick(ed, d);
+	ed_ckpt_progress(ed, d);
+	ed_unlock(ed);
+}

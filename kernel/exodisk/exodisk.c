@@ -1,0 +1,400 @@
+/*
+ * exodisk.c - the core's front door: creating it, registering clients and
+ * cleaning up after them, and dispatching each exodisk_request to the file
+ * that implements the operation.  The small operations that only look at
+ * the cache or the unit (ED_OP_POLL, IN_CACHE, MARK_REPLACEMENT,
+ * GET_FREE_MAP, SHUTDOWN) live here too.
+ */
+#include "kernel/exodisk/edcore.h"
+#include "kernel/exodisk/xnode.h"
+#include "kernel/uapi/layout.h"
+
+void ed_lock(struct exodisk *ed)
+{
+	if (ed->env.lock != NULL)
+		ed->env.lock(ed->env.ctx);
+}
+
+void ed_unlock(struct exodisk *ed)
+{
+	if (ed->env.unlock != NULL)
+		ed->env.unlock(ed->env.ctx);
+}
+
+struct ed_disk *ed_disk_get(struct exodisk *ed, uint32_t unit, int *err)
+{
+	struct ed_disk *d = unit < BLK_MAX_UNITS ? ed->disk[unit] : NULL;
+	if (d == NULL || !d->mounted) {
+		*err = ED_E_UNIT;
+		return NULL;
+	}
+	if (d->closing || d->closed) {
+		*err = ED_E_SHUTDOWN;
+		return NULL;
+	}
+	return d;
+}
+
+bool ed_range_ok(const struct ed_disk *d, uint64_t start, uint64_t count)
+{
+	return count > 0 && start >= d->data_start && start < d->nsectors &&
+	       count <= d->nsectors - start;
+}
+
+uint64_t ed_new_stamp(struct ed_disk *d, const struct ed_keys *k)
+{
+	return ed_stamp(k, d->nonce, ++d->nstamps);
+}
+
+/* ---- creation ------------------------------------------------------------------- */
+
+static bool is_prime(uint32_t n)
+{
+	if (n < 2)
+		return false;
+	for (uint32_t i = 2; i * i <= n; i++)
+		if (n % i == 0)
+			return false;
+	return true;
+}
+
+static int configure(struct ed_config *c)
+{
+	if (c->cache_entries == 0)
+		c->cache_entries = 281;
+	if (c->nio == 0)
+		c->nio = 128;
+	if (c->bounce_bytes == 0)
+		c->bounce_bytes = 128 * 1024;
+	if (c->nbounce == 0)
+		c->nbounce = 2;
+	if (c->nproxy == 0)
+		c->nproxy = 64;
+	if (c->nmaps == 0)
+		c->nmaps = 256;
+	if (c->client_quota == 0)
+		c->client_quota = c->cache_entries / 4 * 3;
+	if (!is_prime(c->cache_entries) || c->cache_entries > 65521 || c->nio < 4 ||
+	    c->nio > 4096 || c->bounce_bytes % ED_PAGE != 0 || c->bounce_bytes > ED_IO_MAX ||
+	    c->nbounce > ED_PAGE / sizeof(struct ed_bounce) || c->nproxy > 0xffff ||
+	    c->nmaps > 4096 || c->client_quota == 0)
+		return ED_E_ARG;
+	return 0;
+}
+
+struct exodisk *ed_create(const struct ed_env *env, const struct ed_config *cfg,
+                          const uint8_t key[16], int *err)
+{
+	_Static_assert(sizeof(struct exodisk) <= ED_PAGE, "the core's state fits a page");
+	struct ed_config c;
+	if (cfg != NULL)
+		c = *cfg;
+	else
+		ed_memset(&c, 0, sizeof(c));
+	if ((*err = configure(&c)) != 0)
+		return NULL;
+	struct exodisk *ed = env->page_alloc(env->ctx);
+	if (ed == NULL) {
+		*err = ED_E_NOMEM;
+		return NULL;
+	}
+	ed->env = *env;
+	ed->cfg = c;
+	ed_keys_derive(&ed->keys, key);
+	int e = ed_cache_init(ed);
+	if (e == 0)
+		e = ed_pvec_alloc(env, &ed->ios, ed_pvec_pages_for(c.nio, sizeof(struct ed_io)));
+	if (e == 0)
+		e = ed_pvec_alloc(env, &ed->proxies, ed_pvec_pages_for(c.nproxy, sizeof(struct ed_proxy)));
+	if (e == 0)
+		e = ed_pvec_alloc(env, &ed->maps, ed_pvec_pages_for(c.nmaps, sizeof(struct ed_xnmap)));
+	if (e == 0)
+		e = ed_pvec_alloc(env, &ed->scratch, ED_NSCRATCH);
+	if (e == 0 && (ed->bounce = env->page_alloc(env->ctx)) == NULL)
+		e = ED_E_NOMEM;
+	for (uint32_t i = 0; e == 0 && i < c.nbounce; i++) {
+		struct ed_bounce *b = &ed->bounce[i];
+		b->npages = c.bounce_bytes / ED_PAGE;
+		e = ed_pvec_alloc(env, &b->pages, b->npages);
+		if (e == 0 && (b->seg = env->page_alloc(env->ctx)) == NULL)
+			e = ED_E_NOMEM;
+	}
+	if (e != 0) {
+		ed_destroy(ed);
+		*err = e;
+		return NULL;
+	}
+	ed->io_free = -1;
+	for (uint32_t i = c.nio; i-- > 0; ) {
+		struct ed_io *io = ed_io_at(ed, i);
+		io->idx = i;
+		io->type = IO_FREE;
+		io->next = ed->io_free >= 0 ? ed_io_at(ed, (uint32_t)ed->io_free) : NULL;
+		ed->io_free = (int32_t)i;
+	}
+	return ed;
+}
+
+void ed_destroy(struct exodisk *ed)
+{
+	const struct ed_env *env = &ed->env;
+	for (int u = 0; u < BLK_MAX_UNITS; u++)
+		ed_unmount_forget(ed, u);
+	if (ed->maps.dir != NULL)
+		for (uint32_t i = 0; i < ed->cfg.nmaps; i++) {
+			struct ed_xnmap *m = ed_pvec_elem(&ed->maps, sizeof(*m), i);
+			if (m->used)
+				env->page_free(env->ctx, m->page);
+		}
+	if (ed->bounce != NULL) {
+		for (uint32_t i = 0; i < ed->cfg.nbounce; i++) {
+			ed_pvec_free(env, &ed->bounce[i].pages);
+			if (ed->bounce[i].seg != NULL)
+				env->page_free(env->ctx, ed->bounce[i].seg);
+		}
+		env->page_free(env->ctx, ed->bounce);
+	}
+	ed_cache_free(ed);
+	ed_pvec_free(env, &ed->ios);
+	ed_pvec_free(env, &ed->proxies);
+	ed_pvec_free(env, &ed->maps);
+	ed_pvec_free(env, &ed->scratch);
+	env->page_free(env->ctx, ed);
+}
+
+/* ---- clients -------------------------------------------------------------------- */
+
+static int client_register(struct exodisk *ed, struct ed_client *c)
+{
+	if (c->registered)
+		return 0;
+	for (int32_t s = 0; s < ED_MAX_CLIENTS; s++) {
+		if (ed->clients[s] == NULL) {
+			ed->clients[s] = c;
+			c->slot = s;
+			c->registered = true;
+			c->pending = c->nheld = c->nmaps = 0;
+			return 0;
+		}
+	}
+	return ED_E_NOCLIENT;
+}
+
+void ed_client_exit(struct exodisk *ed, struct ed_client *c)
+{
+	ed_lock(ed);
+	if (!c->registered) {
+		ed_unlock(ed);
+		return;
+	}
+	/* Operations in flight finish into pinned memory, unseen. */
+	for (uint32_t i = 0; i < ed->cfg.nio; i++) {
+		struct ed_io *io = ed_io_at(ed, i);
+		if (io->type != IO_FREE && io->client == c)
+			io->client = NULL;
+	}
+	ed_map_drop_client(ed, c);
+	ed_proxy_drop_client(ed, c->slot);
+	/* Let go of its cache entries.  Uncommitted changes that nobody else
+	 * holds are undone: the exiting process chose not to write them back.
+	 * Entries with I/O in flight are undone when it completes (dataio.c). */
+	for (uint32_t i = 0; i < ed->cfg.cache_entries; i++) {
+		struct ed_entry *e = ed_cache_ent(ed, i);
+		if (e->kind == 0 || !(e->holders & (1ull << c->slot)))
+			continue;
+		ed_cache_unhold(ed, e, c->slot);
+		const uint32_t busy = EF_WRITING | EF_READING | EF_STAGE | EF_HOME_IO;
+		if (e->holders == 0 && (e->flags & EF_DIRTY) && !(e->flags & busy)) {
+			if (e->com_stamp != 0)
+				ed_ent_revert(ed, e);
+			else
+				ed_ent_discard(ed, e);
+		}
+	}
+	ed->clients[c->slot] = NULL;
+	c->registered = false;
+	c->slot = -1;
+	ed_unlock(ed);
+}
+
+/* ---- the small operations ---------------------------------------------------------- */
+
+static int64_t in_cache(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
+{
+	int err;
+	if (a->prot == NULL)
+		return ED_E_ARG;
+	if (ed_disk_get(ed, a->prot->unit, &err) == NULL)
+		return err;
+	struct ed_entry *e = ed_cache_lookup(ed, a->prot->unit, a->prot->blkno);
+	if (e == NULL)
+		return 0;
+	int64_t m = ED_IC_CACHED;
+	if (e->flags & EF_DIRTY)
+		m |= ED_IC_DIRTY;
+	if (e->flags & (EF_READING | EF_WRITING))
+		m |= ED_IC_BUSY;
+	if (e->holders & (1ull << c->slot))
+		m |= ED_IC_HELD;
+	if (e->com_stamp != 0)
+		m |= ED_IC_COMMITTED;
+	if (e->kind == ED_KIND_XNBLK)
+		m |= ED_IC_EXONODE;
+	return m;
+}
+
+/* A client may mark for replacement an entry it holds (giving up its own
+ * hold), or any entry whose write capability it presents (which drops every
+ * hold).  Dirty entries are still never replaced until written back. */
+static int64_t mark_replacement(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
+{
+	int err;
+	const struct ed_protector *prot = a->prot;
+	if (prot == NULL)
+		return ED_E_ARG;
+	if (prot->kind == ED_PK_PROXY)
+		return ED_E_PROXY;
+	if (ed_disk_get(ed, prot->unit, &err) == NULL)
+		return err;
+	struct ed_entry *e = ed_cache_lookup(ed, prot->unit, prot->blkno);
+	if (e == NULL)
+		return ED_E_NOTCACHED;
+	bool cap = false;
+	if (e->flags & EF_VALID) {
+		if (e->kind == ED_KIND_EXTENT) {
+			cap = ed_cap_equal(&prot->wc, &ed_ext(e)->wc);
+		} else {
+			struct ed_xnblk *b = (struct ed_xnblk *)e->cur;
+			cap = prot->xn_num < ed_xn_nslots(b->nsect, b->slot_bytes) &&
+			      ed_xn_slot(e->cur, prot->xn_num)->state == ED_SLOT_LIVE &&
+			      ed_xn_access(ed, e, prot->xn_num, &prot->wc, true) == 0;
+		}
+	}
+	if (cap) {
+		for (int32_t s = 0; s < ED_MAX_CLIENTS; s++)
+			ed_cache_unhold(ed, e, s);
+	} else if (e->holders & (1ull << c->slot)) {
+		ed_cache_unhold(ed, e, c->slot);
+	} else {
+		return ED_E_CAP;
+	}
+	if (e->holders == 0)
+		ed_cache_mark(ed, e);
+	return 0;
+}
+
+static int64_t get_free_map(struct exodisk *ed, struct ed_args *a)
+{
+	int err;
+	if (a->prot == NULL || a->stuff == NULL)
+		return ED_E_ARG;
+	struct ed_disk *d = ed_disk_get(ed, a->prot->unit, &err);
+	if (d == NULL)
+		return err;
+	a->stuff->one = d->nsectors;
+	a->stuff->two = (uint64_t)d->fm_pages * ED_PAGE;
+	a->stuff->three = UFREEMAP(a->prot->unit);
+	return 0;
+}
+
+static int64_t shutdown(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
+{
+	int err;
+	if (a->prot == NULL)
+		return ED_E_ARG;
+	struct ed_disk *d = ed_disk_get(ed, a->prot->unit, &err);
+	if (d == NULL)
+		return err;
+	struct ed_io *io = ed_io_alloc(ed, c, IO_SHUTDOWN, &err);
+	if (io == NULL)
+		return err;
+	ed_io_start(ed, io, a);
+	io->next = d->ck_waiters;
+	d->ck_waiters = io;
+	d->closing = true;
+	d->ck_clean = true;
+	ed_ckpt_request(ed, d);
+	return 0;
+}
+
+/* ---- dispatch -------------------------------------------------------------------- */
+
+int64_t ed_request(struct exodisk *ed, struct ed_client *c, int op, struct ed_args *a)
+{
+	ed_lock(ed);
+	a->pin_taken = false;
+	int64_t r = client_register(ed, c);
+	if (r == 0) {
+		switch (op) {
+		case ED_OP_IO:
+			r = ed_op_io(ed, c, a);
+			break;
+		case ED_OP_EXTENT_ALLOCATE:
+		case ED_OP_EXTENT_DEALLOCATE:
+		case ED_OP_EXTENT_GROW:
+		case ED_OP_EXTENT_SHRINK:
+			r = ed_op_extent(ed, c, op, a);
+			break;
+		case ED_OP_EXTENT_READ:
+			r = ed_op_readin(ed, c, a, ED_KIND_EXTENT);
+			break;
+		case ED_OP_EXTENT_WRITE:
+			r = ed_op_writeback(ed, c, a, ED_KIND_EXTENT);
+			break;
+		case ED_OP_EXONODE_READ:
+			r = ed_op_readin(ed, c, a, ED_KIND_XNBLK);
+			break;
+		case ED_OP_EXONODE_WRITE:
+			r = ed_op_writeback(ed, c, a, ED_KIND_XNBLK);
+			break;
+		case ED_OP_EXONODE_ALLOCATE:
+		case ED_OP_EXONODE_DEALLOCATE:
+		case ED_OP_EXONODE_ADD_EXTENT:
+		case ED_OP_EXONODE_ADD_EXONODE:
+		case ED_OP_EXONODE_ADD_DATA:
+		case ED_OP_EXONODE_READ_DATA:
+		case ED_OP_EXONODE_REMOVE_ENTRY:
+		case ED_OP_EXONODE_COMBINE:
+		case ED_OP_EXONODE_SPLIT:
+		case ED_OP_EXONODE_MAP:
+		case ED_OP_EXONODE_PROXY:
+		case ED_OP_EXONODE_CAP_DISCOVER:
+			r = ed_op_exonode(ed, c, op, a);
+			break;
+		case ED_OP_MARK_REPLACEMENT:
+			r = mark_replacement(ed, c, a);
+			break;
+		case ED_OP_POLL:
+			r = c->pending;
+			break;
+		case ED_OP_IN_CACHE:
+			r = in_cache(ed, c, a);
+			break;
+		case ED_OP_GET_FREE_MAP:
+			r = get_free_map(ed, a);
+			break;
+		case ED_OP_SHUTDOWN:
+			r = shutdown(ed, c, a);
+			break;
+		default:
+			r = ED_E_OP;
+			break;
+		}
+	}
+	ed_unlock(ed);
+	return r;
+}
+
+uint32_t ed_freemap_npages(struct exodisk *ed, int unit)
+{
+	if (unit < 0 || unit >= BLK_MAX_UNITS || ed->disk[unit] == NULL)
+		return 0;
+	return ed->disk[unit]->fm_pages;
+}
+
+void *ed_freemap_page(struct exodisk *ed, int unit, uint32_t i)
+{
+	if (i >= ed_freemap_npages(ed, unit))
+		return NULL;
+	return ed_pvec_page(&ed->disk[unit]->fm, i);
+}

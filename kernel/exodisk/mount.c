@@ -1,0 +1,547 @@
+/*
+ * mount.c - formatting a disk, and mounting one: recovery.
+ *
+ * Recovery never scans the disk.  A mount reads the newest valid
+ * superblock, the snapshot it names (the durable free map and the binding
+ * table, whose size is proportional to the disk's size / 32768 and to the
+ * number of bindings, both read sequentially), then replays the commit log
+ * from the position the superblock gives.  Each record is accepted only if
+ * its MAC verifies, it carries the next sequence number and the previous
+ * record's tag, and every image in it verifies; the first record that fails
+ * ends the log (it is the one a crash interrupted).  Replaying a record
+ * re-applies its binding and free-map changes.  Then every block the log
+ * says is current is compared with its home copy and rewritten if the home
+ * is behind, the disk is flushed, and a checkpoint makes the log empty.
+ * The cost is the snapshot plus the live log - at most half the log
+ * region - and no more: docs/exodisk.md reports measurements.
+ */
+#include "kernel/exodisk/edcore.h"
+
+static void disk_free(struct exodisk *ed, struct ed_disk *d)
+{
+	const struct ed_env *env = &ed->env;
+	ed_pvec_free(env, &d->fm);
+	ed_pvec_free(env, &d->dfm);
+	ed_pvec_free(env, &d->vt);
+	ed_pvec_free(env, &d->logimg);
+	void *pages[] = { d->tmp, d->cksec, d->ckseg, d->loghdr, d->logseg };
+	for (uint32_t i = 0; i < ED_NELEM(pages); i++)
+		if (pages[i] != NULL)
+			env->page_free(env->ctx, pages[i]);
+	env->page_free(env->ctx, d);
+}
+
+static struct ed_disk *disk_new(struct exodisk *ed, int unit)
+{
+	_Static_assert(sizeof(struct ed_disk) <= ED_PAGE, "a disk's state fits a page");
+	const struct ed_env *env = &ed->env;
+	struct ed_disk *d = env->page_alloc(env->ctx);
+	if (d == NULL)
+		return NULL;
+	d->ed = ed;
+	d->unit = (uint16_t)unit;
+	d->tmp = env->page_alloc(env->ctx);
+	d->cksec = env->page_alloc(env->ctx);
+	d->ckseg = env->page_alloc(env->ctx);
+	d->loghdr = env->page_alloc(env->ctx);
+	d->logseg = env->page_alloc(env->ctx);
+	int err = ed_pvec_alloc(env, &d->logimg,
+	                        ED_LOG_MAX_IMG * ED_XN_MAX_SECT / ED_SECT_PER_PAGE);
+	if (err != 0 || !d->tmp || !d->cksec || !d->ckseg || !d->loghdr || !d->logseg) {
+		disk_free(ed, d);
+		return NULL;
+	}
+	return d;
+}
+
+static int alloc_tables(struct exodisk *ed, struct ed_disk *d)
+{
+	ed_pvec_free(&ed->env, &d->fm);
+	ed_pvec_free(&ed->env, &d->dfm);
+	ed_pvec_free(&ed->env, &d->vt);
+	int err = ed_pvec_alloc(&ed->env, &d->fm, d->sb.fm_pages);
+	if (err == 0)
+		err = ed_pvec_alloc(&ed->env, &d->dfm, d->sb.fm_pages);
+	if (err == 0)
+		err = ed_pvec_alloc(&ed->env, &d->vt, d->sb.vt_pages);
+	d->fm_pages = d->sb.fm_pages;
+	d->nsectors = d->sb.nsectors;
+	d->data_start = d->sb.data_start;
+	d->vt_slots = d->sb.vt_pages * (uint32_t)ED_VT_PER_PAGE;
+	d->vt_max = d->vt_slots / 4 * 3;
+	return err;
+}
+
+/* ---- format ------------------------------------------------------------------ */
+
+int ed_format(struct exodisk *ed, int unit, const struct ed_format_opts *o)
+{
+	struct ed_format_opts none;
+	if (o == NULL) {
+		ed_memset(&none, 0, sizeof(none));
+		o = &none;
+	}
+	if (unit < 0 || unit >= BLK_MAX_UNITS || blk_capacity(unit) == 0)
+		return ED_E_UNIT;
+	if (ed->disk[unit] != NULL)
+		return ED_E_ARG;        /* mounted: unmount first */
+	uint64_t cap = blk_capacity(unit);
+	uint64_t n = o->nsectors ? o->nsectors : cap;
+	if (n > cap)
+		return ED_E_TOOBIG;
+	uint64_t log = o->log_sectors ? o->log_sectors : ED_MIN(ED_MAX(n / 256, 64), 2048);
+	log = (log + 7) & ~7ull;
+	uint64_t maxb = o->max_bindings ? o->max_bindings : ED_MAX(n / 128, 256);
+	uint64_t vt_pages = (maxb * 4 / 3 + ED_VT_PER_PAGE) / ED_VT_PER_PAGE;
+	uint64_t fm_pages = (n + ED_PAGE * 8 - 1) / (ED_PAGE * 8);
+	uint64_t snap = (fm_pages + vt_pages) * ED_SECT_PER_PAGE;
+	if (log < 16 || vt_pages > 65536 || ED_LOG_FIRST + log + 2 * snap + 8 > n)
+		return ED_E_TOOBIG;
+
+	struct ed_disk *d = disk_new(ed, unit);
+	if (d == NULL)
+		return ED_E_NOMEM;
+	struct ed_super *sb = &d->sb;
+	sb->magic = ED_SB_MAGIC;
+	sb->fmt = ED_FMT;
+	bool have_uuid = false;
+	for (int i = 0; i < 16; i++)
+		have_uuid |= o->uuid[i] != 0;
+	if (have_uuid) {
+		ed_memcpy(sb->uuid, o->uuid, 16);
+	} else {
+		ed_store64(sb->uuid, ed->env.entropy(ed->env.ctx));
+		ed_store64(sb->uuid + 8, ed->env.entropy(ed->env.ctx));
+	}
+	sb->nsectors = n;
+	sb->log_start = ED_LOG_FIRST;
+	sb->log_len = log;
+	sb->snap_start[0] = ED_LOG_FIRST + log;
+	sb->snap_start[1] = sb->snap_start[0] + snap;
+	sb->data_start = sb->snap_start[1] + snap;
+	sb->fm_pages = (uint32_t)fm_pages;
+	sb->vt_pages = (uint32_t)vt_pages;
+	sb->gen = 0;           /* the first checkpoint makes it 1, copy 0 */
+	sb->snap_copy = 1;
+	sb->log_pos = 0;
+	sb->log_seq = 1;
+	int err = alloc_tables(ed, d);
+	if (err == 0) {
+		ed_fm_set(&d->dfm, 0, sb->data_start);
+		d->log_head = 0;
+		d->log_seq = 1;
+		/* Superblock B and the log's first sector from any earlier format
+		 * must not be mistaken for current ones. */
+		ed_memset(d->tmp, 0, ED_SECTOR);
+		err = ed_sync_rw(ed, unit, BLK_WRITE, ED_SB_B, 1, d->tmp);
+		if (err == 0)
+			err = ed_sync_rw(ed, unit, BLK_WRITE, ED_LOG_FIRST, 1, d->tmp);
+	}
+	if (err == 0)
+		err = ed_ckpt_sync(ed, d, true);
+	disk_free(ed, d);
+	return err;
+}
+
+/* ---- mount --------------------------------------------------------------------- */
+
+static int check_geometry(const struct ed_super *sb, uint64_t cap)
+{
+	uint64_t snap = ((uint64_t)sb->fm_pages + sb->vt_pages) * ED_SECT_PER_PAGE;
+	if (sb->nsectors > cap || sb->nsectors == 0 || sb->log_start != ED_LOG_FIRST ||
+	    sb->log_len < 16 || sb->log_len % ED_SECT_PER_PAGE != 0 || sb->log_len > sb->nsectors ||
+	    sb->snap_start[0] != sb->log_start + sb->log_len ||
+	    sb->snap_start[1] != sb->snap_start[0] + snap ||
+	    sb->data_start != sb->snap_start[1] + snap || sb->data_start >= sb->nsectors ||
+	    sb->fm_pages != (sb->nsectors + ED_PAGE * 8 - 1) / (ED_PAGE * 8) ||
+	    sb->vt_pages == 0 || sb->vt_pages > 65536 || sb->log_pos > sb->log_len ||
+	    sb->log_seq == 0)
+		return ED_E_CORRUPT;
+	return 0;
+}
+
+/* Read the snapshot the superblock names into dfm and vt, and verify it. */
+static int load_snapshot(struct exodisk *ed, struct ed_disk *d)
+{
+	int err = alloc_tables(ed, d);
+	if (err != 0)
+		return err;
+	uint32_t total = d->sb.fm_pages + d->sb.vt_pages;
+	uint64_t base = d->sb.snap_start[d->sb.snap_copy];
+	for (uint32_t first = 0; first < total; ) {
+		uint32_t n = ED_MIN(total - first, BLK_MAX_SECTORS / ED_SECT_PER_PAGE);
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t p = first + i;
+			void *page = p < d->sb.fm_pages ? ed_pvec_page(&d->dfm, p)
+			                                : ed_pvec_page(&d->vt, p - d->sb.fm_pages);
+			d->ckseg[i] = (struct blk_seg){ (uint64_t)(uintptr_t)page, ED_PAGE };
+		}
+		err = ed_sync_io(ed, d->unit, BLK_READ, 0, base + first * ED_SECT_PER_PAGE,
+		                 n * ED_SECT_PER_PAGE, d->ckseg, n);
+		if (err != 0)
+			return err;
+		first += n;
+	}
+	struct siphash s;
+	uint8_t tag[16];
+	ed_mac_begin(&s, &ed->keys, ED_DOM_SNAP, d->sb.uuid, base);
+	sip_update64(&s, d->sb.gen);
+	for (uint32_t p = 0; p < total; p++)
+		sip_update(&s, p < d->sb.fm_pages ? ed_pvec_page(&d->dfm, p)
+		                                  : ed_pvec_page(&d->vt, p - d->sb.fm_pages), ED_PAGE);
+	ed_mac_end(&s, tag);
+	if (!ed_tag_equal(tag, d->sb.snap_tag))
+		return ED_E_BADMAC;
+	d->vt_count = 0;
+	for (uint32_t i = 0; i < d->vt_slots; i++)
+		d->vt_count += ed_vt_slot(d, i)->stamp != 0;
+	if (d->vt_count > d->vt_max)
+		return ED_E_CORRUPT;
+	/* The exodisk's own region is always allocated. */
+	if (!ed_fm_all(&d->dfm, 0, d->sb.data_start))
+		return ED_E_CORRUPT;
+	return 0;
+}
+
+/* ---- log replay -------------------------------------------------------------------- */
+
+static uint8_t *logsec(const struct ed_logview *lv, uint64_t s)
+{
+	return (uint8_t *)ed_pvec_page(&lv->pages, (uint32_t)(s / ED_SECT_PER_PAGE)) +
+	       (s % ED_SECT_PER_PAGE) * ED_SECTOR;
+}
+
+static void logcopy(const struct ed_logview *lv, uint64_t s, uint8_t *dst, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		ed_memcpy(dst + i * ED_SECTOR, logsec(lv, s + i), ED_SECTOR);
+}
+
+static int read_log(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv)
+{
+	lv->len = d->sb.log_len;
+	uint32_t npages = (uint32_t)(lv->len / ED_SECT_PER_PAGE);
+	int err = ed_pvec_alloc(&ed->env, &lv->pages, npages);
+	for (uint32_t first = 0; err == 0 && first < npages; ) {
+		uint32_t n = ED_MIN(npages - first, BLK_MAX_SECTORS / ED_SECT_PER_PAGE);
+		for (uint32_t i = 0; i < n; i++)
+			d->ckseg[i] = (struct blk_seg){
+				(uint64_t)(uintptr_t)ed_pvec_page(&lv->pages, first + i), ED_PAGE };
+		err = ed_sync_io(ed, d->unit, BLK_READ, 0,
+		                 d->sb.log_start + (uint64_t)first * ED_SECT_PER_PAGE,
+		                 n * ED_SECT_PER_PAGE, d->ckseg, n);
+		first += n;
+	}
+	return err;
+}
+
+static bool range_ok(const struct ed_disk *d, uint64_t start, uint64_t count)
+{
+	return count > 0 && start >= d->data_start && start < d->nsectors &&
+	       count <= d->nsectors - start;
+}
+
+/* Is there a valid record at pos with this sequence number and chain?  On
+ * success its header is in d->tmp. */
+static bool record_at(struct exodisk *ed, struct ed_disk *d, const struct ed_logview *lv,
+                      uint64_t pos, uint64_t seq, const uint8_t chain[16])
+{
+	if (pos >= lv->len)
+		return false;
+	uint32_t avail = (uint32_t)ED_MIN(lv->len - pos, ED_LOG_MAX_HDR_SECT);
+	logcopy(lv, pos, d->tmp, avail);
+	if (ed_log_check(&ed->keys, d->sb.uuid, d->sb.log_start + pos, d->tmp,
+	                 avail * ED_SECTOR) != 0)
+		return false;
+	const struct ed_loghdr *h = (const struct ed_loghdr *)d->tmp;
+	if (h->seq != seq || h->pos != pos || !ed_tag_equal(h->prev, chain) ||
+	    h->img_sect > ED_LOG_MAX_IMG * ED_XN_MAX_SECT ||
+	    pos + h->hdr_sect + h->img_sect > lv->len)
+		return false;
+	/* Every image must be the authentic block version its entry names. */
+	const struct ed_logimg *im = (const struct ed_logimg *)(d->tmp + sizeof(*h));
+	uint32_t off = 0;
+	for (uint32_t i = 0; i < h->nimg; i++) {
+		if (!range_ok(d, im[i].home, 1))
+			return false;
+		if (im[i].op == ED_LOGOP_DROP)
+			continue;
+		if (im[i].op != ED_LOGOP_PUT)
+			return false;
+		uint32_t ns = im[i].kind == ED_KIND_EXTENT ? 1 : im[i].nsect;
+		if ((im[i].kind != ED_KIND_EXTENT && im[i].kind != ED_KIND_XNBLK) ||
+		    ns < 1 || ns > ED_XN_MAX_SECT || off + ns > h->img_sect ||
+		    !range_ok(d, im[i].home, ns))
+			return false;
+		uint8_t *img = d->cksec, *plain = d->cksec + ED_PAGE / 2;
+		logcopy(lv, pos + h->hdr_sect + off, img, ns);
+		int err = im[i].kind == ED_KIND_EXTENT
+			? ed_ext_decode(&ed->keys, d->sb.uuid, im[i].home, (struct ed_exthdr *)img,
+			                im[i].stamp, (struct ed_exthdr *)plain)
+			: ed_xnblk_decode(&ed->keys, d->sb.uuid, im[i].home, img, ns, im[i].stamp, plain);
+		if (err != 0)
+			return false;
+		off += ns;
+	}
+	if (off != h->img_sect)
+		return false;
+	const struct ed_logrange *rg = (const struct ed_logrange *)(im + h->nimg);
+	for (uint32_t i = 0; i < h->nalloc + h->nfree; i++)
+		if (!range_ok(d, rg[i].start, rg[i].count))
+			return false;
+	return true;
+}
+
+/* Apply the record in d->tmp to the binding table and the durable map. */
+static int apply_record(struct ed_disk *d)
+{
+	const struct ed_loghdr *h = (const struct ed_loghdr *)d->tmp;
+	const struct ed_logimg *im = (const struct ed_logimg *)(d->tmp + sizeof(*h));
+	for (uint32_t i = 0; i < h->nimg; i++) {
+		if (im[i].op == ED_LOGOP_DROP) {
+			ed_vt_remove(d, im[i].home);
+		} else {
+			uint8_t ns = im[i].kind == ED_KIND_EXTENT ? 1 : im[i].nsect;
+			int err = ed_vt_put(d, im[i].home, im[i].stamp, im[i].kind, ns);
+			if (err != 0)
+				return err;
+		}
+	}
+	const struct ed_logrange *rg = (const struct ed_logrange *)(im + h->nimg);
+	for (uint32_t i = 0; i < h->nalloc; i++)
+		ed_fm_set(&d->dfm, rg[i].start, rg[i].count);
+	for (uint32_t i = h->nalloc; i < h->nalloc + h->nfree; i++)
+		ed_fm_clear(&d->dfm, rg[i].start, rg[i].count);
+	return 0;
+}
+
+/* The next record follows this one, or starts the region again if it did
+ * not fit; returns its position, or -1 when the log ends. */
+static int64_t next_record(struct exodisk *ed, struct ed_disk *d, const struct ed_logview *lv,
+                           uint64_t pos, uint64_t seq, const uint8_t chain[16])
+{
+	if (record_at(ed, d, lv, pos, seq, chain))
+		return (int64_t)pos;
+	if (pos != 0 && record_at(ed, d, lv, 0, seq, chain))
+		return 0;
+	return -1;
+}
+
+/* Write the block version the log holds to its home if the home differs. */
+static int redo_home(struct exodisk *ed, struct ed_disk *d, const struct ed_logview *lv,
+                     const struct ed_logimg *im, uint64_t img_sector)
+{
+	uint32_t ns = im->kind == ED_KIND_EXTENT ? 1 : im->nsect;
+	uint8_t *img = d->cksec, *home = d->cksec + ED_PAGE / 2;
+	logcopy(lv, img_sector, img, ns);
+	int err = ed_sync_rw(ed, d->unit, BLK_READ, im->home, ns, home);
+	if (err != 0)
+		return err;
+	/* An extent header shares its sector with data: replace only the header. */
+	uint32_t cmp = im->kind == ED_KIND_EXTENT ? ED_EXT_HDR_BYTES : ns * ED_SECTOR;
+	if (ed_memcmp(img, home, cmp) == 0)
+		return 0;
+	ed_memcpy(home, img, cmp);
+	d->st_redone++;
+	return ed_sync_rw(ed, d->unit, BLK_WRITE, im->home, ns, home);
+}
+
+/* Replay the log into d's tables.  With redo, also bring home copies up to
+ * date and flush; without (inspection), write nothing.  The log stays in lv. */
+static int replay(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv, bool redo)
+{
+	int err = read_log(ed, d, lv);
+	uint64_t pos = d->sb.log_pos, seq = d->sb.log_seq;
+	uint8_t chain[16];
+	ed_memcpy(chain, d->sb.log_chain, 16);
+	uint64_t nrec = 0;
+	for (int64_t p; err == 0 && (p = next_record(ed, d, lv, pos, seq, chain)) >= 0; ) {
+		const struct ed_loghdr *h = (const struct ed_loghdr *)d->tmp;
+		err = apply_record(d);
+		if (err != 0)
+			break;
+		ed_memcpy(chain, d->tmp + h->hdr_sect * ED_SECTOR - ED_TAG_BYTES, 16);
+		pos = (uint64_t)p + h->hdr_sect + h->img_sect;
+		seq++;
+		nrec++;
+	}
+	d->log_head = pos;
+	d->log_seq = seq;
+	ed_memcpy(d->log_chain, chain, 16);
+	d->st_replayed = nrec;
+	lv->nrec = nrec;
+	if (err != 0 || !redo)
+		return err;
+
+	/* Second pass: bring homes up to the versions the table now names. */
+	struct ed_logrec_iter it;
+	ed_log_iter_begin(d, lv, &it);
+	while (err == 0 && ed_log_iter_next(ed, d, lv, &it)) {
+		for (uint32_t i = 0; err == 0 && i < it.nimg; i++) {
+			if (it.img[i].op != ED_LOGOP_PUT)
+				continue;
+			struct ed_vtrec *v = ed_vt_find(d, it.img[i].home);
+			if (v != NULL && v->stamp == it.img[i].stamp)
+				err = redo_home(ed, d, lv, &it.img[i], it.img_sector[i]);
+		}
+	}
+	if (err == 0 && nrec > 0)
+		err = ed_sync_io(ed, d->unit, BLK_FLUSH, 0, 0, 0, NULL, 0);
+	return err;
+}
+
+void ed_log_iter_begin(struct ed_disk *d, const struct ed_logview *lv, struct ed_logrec_iter *it)
+{
+	ed_memset(it, 0, sizeof(*it));
+	it->pos = d->sb.log_pos;
+	it->seq = d->sb.log_seq;
+	ed_memcpy(it->chain, d->sb.log_chain, 16);
+	it->left = lv->nrec;
+}
+
+bool ed_log_iter_next(struct exodisk *ed, struct ed_disk *d, const struct ed_logview *lv,
+                      struct ed_logrec_iter *it)
+{
+	if (it->left == 0)
+		return false;
+	int64_t p = next_record(ed, d, lv, it->pos, it->seq, it->chain);
+	if (p < 0)
+		return false;
+	const struct ed_loghdr *h = (const struct ed_loghdr *)d->tmp;
+	it->nimg = h->nimg;
+	ed_memcpy(it->img, d->tmp + sizeof(*h), h->nimg * sizeof(struct ed_logimg));
+	uint64_t off = (uint64_t)p + h->hdr_sect;
+	for (uint32_t i = 0; i < h->nimg; i++) {
+		it->img_sector[i] = off;
+		if (it->img[i].op == ED_LOGOP_PUT)
+			off += it->img[i].kind == ED_KIND_EXTENT ? 1 : it->img[i].nsect;
+	}
+	ed_memcpy(it->chain, d->tmp + h->hdr_sect * ED_SECTOR - ED_TAG_BYTES, 16);
+	it->pos = (uint64_t)p + h->hdr_sect + h->img_sect;
+	it->seq++;
+	it->left--;
+	return true;
+}
+
+int ed_log_image(struct exodisk *ed, struct ed_disk *d, const struct ed_logview *lv,
+                 uint64_t home, uint64_t stamp, uint8_t *out)
+{
+	struct ed_logrec_iter it;
+	ed_log_iter_begin(d, lv, &it);
+	while (ed_log_iter_next(ed, d, lv, &it))
+		for (uint32_t i = 0; i < it.nimg; i++)
+			if (it.img[i].op == ED_LOGOP_PUT && it.img[i].home == home &&
+			    it.img[i].stamp == stamp) {
+				logcopy(lv, it.img_sector[i], out,
+				        it.img[i].kind == ED_KIND_EXTENT ? 1 : it.img[i].nsect);
+				return 0;
+			}
+	return ED_E_NOTBOUND;
+}
+
+/* Find the newest valid superblock whose snapshot verifies, and load it. */
+static int open_disk(struct exodisk *ed, int unit, struct ed_disk **out)
+{
+	if (unit < 0 || unit >= BLK_MAX_UNITS || blk_capacity(unit) == 0)
+		return ED_E_UNIT;
+	if (ed->disk[unit] != NULL)
+		return ED_E_ARG;
+	struct ed_disk *d = disk_new(ed, unit);
+	if (d == NULL)
+		return ED_E_NOMEM;
+	/* Both superblocks; try the newer valid one first.  (They wait in a
+	 * page of d's: kernel stacks are small.) */
+	struct ed_super *cand = (struct ed_super *)d->cksec;
+	int cerr[2];
+	const uint64_t where[2] = { ED_SB_A, ED_SB_B };
+	for (int i = 0; i < 2; i++) {
+		cerr[i] = ed_sync_rw(ed, unit, BLK_READ, where[i], 1, d->tmp);
+		ed_memcpy(&cand[i], d->tmp, ED_SECTOR);
+		if (cerr[i] == 0)
+			cerr[i] = ed_super_check(&ed->keys, &cand[i], where[i]);
+		if (cerr[i] == 0)
+			cerr[i] = check_geometry(&cand[i], blk_capacity(unit));
+		if (cerr[i] == 0 && (cand[i].gen & 1) != (i == 0))
+			cerr[i] = ED_E_CORRUPT;   /* a copy moved to the other place */
+	}
+	int order[2] = { 0, 1 };
+	if (cerr[0] == 0 && cerr[1] == 0 && cand[1].gen > cand[0].gen) {
+		order[0] = 1;
+		order[1] = 0;
+	}
+	int err = cerr[0] == ED_E_FORMAT ? cerr[1] : cerr[0];
+	bool loaded = false;
+	for (int k = 0; k < 2 && !loaded; k++) {
+		int i = order[k];
+		if (cerr[i] != 0)
+			continue;
+		d->sb = cand[i];
+		err = load_snapshot(ed, d);
+		loaded = err == 0;
+	}
+	if (!loaded) {
+		disk_free(ed, d);
+		return err != 0 ? err : ED_E_FORMAT;
+	}
+	*out = d;
+	return 0;
+}
+
+int ed_disk_inspect(struct exodisk *ed, int unit, struct ed_disk **out, struct ed_logview *lv)
+{
+	ed_memset(lv, 0, sizeof(*lv));
+	int err = open_disk(ed, unit, out);
+	if (err == 0 && (err = replay(ed, *out, lv, false)) != 0) {
+		ed_disk_release(ed, *out, lv);
+		*out = NULL;
+	}
+	return err;
+}
+
+void ed_disk_release(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv)
+{
+	ed_pvec_free(&ed->env, &lv->pages);
+	disk_free(ed, d);
+}
+
+int ed_mount(struct exodisk *ed, int unit)
+{
+	struct ed_disk *d;
+	struct ed_logview lv;
+	ed_memset(&lv, 0, sizeof(lv));
+	int err = open_disk(ed, unit, &d);
+	if (err != 0)
+		return err;
+	err = replay(ed, d, &lv, true);
+	ed_pvec_free(&ed->env, &lv.pages);
+	if (err == 0) {
+		for (uint32_t p = 0; p < d->fm_pages; p++)
+			ed_memcpy(ed_pvec_page(&d->fm, p), ed_pvec_page(&d->dfm, p), ED_PAGE);
+		/* This mount's nonce: fresh stamps even if the disk is rolled back. */
+		d->sb.mounts++;
+		uint8_t in[40];
+		ed_memcpy(in, d->sb.uuid, 16);
+		ed_store64(in + 16, d->sb.mounts);
+		ed_store64(in + 24, ed->env.entropy(ed->env.ctx));
+		ed_store64(in + 32, ED_DOM_NONCE);
+		d->nonce = siphash64(ed->keys.stamp, in, sizeof(in));
+		d->nstamps = 0;
+		err = ed_ckpt_sync(ed, d, false);
+	}
+	if (err != 0) {
+		disk_free(ed, d);
+		return err;
+	}
+	d->mounted = true;
+	ed->disk[unit] = d;
+	return 0;
+}
+
+/* Unmount for host tests and tools: forget the unit without writing. */
+void ed_unmount_forget(struct exodisk *ed, int unit)
+{
+	if (unit >= 0 && unit < BLK_MAX_UNITS && ed->disk[unit] != NULL) {
+		disk_free(ed, ed->disk[unit]);
+		ed->disk[unit] = NULL;
+	}
+}

@@ -1,0 +1,62 @@
+/*
+ * hostdisk.h - a block device for exodisk host tests and tools: sectors in
+ * host memory (optionally loaded from and saved to an image file), with the
+ * behaviour of a real disk that matters for crash safety:
+ *
+ *  - a volatile write cache: a completed write without FUA is only in the
+ *    cache until a FLUSH; at a simulated crash each cached sector
+ *    independently did or did not reach the medium;
+ *  - requests in flight at a crash may have been partly written, sector by
+ *    sector, in any combination;
+ *  - in polled mode, requests complete when the block layer polls, several
+ *    at a time and in random order.
+ *
+ * It also counts requests and sectors (for the recovery benchmark) and can
+ * fail a chosen request with BLK_E_IO.
+ */
+#ifndef TESTS_EXODISK_HOSTDISK_H
+#define TESTS_EXODISK_HOSTDISK_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include "drivers/blk.h"
+
+#define HD_SYNC    0    /* complete inside start() */
+#define HD_POLLED  1    /* complete from poll(), randomly ordered */
+#define HD_MAXQ    64
+
+struct hostdisk {
+	uint8_t *medium;          /* what survives a crash */
+	uint8_t *cache;           /* newer data of cached sectors */
+	uint8_t *cached;          /* per sector: the cache holds a newer copy */
+	uint64_t nsectors;
+	int mode;
+	bool write_cache;
+	bool crashed;             /* after a crash nothing more happens */
+	int unit;
+	uint64_t rng;
+	struct blkreq *q[HD_MAXQ];
+	int nq;
+	int64_t fail_countdown;   /* fail the request that brings this to 0; <0 never */
+	struct blkdev_info info;
+	/* counters */
+	uint64_t nreq, nread, nwrite, nflush, sect_read, sect_written;
+};
+
+/* Make an empty (zeroed) disk and register it; returns the unit or <0. */
+int  hostdisk_init(struct hostdisk *hd, uint64_t nsectors, int mode, bool write_cache,
+                   uint64_t seed);
+/* Re-register a disk (after blk_reset), keeping its medium: a reboot. */
+int  hostdisk_reattach(struct hostdisk *hd);
+/* A power failure: in-flight and cached writes land or not, sector by
+ * sector; pending requests never complete.  Reattach to use it again. */
+void hostdisk_crash(struct hostdisk *hd);
+void hostdisk_free(struct hostdisk *hd);
+/* Direct access to what a read would return now / what the medium holds. */
+uint8_t *hostdisk_sector(struct hostdisk *hd, uint64_t s);
+void hostdisk_reset_counts(struct hostdisk *hd);
+/* Image files (tools/exotool): load replaces the medium; save writes it. */
+int  hostdisk_load(struct hostdisk *hd, const char *path);
+int  hostdisk_save(struct hostdisk *hd, const char *path);
+
+#endif
