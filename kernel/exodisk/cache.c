@@ -166,7 +166,8 @@ bool ed_cache_evictable(const struct ed_entry *e)
 {
 	const uint32_t busy = EF_READING | EF_DIRTY | EF_WRITING | EF_HOME_NEED | EF_HOME_IO |
 	                      EF_DEALLOC | EF_STAGE | EF_PIN;
-	return e->kind != 0 && (e->flags & EF_VALID) && !(e->flags & busy) && e->waiters == NULL;
+	return e->kind != 0 && (e->flags & EF_VALID) && !(e->flags & busy) && e->waiters == NULL &&
+	       e->sg_wait == NULL;
 }
 
 void ed_cache_evict(struct exodisk *ed, struct ed_entry *e)
@@ -236,6 +237,7 @@ struct ed_entry *ed_cache_alloc(struct exodisk *ed, struct ed_client *c, uint16_
 	e->modgen = e->embed_modgen = 0;
 	e->nmaps = 0;
 	e->waiters = NULL;
+	e->sg_wait = e->sg_wait_tail = NULL;
 	int32_t *b = bucket(ed, unit, sector);
 	e->hnext = *b;
 	*b = (int32_t)e->idx;

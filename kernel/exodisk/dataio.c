@@ -123,22 +123,20 @@ static void data_done(struct blkreq *r)
 	ed_lock(ed);
 	int status = r->status;
 	struct ed_entry *e = io->ent;
-	if (e != NULL) {
-		static const uint8_t zero[ED_EXT_HDR_BYTES];
-		if (io->write) {
-			if (status == 0) {
-				ed_memcpy(e->cur + ED_EXT_HDR_BYTES, e->stage + ED_EXT_HDR_BYTES,
-				          ED_SECTOR - ED_EXT_HDR_BYTES);
-				e->home_stamp = e->inflight_stamp;
-			} else if (e->com_stamp != 0) {
-				/* The home sector may be damaged: rewrite the committed
-				 * header once the stage is free again. */
-				e->home_stamp = 0;
-				ed_home_need(ed, ed->disk[e->unit], e);
-			}
-		} else if (status == 0) {
-			head_copy_out(io, ED_EXT_HDR_BYTES, e->stage, ED_SECTOR - ED_EXT_HDR_BYTES);
-			segs_copy_in(io->head, io->nhead, 0, zero, ED_EXT_HDR_BYTES);
+	static const uint8_t zero[ED_EXT_HDR_BYTES];
+	if (io->hdr_read && status == 0) {
+		head_copy_out(io, ED_EXT_HDR_BYTES, io->sec, ED_SECTOR - ED_EXT_HDR_BYTES);
+		segs_copy_in(io->head, io->nhead, 0, zero, ED_EXT_HDR_BYTES);
+	} else if (e != NULL) {
+		if (status == 0) {
+			ed_memcpy(e->cur + ED_EXT_HDR_BYTES, e->stage + ED_EXT_HDR_BYTES,
+			          ED_SECTOR - ED_EXT_HDR_BYTES);
+			e->home_stamp = e->inflight_stamp;
+		} else if (e->com_stamp != 0) {
+			/* The home sector may be damaged: rewrite the committed
+			 * header once the stage is free again. */
+			e->home_stamp = 0;
+			ed_home_need(ed, ed->disk[e->unit], e);
 		}
 		ed_stage_release(ed, e);
 		drop_orphan(ed, e);
@@ -161,6 +159,49 @@ static int submit(struct ed_io *io, uint64_t sector, uint32_t nsect, struct blk_
 	r->done = done;
 	r->priv = io;
 	return blk_submit(r);
+}
+
+/* Start a data write covering an extent's header sector: the sector image
+ * is the committed header (or, for a header never committed, the current
+ * one under a stamp drawn for it) and the application's bytes after it. */
+static void sg_issue(struct exodisk *ed, struct ed_io *io)
+{
+	struct ed_entry *e = io->ent;
+	struct ed_disk *d = ed->disk[e->unit];
+	if (e->com_stamp != 0) {
+		ed_memcpy(e->stage, e->com, ED_EXT_HDR_BYTES);
+		e->inflight_stamp = e->com_stamp;
+	} else {
+		if (e->embed_stamp == 0 || e->embed_modgen != e->modgen) {
+			e->embed_stamp = ed_new_stamp(d, &ed->keys);
+			e->embed_modgen = e->modgen;
+		}
+		ed_ext_encode(&ed->keys, d->sb.uuid, e->sector, ed_ext(e), e->embed_stamp,
+		              (struct ed_exthdr *)e->stage);
+		e->inflight_stamp = e->embed_stamp;
+	}
+	head_copy_in(io, io->sec);
+	ed_memcpy(e->stage + ED_EXT_HDR_BYTES, io->sec + ED_EXT_HDR_BYTES,
+	          ED_SECTOR - ED_EXT_HDR_BYTES);
+	e->flags |= EF_STAGE;
+	ed->st_sg_writes++;
+	int err = submit(io, io->sector, io->nsect, io->seg, io->nseg, data_done);
+	if (err != 0) {
+		io->req.status = err;
+		data_done(&io->req);
+	}
+}
+
+void ed_sg_next(struct exodisk *ed, struct ed_entry *e)
+{
+	struct ed_io *io = e->sg_wait;
+	if (io == NULL || (e->flags & EF_STAGE))
+		return;
+	e->sg_wait = io->next;
+	if (e->sg_wait == NULL)
+		e->sg_wait_tail = NULL;
+	io->next = NULL;
+	sg_issue(ed, io);
 }
 
 /* ---- the bounce path ------------------------------------------------------------- */
@@ -375,8 +416,6 @@ int64_t ed_op_io(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 			return err != 0 ? err : ED_E_RANGE;
 	}
 	bool header = !bounce && o.kind == ED_PK_EXTENT && b->b_blkno == o.e->sector;
-	if (header && (o.e->flags & EF_STAGE))
-		return ED_E_BUSY;
 
 	struct ed_io *io = ed_io_alloc(ed, c, IO_DATA, &err);
 	if (io == NULL)
@@ -420,32 +459,32 @@ int64_t ed_op_io(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 			return ED_E_ARG;
 		}
 		io->nhead = (uint32_t)n;
-		io->ent = e;
-		if (write) {
-			/* The header part: the committed header, or for one never
-			 * committed, the current one under a stamp drawn for it. */
-			if (e->com_stamp != 0) {
-				ed_memcpy(e->stage, e->com, ED_EXT_HDR_BYTES);
-				e->inflight_stamp = e->com_stamp;
-			} else {
-				if (e->embed_stamp == 0 || e->embed_modgen != e->modgen) {
-					e->embed_stamp = ed_new_stamp(d, &ed->keys);
-					e->embed_modgen = e->modgen;
-				}
-				ed_ext_encode(&ed->keys, d->sb.uuid, e->sector, ed_ext(e), e->embed_stamp,
-				              (struct ed_exthdr *)e->stage);
-				e->inflight_stamp = e->embed_stamp;
-			}
-			uint8_t sector[ED_SECTOR];
-			head_copy_in(io, sector);
-			ed_memcpy(e->stage + ED_EXT_HDR_BYTES, sector + ED_EXT_HDR_BYTES,
-			          ED_SECTOR - ED_EXT_HDR_BYTES);
-			ed->st_sg_writes++;
-		}
-		e->flags |= EF_STAGE;
 		segs_trim(io->seg, &io->nseg, ED_SECTOR);
-		segs_push_front(io->seg, &io->nseg, (struct blk_seg){ (uint64_t)(uintptr_t)e->stage,
-		                                                      ED_SECTOR });
+		if (!write) {
+			/* Read the sector into the kernel; data_done copies out the
+			 * application's part. */
+			io->hdr_read = true;
+			segs_push_front(io->seg, &io->nseg,
+			                (struct blk_seg){ (uint64_t)(uintptr_t)io->sec, ED_SECTOR });
+		} else {
+			/* One write of that sector at a time (they could land in
+			 * either order): wait for the stage if it is in use. */
+			io->ent = e;
+			segs_push_front(io->seg, &io->nseg,
+			                (struct blk_seg){ (uint64_t)(uintptr_t)e->stage, ED_SECTOR });
+			ed_io_start(ed, io, a);
+			if (e->flags & EF_STAGE) {
+				io->next = NULL;
+				if (e->sg_wait_tail != NULL)
+					e->sg_wait_tail->next = io;
+				else
+					e->sg_wait = io;
+				e->sg_wait_tail = io;
+			} else {
+				sg_issue(ed, io);
+			}
+			return 0;
+		}
 	}
 	if (!write)
 		ed->st_cached_reads++;

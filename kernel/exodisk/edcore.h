@@ -120,6 +120,7 @@ struct ed_entry {
 	uint8_t *com;             /* the committed image exactly as on disk */
 	uint8_t *stage;           /* extent headers: the sector image a write carries */
 	struct ed_io *waiters;    /* read-in requests waiting on this entry */
+	struct ed_io *sg_wait, *sg_wait_tail;   /* header-sector writes waiting for the stage */
 	struct blkreq req;        /* read-in and home writes */
 	struct blk_seg seg;
 	struct exodisk *ed;
@@ -169,6 +170,8 @@ struct ed_io {
 	uint32_t nseg, segcap;
 	struct blk_seg head[3];    /* application bytes of the header sector */
 	uint32_t nhead;
+	bool     hdr_read;         /* reads the header sector into sec */
+	uint8_t  sec[ED_SECTOR];   /* ... here, so no header byte reaches the application */
 	struct ed_bounce *bounce;
 	uint64_t rd_start;         /* bounce read: first sector read */
 	uint32_t rd_nsect;
@@ -356,6 +359,7 @@ void ed_commit_kick(struct exodisk *ed, struct ed_disk *d);
 void ed_home_need(struct exodisk *ed, struct ed_disk *d, struct ed_entry *e);
 void ed_home_try(struct exodisk *ed, struct ed_entry *e);
 void ed_stage_release(struct exodisk *ed, struct ed_entry *e);
+void ed_sg_next(struct exodisk *ed, struct ed_entry *e);
 void ed_ckpt_request(struct exodisk *ed, struct ed_disk *d);
 void ed_ckpt_progress(struct exodisk *ed, struct ed_disk *d);
 int  ed_ckpt_sync(struct exodisk *ed, struct ed_disk *d, bool clean);

@@ -21,7 +21,7 @@ ED_HOST_SRCS := $(ED_CORE_SRCS) drivers/blkqueue.c \
 # ---- host tests ------------------------------------------------------------
 ED_TEST_DIR  := $(BUILD)/host/exodisk
 ED_TEST_OBJS := $(patsubst %.c,$(ED_TEST_DIR)/obj/%.o,$(ED_HOST_SRCS))
-ED_TESTS     := test_ed_crypto test_ed_ops
+ED_TESTS     := test_ed_crypto test_ed_ops test_ed_random test_ed_crash test_ed_tamper
 
 $(ED_TEST_OBJS): $(ED_TEST_DIR)/obj/%.o: %.c $(ED_HDRS)
 	@mkdir -p $(@D)

@@ -77,7 +77,8 @@ static void home_done(struct blkreq *r)
 	struct exodisk *ed = e->ed;
 	ed_lock(ed);
 	struct ed_disk *d = ed->disk[e->unit];
-	e->flags &= ~(EF_HOME_IO | EF_STAGE);
+	bool staged = e->kind == ED_KIND_EXTENT;
+	e->flags &= ~EF_HOME_IO;
 	if (r->status == 0) {
 		e->home_stamp = e->inflight_stamp;
 		d->st_homes++;
@@ -88,16 +89,26 @@ static void home_done(struct blkreq *r)
 		 * finish (so the log keeps the version) until the write works. */
 		d->ck_error = r->status;
 	}
-	if (r->status == 0)
+	if (staged && r->status == 0) {
+		ed_stage_release(ed, e);
+	} else if (staged) {
+		e->flags &= ~EF_STAGE;       /* no retry now: the next checkpoint's */
+		ed_sg_next(ed, e);
+	} else if (r->status == 0) {
 		ed_home_try(ed, e);
+	}
 	ed_commit_kick(ed, d);
 	ed_ckpt_progress(ed, d);
 	ed_unlock(ed);
 }
 
+/* The stage is free: the home write first (it is what durability waits
+ * for), else the next data write of the header sector. */
 void ed_stage_release(struct exodisk *ed, struct ed_entry *e)
 {
 	e->flags &= ~EF_STAGE;
 	ed_home_try(ed, e);
+	if (!(e->flags & EF_STAGE))
+		ed_sg_next(ed, e);
 	ed_ckpt_progress(ed, ed->disk[e->unit]);
 }

@@ -171,6 +171,9 @@ void ed_ent_discard(struct exodisk *ed, struct ed_entry *e)
 	for (uint32_t i = 0; i < refs->n; i++)
 		ed_fm_release_uncommitted(d, refs->r[i].start, refs->r[i].nsectors);
 	ed_rl_put(ed, refs);
+	/* A block whose last exonode just went refers to nothing, not even its
+	 * own sectors: release those explicitly. */
+	ed_fm_release_uncommitted(d, e->sector, e->kind == ED_KIND_XNBLK ? e->nsect : 1);
 	/* Proxies and maps see the object go before the entry is reused. */
 	e->flags |= EF_DEALLOC;
 	if (e->nmaps > 0)

@@ -37,9 +37,9 @@ static inline void fx_clients(struct fx *f)
 	f->a.slot = f->b.slot = -1;
 }
 
-/* nsectors of disk, polled or synchronous completion; cfg may be NULL. */
-static inline void fx_new(struct fx *f, uint64_t nsectors, int mode, const struct ed_config *cfg,
-                          uint64_t seed)
+/* nsectors of disk, polled or synchronous completion; cfg and fo may be NULL. */
+static inline void fx_new_fmt(struct fx *f, uint64_t nsectors, int mode, const struct ed_config *cfg,
+                              uint64_t seed, const struct ed_format_opts *fo)
 {
 	memset(f, 0, sizeof(*f));
 	blk_reset();
@@ -49,9 +49,15 @@ static inline void fx_new(struct fx *f, uint64_t nsectors, int mode, const struc
 	f->unit = hostdisk_init(&f->hd, nsectors, mode, true, seed * 7 + 1);
 	CHECK(f->unit == 0);
 	f->ed = h_core(&f->h, &f->cfg, NULL);
-	CHECK_EQ(ed_format(f->ed, f->unit, NULL), 0);
+	CHECK_EQ(ed_format(f->ed, f->unit, fo), 0);
 	CHECK_EQ(ed_mount(f->ed, f->unit), 0);
 	fx_clients(f);
+}
+
+static inline void fx_new(struct fx *f, uint64_t nsectors, int mode, const struct ed_config *cfg,
+                          uint64_t seed)
+{
+	fx_new_fmt(f, nsectors, mode, cfg, seed, NULL);
 }
 
 /* Everything the core holds is in memory only: drop it.  The disk stays. */
@@ -86,6 +92,7 @@ static inline int fx_crash(struct fx *f)
 {
 	hostdisk_crash(&f->hd);
 	ed_destroy(f->ed);
+	h_drop_pins(&f->h);
 	blk_reset();
 	f->ed = NULL;
 	return fx_boot(f);

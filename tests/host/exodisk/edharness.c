@@ -31,11 +31,27 @@ static void h_post(void *ctx, int32_t *word, int32_t value)
 	*(volatile int32_t *)word = value;
 }
 
+static void pin_unlink(struct harness *h, struct hpin *p)
+{
+	if (p->prev != NULL)
+		p->prev->next = p->next;
+	else
+		h->live = p->next;
+	if (p->next != NULL)
+		p->next->prev = p->prev;
+	h->pins--;
+	free(p);
+}
+
 static void h_release(void *ctx, void *pin)
 {
-	struct harness *h = ctx;
-	h->pins--;
-	free(pin);
+	pin_unlink(ctx, pin);
+}
+
+void h_drop_pins(struct harness *h)
+{
+	while (h->live != NULL)
+		pin_unlink(h, h->live);
 }
 
 static int h_map(void *ctx, struct ed_client *c, void *page, uint64_t *uaddr)
@@ -169,11 +185,13 @@ int64_t h_req(struct harness *h, struct exodisk *ed, struct ed_client *c, int op
 	}
 	a.pin = pin;
 	h->pins++;
+	pin->next = h->live;
+	if (h->live != NULL)
+		h->live->prev = pin;
+	h->live = pin;
 	int64_t r = ed_request(ed, c, op, &a);
-	if (!a.pin_taken) {
-		h->pins--;
-		free(pin);
-	}
+	if (!a.pin_taken)
+		pin_unlink(h, pin);
 	return r;
 }
 

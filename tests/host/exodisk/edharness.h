@@ -24,8 +24,11 @@
 
 #define H_MAXMAPS 512
 
+struct hpin;
+
 struct harness {
 	struct ed_env env;
+	struct hpin *live;         /* pins the core holds */
 	long pages;                /* allocated and not yet freed */
 	long pins;                 /* pins handed to the core and not released */
 	long posts;
@@ -37,6 +40,7 @@ struct harness {
 /* A pin: the segments of a request's buffer (they must outlive the call). */
 struct hpin {
 	struct harness *h;
+	struct hpin *next, *prev;
 	struct blk_seg seg[BLK_MAX_SEGS];
 	uint32_t nseg;
 };
@@ -44,6 +48,8 @@ struct hpin {
 void h_init(struct harness *h, uint64_t seed);
 uint64_t h_rand(struct harness *h);
 struct exodisk *h_core(struct harness *h, const struct ed_config *cfg, const char *key);
+/* The machine lost power: the core's pins die with it. */
+void h_drop_pins(struct harness *h);
 /* Poll until the word is no longer ED_PENDING; returns its value. */
 int32_t h_wait(volatile int32_t *word);
 /* Poll the block layer a while so background writes finish. */

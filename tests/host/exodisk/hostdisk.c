@@ -103,6 +103,23 @@ static void finish(struct hostdisk *hd, struct blkreq *r)
 static int hd_start(void *dev, struct blkreq *r)
 {
 	struct hostdisk *hd = dev;
+	if (hd->die_countdown >= 0 && hd->die_countdown-- == 0) {
+		/* Power fails now (say, during recovery); the code that is still
+		 * running sees every request fail from here on, including those
+		 * the device was holding. */
+		struct blkreq *held[HD_MAXQ];
+		int n = hd->nq;
+		memcpy(held, hd->q, sizeof(held));
+		hostdisk_crash(hd);
+		hd->crashed = false;
+		hd->dead = true;
+		for (int i = 0; i < n; i++)
+			blk_complete(held[i], BLK_E_IO);
+	}
+	if (hd->dead) {
+		blk_complete(r, BLK_E_IO);
+		return 0;
+	}
 	if (hd->crashed) {
 		/* Powered off: the request is simply never done. */
 		if (hd->nq < HD_MAXQ)
@@ -139,6 +156,8 @@ static const struct blkdev_ops hd_ops = { hd_start, hd_poll };
 int hostdisk_reattach(struct hostdisk *hd)
 {
 	hd->crashed = false;
+	hd->dead = false;
+	hd->die_countdown = -1;
 	hd->nq = 0;
 	hd->info.nsectors = hd->nsectors;
 	hd->info.max_inflight = HD_MAXQ;
@@ -158,6 +177,7 @@ int hostdisk_init(struct hostdisk *hd, uint64_t nsectors, int mode, bool write_c
 	hd->write_cache = write_cache;
 	hd->rng = seed ? seed : 88172645463325252ull;
 	hd->fail_countdown = -1;
+	hd->die_countdown = -1;
 	hd->medium = calloc(nsectors, BLK_SECTOR_SIZE);
 	hd->cache = calloc(nsectors, BLK_SECTOR_SIZE);
 	hd->cached = calloc(nsectors, 1);

@@ -38,6 +38,8 @@ struct hostdisk {
 	struct blkreq *q[HD_MAXQ];
 	int nq;
 	int64_t fail_countdown;   /* fail the request that brings this to 0; <0 never */
+	int64_t die_countdown;    /* crash when this many more requests have started; <0 never */
+	bool dead;                /* crashed by die_countdown: every request fails */
 	struct blkdev_info info;
 	/* counters */
 	uint64_t nreq, nread, nwrite, nflush, sect_read, sect_written;

@@ -1,0 +1,368 @@
+/*
+ * test_ed_tamper.c - someone with the raw disk tries to fool the exodisk.
+ *
+ * Each attack edits the disk image directly (as a machine without the
+ * exodisk could) and then boots:
+ *   - a changed byte in a header or exonode block: ED_E_BADMAC;
+ *   - a valid header copied to another bound sector, or to another disk
+ *     formatted with the same key: ED_E_BADMAC (the MAC names disk and sector);
+ *   - an older version of a block written back over the current one:
+ *     ED_E_STALE (the binding table knows the current version);
+ *   - a header forged at a sector that is not bound: ED_E_NOTBOUND;
+ *   - the wrong boot key, damaged superblocks, snapshot or log: the mount
+ *     fails with an error or falls back to the previous checkpoint;
+ * and none of them ever yields data, or a crash.  A fuzz loop then flips
+ * random bytes all over the metadata and boots, checks, and reads: errors
+ * are fine, anything ASan or UBSan would notice is not.
+ */
+#include "tests/host/exodisk/edfixture.h"
+#include "kernel/exodisk/ondisk.h"
+
+#define D    8192
+#define SECT 512
+
+static struct ed_cap RC, WC;
+
+static int64_t op(struct fx *f, int o, struct ed_protector *p, struct ed_operation *st)
+{
+	return h_req(&f->h, f->ed, &f->a, o, p, NULL, st, NULL, 0, NULL, 0, NULL);
+}
+
+static uint8_t *medium(struct fx *f, uint64_t s)
+{
+	return f->hd.medium + s * SECT;
+}
+
+static uint64_t data_start(struct fx *f)
+{
+	struct ed_check_stats st;
+	CHECK_EQ(ed_check_live(f->ed, f->unit, NULL, NULL, &st), 0);
+	return st.data_start;
+}
+
+/* Reboot so that everything is on the medium: a checkpoint wrote the homes
+ * and emptied the log, and the cache is empty. */
+static void settle_reboot(struct fx *f)
+{
+	fx_remount(f);
+	h_settle();
+	fx_forget(f);
+	CHECK_EQ(fx_boot(f), 0);
+}
+
+/* Is needle anywhere in the n bytes at p? */
+static bool contains(const uint8_t *p, size_t n, const void *needle, size_t k)
+{
+	for (size_t i = 0; i + k <= n; i++)
+		if (memcmp(p + i, needle, k) == 0)
+			return true;
+	return false;
+}
+
+static void test_tamper_replay_transplant(void)
+{
+	struct fx f;
+	fx_new(&f, D, HD_POLLED, NULL, 21);
+	uint64_t ds = data_start(&f);
+	uint64_t A = ds + 10, B = ds + 100, X = ds + 200;
+	struct ed_protector a = h_ext(0, A, 8 * SECT, RC, WC);
+	struct ed_protector b = h_ext(0, B, 8 * SECT, RC, WC);     /* same capabilities */
+	struct ed_protector x = h_xn(0, X, 0, 96, RC, WC);
+	CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &a, NULL), 0);
+	CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &b, NULL), 0);
+	CHECK_EQ(op(&f, ED_OP_EXONODE_ALLOCATE, &x, NULL), 0);
+	struct ed_operation st = { .one = X + 10, .two = 8 * SECT };
+	CHECK_EQ(op(&f, ED_OP_EXONODE_ADD_EXTENT, &x, &st), 0);
+	static uint8_t buf[8 * SECT], r[8 * SECT];
+	memset(buf, 0x5a, sizeof(buf));
+	CHECK_EQ(h_io(&f.h, f.ed, &f.a, &a, 1, A, buf, sizeof(buf)), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &a), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &b), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXONODE_WRITE, &x), 0);
+	settle_reboot(&f);
+
+	/* Capabilities are not readable on disk. */
+	CHECK(!contains(medium(&f, A), SECT, &RC, sizeof(RC)));
+	CHECK(!contains(medium(&f, A), SECT, &WC, sizeof(WC)));
+	CHECK(!contains(medium(&f, X), SECT, &RC, sizeof(RC)));
+
+	/* Keep old versions for the replay below. */
+	static uint8_t oldA[SECT], oldX[SECT], savedB[SECT];
+	memcpy(oldA, medium(&f, A), SECT);
+	memcpy(oldX, medium(&f, X), SECT);
+	memcpy(savedB, medium(&f, B), SECT);
+
+	/* 1. Tampering: flip one bit of a's header (say, to make it longer). */
+	struct ed_exthdr *h = (struct ed_exthdr *)medium(&f, A);
+	h->nsectors += 100;
+	fx_forget(&f);
+	CHECK_EQ(fx_boot(&f), 0);
+	memset(r, 0xcc, sizeof(r));
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &a), ED_E_BADMAC);
+	CHECK_EQ(h_io(&f.h, f.ed, &f.a, &a, 0, A, r, sizeof(r)), ED_E_BADMAC);
+	for (size_t i = 0; i < sizeof(r); i++)
+		CHECK_EQ(r[i], 0xcc);                     /* no data went out */
+	struct ed_check_stats cs;
+	fx_forget(&f);
+	CHECK(hostdisk_reattach(&f.hd) == 0);
+	f.ed = h_core(&f.h, &f.cfg, NULL);
+	CHECK_EQ(ed_check_disk(f.ed, 0, NULL, NULL, NULL, &cs), 0);
+	CHECK(cs.violations > 0);
+	h->nsectors -= 100;
+	ed_destroy(f.ed);
+	blk_reset();
+	CHECK_EQ(fx_boot(&f), 0);
+	CHECK_EQ(h_io(&f.h, f.ed, &f.a, &a, 0, A, r, sizeof(r)), 0);     /* repaired: fine again */
+	/* The application's part of that sector is not metadata: changing it
+	 * on disk is just changing data. */
+	medium(&f, A)[300] ^= 1;
+	fx_forget(&f);
+	CHECK_EQ(fx_boot(&f), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &a), 0);
+
+	/* 2. Transplant: a's header over b's (same capabilities, same key). */
+	memcpy(medium(&f, B), medium(&f, A), SECT);
+	fx_forget(&f);
+	CHECK_EQ(fx_boot(&f), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &b), ED_E_BADMAC);
+	CHECK_EQ(h_io(&f.h, f.ed, &f.a, &b, 0, B, r, SECT), ED_E_BADMAC);
+	memcpy(medium(&f, B), savedB, SECT);
+	/* ... or to a sector that holds no binding: not metadata at all. */
+	memcpy(medium(&f, A + 50), medium(&f, A), SECT);
+	fx_forget(&f);
+	CHECK_EQ(fx_boot(&f), 0);
+	struct ed_protector forged = h_ext(0, A + 50, 0, RC, WC);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &forged), ED_E_NOTBOUND);
+	CHECK_EQ(h_io(&f.h, f.ed, &f.a, &forged, 0, A + 50, r, SECT), ED_E_NOTBOUND);
+
+	/* 3. Replay: a grows and is written back; then its old header returns. */
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &a), 0);
+	st = (struct ed_operation){ .one = 4 * SECT };
+	CHECK_EQ(op(&f, ED_OP_EXTENT_GROW, &a, &st), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &a), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXONODE_READ, &x), 0);
+	x.xn_entry = 0;
+	CHECK_EQ(op(&f, ED_OP_EXONODE_REMOVE_ENTRY, &x, NULL), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXONODE_WRITE, &x), 0);
+	settle_reboot(&f);
+	CHECK(memcmp(medium(&f, A), oldA, ED_EXT_HDR_BYTES) != 0);
+	memcpy(medium(&f, A), oldA, SECT);
+	memcpy(medium(&f, X), oldX, SECT);   /* the old block still lists X+10.. */
+	fx_forget(&f);
+	CHECK_EQ(fx_boot(&f), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &a), ED_E_STALE);
+	CHECK_EQ(h_io(&f.h, f.ed, &f.a, &a, 0, A, r, SECT), ED_E_STALE);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXONODE_READ, &x), ED_E_STALE);
+	/* ... and the sectors the old exonode listed were free: take them. */
+	struct ed_protector thief = h_ext(0, X + 10, 8 * SECT, RC, WC);
+	CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &thief, NULL), 0);
+	fx_free(&f);
+}
+
+/* Two disks, one key: a header moved from one to the other is rejected. */
+static void test_other_disk(void)
+{
+	struct fx f;
+	fx_new(&f, D, HD_SYNC, NULL, 22);
+	struct hostdisk hd2;
+	CHECK(hostdisk_init(&hd2, D, HD_SYNC, true, 99) == 1);
+	CHECK_EQ(ed_format(f.ed, 1, NULL), 0);
+	CHECK_EQ(ed_mount(f.ed, 1), 0);
+	uint64_t A = data_start(&f) + 10;
+	struct ed_protector a0 = h_ext(0, A, 4 * SECT, RC, WC), a1 = h_ext(1, A, 4 * SECT, RC, WC);
+	CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &a0, NULL), 0);
+	CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &a1, NULL), 0);
+	struct ed_operation st = { .one = 4 * SECT };
+	CHECK_EQ(op(&f, ED_OP_EXTENT_GROW, &a0, &st), 0);     /* disk 0's is longer */
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &a0), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &a1), 0);
+	/* A clean restart of both disks, so both homes are on the media. */
+	h_settle();
+	fx_forget(&f);
+	CHECK(hostdisk_reattach(&f.hd) == 0 && hostdisk_reattach(&hd2) == 1);
+	f.ed = h_core(&f.h, &f.cfg, NULL);
+	CHECK_EQ(ed_mount(f.ed, 0), 0);
+	CHECK_EQ(ed_mount(f.ed, 1), 0);
+	h_settle();
+	ed_destroy(f.ed);
+	blk_reset();
+	memcpy(hd2.medium + A * SECT, f.hd.medium + A * SECT, SECT);
+	CHECK(hostdisk_reattach(&f.hd) == 0 && hostdisk_reattach(&hd2) == 1);
+	f.ed = h_core(&f.h, &f.cfg, NULL);
+	CHECK_EQ(ed_mount(f.ed, 0), 0);
+	CHECK_EQ(ed_mount(f.ed, 1), 0);
+	fx_clients(&f);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &a0), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &a1), ED_E_BADMAC);
+	/* A whole superblock from the other disk does not mount either (its
+	 * snapshot is not there). */
+	h_settle();
+	fx_forget(&f);
+	memcpy(hd2.medium, f.hd.medium, SECT);
+	memcpy(hd2.medium + 8 * SECT, f.hd.medium + 8 * SECT, SECT);
+	CHECK(hostdisk_reattach(&f.hd) == 0 && hostdisk_reattach(&hd2) == 1);
+	f.ed = h_core(&f.h, &f.cfg, NULL);
+	fx_clients(&f);
+	CHECK(ed_mount(f.ed, 1) < 0);
+	CHECK_EQ(ed_mount(f.ed, 0), 0);
+	hostdisk_free(&hd2);
+	fx_free(&f);
+}
+
+static void test_keys_and_superblocks(void)
+{
+	struct fx f;
+	fx_new(&f, D, HD_SYNC, NULL, 23);
+	uint64_t A = data_start(&f) + 10;
+	struct ed_protector a = h_ext(0, A, 4 * SECT, RC, WC);
+	CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &a, NULL), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &a), 0);
+	fx_forget(&f);
+
+	/* The wrong key: nothing authenticates. */
+	CHECK(hostdisk_reattach(&f.hd) == 0);
+	f.ed = h_core(&f.h, &f.cfg, "not-the-right-k!");
+	CHECK_EQ(ed_mount(f.ed, 0), ED_E_BADMAC);
+	struct ed_check_stats cs;
+	CHECK_EQ(ed_check_disk(f.ed, 0, NULL, NULL, NULL, &cs), ED_E_BADMAC);
+	ed_destroy(f.ed);
+	blk_reset();
+
+	/* Damage the newer superblock: the older checkpoint and the log after
+	 * it still give the same state. */
+	CHECK_EQ(fx_boot(&f), 0);
+	fx_forget(&f);
+	struct ed_super *sa = (struct ed_super *)f.hd.medium;
+	struct ed_super *sb = (struct ed_super *)(f.hd.medium + 8 * SECT);
+	struct ed_super *newer = sa->gen > sb->gen ? sa : sb;
+	newer->gen ^= 0x100;
+	CHECK_EQ(fx_boot(&f), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &a), 0);
+	fx_check_live(&f);
+	fx_forget(&f);
+	/* Both gone: not an exodisk any more. */
+	sa->magic ^= 1;
+	sb->magic ^= 1;
+	CHECK_EQ(fx_boot(&f), ED_E_FORMAT);
+	ed_destroy(f.ed);
+	blk_reset();
+	f.ed = NULL;
+	hostdisk_free(&f.hd);
+}
+
+/* ---- fuzzing ----------------------------------------------------------------------- */
+
+static uint64_t fs_;
+static uint64_t frnd(void)
+{
+	fs_ ^= fs_ >> 12;
+	fs_ ^= fs_ << 25;
+	fs_ ^= fs_ >> 27;
+	return fs_ * 2685821657736338717ull;
+}
+
+static void test_fuzz(void)
+{
+	/* A populated disk whose log still holds records. */
+	struct fx f;
+	struct ed_format_opts fo = { .log_sectors = 128 };
+	fx_new_fmt(&f, D, HD_SYNC, NULL, 24, &fo);
+	uint64_t ds = data_start(&f);
+	struct ed_protector objs[24];
+	int n = 0;
+	for (int i = 0; i < 12; i++) {
+		objs[n] = h_ext(0, ds + 20 * (uint64_t)i, 8 * SECT, RC, WC);
+		CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &objs[n], NULL), 0);
+		CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &objs[n]), 0);
+		n++;
+		objs[n] = h_xn(0, ds + 300 + 10 * (uint64_t)i, 0, 200, RC, WC);
+		CHECK_EQ(op(&f, ED_OP_EXONODE_ALLOCATE, &objs[n], NULL), 0);
+		struct ed_operation st = { .one = ds + 500 + 10 * (uint64_t)i, .two = 4 * SECT };
+		CHECK_EQ(op(&f, ED_OP_EXONODE_ADD_EXTENT, &objs[n], &st), 0);
+		CHECK_EQ(h_req(&f.h, f.ed, &f.a, ED_OP_EXONODE_ADD_DATA, &objs[n], NULL,
+		               &(struct ed_operation){ .one = 16 }, NULL, 0, "fuzzing-data-16!", 16, NULL), 1);
+		CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXONODE_WRITE, &objs[n]), 0);
+		n++;
+	}
+	h_settle();
+	fx_forget(&f);
+	static uint8_t pristine[D * SECT];
+	memcpy(pristine, f.hd.medium, sizeof(pristine));
+	struct ed_check_stats cs;
+	CHECK(hostdisk_reattach(&f.hd) == 0);
+	f.ed = h_core(&f.h, &f.cfg, NULL);
+	CHECK_EQ(ed_check_disk(f.ed, 0, NULL, NULL, NULL, &cs), 0);
+	CHECK_EQ(cs.violations, 0);
+	CHECK(cs.log_records > 0);
+	ed_destroy(f.ed);
+	blk_reset();
+
+	/* Where the metadata is: superblocks, log, snapshots, bound blocks. */
+	uint64_t targets[64];
+	int nt = 0;
+	targets[nt++] = 0;
+	targets[nt++] = 8;
+	for (uint64_t s = 16; s < ds; s += 7)
+		if (nt < 40)
+			targets[nt++] = s;
+	for (int i = 0; i < n && nt < 64; i++)
+		targets[nt++] = objs[i].blkno;
+
+	fs_ = 12345;
+	long mounted = 0, refused = 0, read_ok = 0, read_err = 0;
+	for (int iter = 0; iter < 300; iter++) {
+		memcpy(f.hd.medium, pristine, sizeof(pristine));
+		int flips = 1 + (int)(frnd() % 4);
+		for (int k = 0; k < flips; k++) {
+			uint64_t s = targets[frnd() % (uint64_t)nt];
+			uint64_t off = frnd() % SECT;
+			if (frnd() % 4 == 0)
+				memset(f.hd.medium + s * SECT + off - off % 8, (int)(frnd() & 0xff), 8);
+			else
+				f.hd.medium[s * SECT + off] ^= (uint8_t)(1u << (frnd() % 8));
+		}
+		CHECK(hostdisk_reattach(&f.hd) == 0);
+		f.ed = h_core(&f.h, &f.cfg, NULL);
+		fx_clients(&f);
+		(void)ed_check_disk(f.ed, 0, NULL, NULL, NULL, &cs);
+		if (ed_mount(f.ed, 0) != 0) {
+			refused++;
+			ed_destroy(f.ed);
+			blk_reset();
+			continue;
+		}
+		mounted++;
+		static uint8_t r[8 * SECT];
+		for (int i = 0; i < n; i++) {
+			int op_read = objs[i].kind == ED_PK_EXTENT ? ED_OP_EXTENT_READ : ED_OP_EXONODE_READ;
+			int64_t e = h_sync(&f.h, f.ed, &f.a, op_read, &objs[i]);
+			e = e == 0 ? h_io(&f.h, f.ed, &f.a, &objs[i], 0,
+			                  objs[i].kind == ED_PK_EXTENT ? objs[i].blkno + 1
+			                                               : ds + 500 + 10 * (uint64_t)(i / 2),
+			                  r, SECT) : e;
+			if (e == 0)
+				read_ok++;
+			else
+				read_err++;
+		}
+		(void)ed_check_live(f.ed, 0, NULL, NULL, &cs);
+		fx_forget(&f);
+	}
+	CHECK(mounted > 0 && refused > 0 && read_err > 0 && read_ok > 0);
+	printf("  fuzz: 300 corrupted images: %ld mounted, %ld refused; reads %ld ok, %ld rejected\n",
+	       mounted, refused, read_ok, read_err);
+	f.ed = NULL;
+	hostdisk_free(&f.hd);
+}
+
+int main(void)
+{
+	RC = h_cap(0x0102030405060708ull, 0x1112131415161718ull);
+	WC = h_cap(0x2122232425262728ull, 0x3132333435363738ull);
+	test_tamper_replay_transplant();
+	test_other_disk();
+	test_keys_and_superblocks();
+	test_fuzz();
+	printf("test_ed_tamper: ok\n");
+	return 0;
+}
