@@ -317,8 +317,9 @@ int32_t edc_read(struct edc *c, const struct ed_protector *prot, uint64_t blkno,
 	struct edc_slot slots[4];
 	struct edc_batch b;
 	edc_batch_init(&b, c, slots, 4);
-	edc_batch_io(&b, prot, 0, blkno, mem, bytes);
-	return edc_batch_wait(&b);
+	int32_t r = edc_batch_io(&b, prot, 0, blkno, mem, bytes);
+	int32_t w = edc_batch_wait(&b);
+	return r < 0 ? r : w;
 }
 
 int32_t edc_write(struct edc *c, const struct ed_protector *prot, uint64_t blkno,
@@ -328,8 +329,9 @@ int32_t edc_write(struct edc *c, const struct ed_protector *prot, uint64_t blkno
 	struct edc_batch b;
 	edc_batch_init(&b, c, slots, 4);
 	/* The kernel only reads the buffer of a write. */
-	edc_batch_io(&b, prot, 1, blkno, (void *)(uintptr_t)mem, bytes);
-	return edc_batch_wait(&b);
+	int32_t r = edc_batch_io(&b, prot, 1, blkno, (void *)(uintptr_t)mem, bytes);
+	int32_t w = edc_batch_wait(&b);
+	return r < 0 ? r : w;
 }
 
 static int32_t meta_sync(struct edc *c, int op, const struct ed_protector *prot)
@@ -359,6 +361,17 @@ int32_t edc_extent_read_sync(struct edc *c, const struct ed_protector *prot)
 int32_t edc_extent_write_sync(struct edc *c, const struct ed_protector *prot)
 {
 	return meta_sync(c, ED_OP_EXTENT_WRITE, prot);
+}
+
+/* ---- durability ------------------------------------------------------------------ */
+
+int32_t edc_flush(struct edc *c, int unit, const struct ed_protector *anchor)
+{
+	if (c->t->flush != NULL)
+		return c->t->flush(c->ctx, unit);
+	if (anchor == NULL)
+		return ED_E_OP;
+	return edc_xn_write_sync(c, anchor);
 }
 
 /* ---- batches ------------------------------------------------------------------ */
@@ -429,11 +442,10 @@ static int32_t batch_issue(struct edc_batch *b, int kind, const struct ed_protec
 			continue;
 		}
 		if (r < 0) {
-			/* Refused outright: the word holds the error; retire it now so
-			 * the slot is free and the error is recorded. */
+			/* Refused outright: give the slot back and tell the caller,
+			 * who may fix the cause and try again (ED_E_NOTCACHED: read
+			 * the exonode in).  It is not recorded as the batch's error. */
 			untake_slot(b);
-			if (b->err == 0)
-				b->err = (int32_t)r;
 			return (int32_t)r;
 		}
 		return 0;

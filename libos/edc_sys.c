@@ -45,8 +45,8 @@ static int learn(int unit)
 		p.xn_entry = -1;
 		units[unit].known = 1;
 		long r = sys_call4(SYS_exodisk_request, ED_OP_GET_FREE_MAP, &p, 0, &s);
-		if (r > 0 && s.one > 0) {
-			units[unit].base = (const uint8_t *)(uintptr_t)r;
+		if (r == 0 && s.one > 0 && s.three != 0) {
+			units[unit].base = (const uint8_t *)(uintptr_t)s.three;
 			units[unit].nsectors = s.one;
 			units[unit].known = 2;
 		}

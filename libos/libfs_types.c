@@ -9,10 +9,12 @@
 #include <errno.h>
 #include <string.h>
 #include "libos/libfs.h"
+#include "userfs/unixfs/unixfs.h"
 
 #define MAX_TYPES 8
 
 static const struct libfs_ops *builtin[] = {
+	&unixfs_ops,
 	NULL,
 };
 

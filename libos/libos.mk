@@ -11,9 +11,11 @@ USER_CFLAGS := $(COMMON_CFLAGS) --specs=picolibc.specs -D_DEFAULT_SOURCE -MMD -M
 USER_LDFLAGS := --specs=picolibc.specs $(ARCHFLAGS) -nostartfiles -static \
 	-T libos/user.ld -Wl,--gc-sections
 
+# The guest-only part; userfs/userfs.mk adds the portable libOS layers and
+# the library file systems (every program gets them: any program may find
+# its output redirected to a file).
 LIBOS_SRCS := libos/crt0.S libos/start.c libos/fd.c libos/console.c libos/stdio.c \
-	libos/exo.c libos/sbrk.c libos/kerror.c libos/posix.c libos/vfs.c libos/libfs_types.c \
-	libos/edc.c libos/edc_err.c libos/edc_sys.c
+	libos/exo.c libos/sbrk.c libos/kerror.c libos/posix.c libos/edc_sys.c
 
 LIBOS_OBJS = $(patsubst %,$(BUILD)/u/%.o,$(LIBOS_SRCS))
 

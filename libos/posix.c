@@ -25,6 +25,7 @@
 #include "libos/vfs.h"
 #include "libos/files.h"
 #include "libos/exo.h"
+#include "libos/clock.h"
 
 /* Set errno from a negative result and return -1; pass others through. */
 static long ret(long r)
@@ -258,6 +259,10 @@ int fs_mount_info(int i, const char **prefix, const char **type, const char **op
 {
 	return (int)ret(vfs_mount_info(i, prefix, type, opts, mounted));
 }
+
+/* libos/clock.h for the guest. */
+uint64_t libos_time_ns(void) { return exo_time_to_ns(exo_time() - exo_kinfo()->boot_time); }
+void libos_sleep_ns(uint64_t ns) { exo_sleep_ns(ns); }
 
 /* ---- start and exit ---------------------------------------------------------------- */
 

@@ -1,0 +1,66 @@
+/*
+ * bcache.h - an application-level buffer cache for library file systems.
+ *
+ * The exokernel caches no file data (thesis section 2.3.4): a libFS keeps
+ * its own.  This one holds fixed-size blocks named by (owner, logical
+ * block) - for unixfs the owner is a file, so blocks are cached by file
+ * offset and a file's blocks need no disk address until they are written
+ * (delayed allocation).  Replacement is LRU among clean, unpinned blocks;
+ * dirty blocks stay until the libFS writes them and calls bc_clean, so
+ * when every block is dirty bc_get returns NULL and the libFS must write
+ * some back first.  Nothing here touches the disk.  Portable C11.
+ */
+#ifndef LIBOS_BCACHE_H
+#define LIBOS_BCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BC_BSIZE 4096u
+
+#define BB_VALID  0x1      /* data holds the block's contents            */
+#define BB_DIRTY  0x2      /* newer than the disk                        */
+
+struct bbuf {
+	uint64_t owner, lblk;
+	uint8_t *data;         /* BC_BSIZE bytes                             */
+	uint32_t flags;        /* BB_*                                       */
+	int32_t  pins;         /* pinned blocks are never replaced           */
+	struct bbuf *hnext;    /* hash chain                                 */
+	struct bbuf *prev, *next;   /* LRU list, most recent first           */
+	int32_t  used;         /* names a block (else free)                  */
+};
+
+struct bcache {
+	uint32_t nbufs, nhash;
+	struct bbuf *bufs;
+	uint8_t *mem;
+	struct bbuf **hash;
+	struct bbuf *head, *tail;
+	uint32_t ndirty;
+	uint64_t hits, misses, evictions;
+};
+
+/* nbufs blocks of BC_BSIZE bytes, from malloc.  0 or -ENOMEM. */
+int  bc_init(struct bcache *bc, uint32_t nbufs);
+void bc_destroy(struct bcache *bc);
+/* The cached block, or NULL.  Counts as a use (moves it to the front). */
+struct bbuf *bc_lookup(struct bcache *bc, uint64_t owner, uint64_t lblk);
+/* The cached block, or a fresh one (flags 0: not VALID) taking the place
+ * of the least recently used clean unpinned block; NULL if there is none. */
+struct bbuf *bc_get(struct bcache *bc, uint64_t owner, uint64_t lblk);
+void bc_pin(struct bbuf *b);
+void bc_unpin(struct bbuf *b);
+void bc_dirty(struct bcache *bc, struct bbuf *b);
+void bc_clean(struct bcache *bc, struct bbuf *b);
+/* Forget every block of owner with lblk >= from, dirty or not (truncate,
+ * delete).  Pinned blocks are forgotten too: the caller must not hold any. */
+void bc_drop(struct bcache *bc, uint64_t owner, uint64_t from);
+/* Up to max dirty blocks of owner (any owner if all is set) with lblk >=
+ * from, in (owner, lblk) order; returns how many. */
+uint32_t bc_dirty_list(struct bcache *bc, int all, uint64_t owner, uint64_t from,
+                       struct bbuf **out, uint32_t max);
+/* Blocks of owner cached (dirty or not) in [from, to). */
+uint32_t bc_count(struct bcache *bc, uint64_t owner, uint64_t from, uint64_t to, int dirty_only);
+
+#endif

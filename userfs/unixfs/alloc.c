@@ -1,0 +1,113 @@
+/*
+ * alloc.c - where unixfs puts things, decided from the free map the kernel
+ * exports (no system call to look).  The map may change under us as other
+ * programs allocate, so every choice is only a proposal: the exodisk
+ * refuses a sector someone else took (ED_E_ALLOCATED) and we look again.
+ *
+ * Policy, after thesis section 4.1 and the small-file experiments of 5.4:
+ *  - inodes are packed four to a block, and a new block goes near the
+ *    directory the file is created in;
+ *  - data goes in runs as long as the free map allows, placed right after
+ *    the file's last extent when that space is free (so appending extends
+ *    one extent), else after the inode.
+ */
+#include <errno.h>
+#include "userfs/unixfs/ufs.h"
+
+int ufs_reserved(struct ufs *fs, uint64_t sector, uint64_t count)
+{
+	uint64_t l = fs->sb.lock_sector;
+	return l >= sector && l < sector + count;
+}
+
+int ufs_is_memblk(struct ufs *fs, uint64_t sector)
+{
+	for (uint32_t i = 0; i < fs->nmemblk; i++)
+		if (fs->memblk[i] == sector)
+			return 1;
+	return 0;
+}
+
+/* A free run of n sectors (aligned to `align`) at or after goal that
+ * avoids the lock sector; UINT64_MAX if none. */
+static uint64_t find_run(struct ufs *fs, uint64_t goal, uint64_t n, uint64_t align)
+{
+	for (int tries = 0; tries < 4; tries++) {
+		uint64_t s = edc_fm_find(&fs->fm, goal, n, align);
+		if (s == UINT64_MAX || !ufs_reserved(fs, s, n))
+			return s;
+		goal = fs->sb.lock_sector + 1;
+	}
+	return UINT64_MAX;
+}
+
+/* Try the free slots of block blk; 0 and the slot, or an exodisk code. */
+static int64_t try_block(struct ufs *fs, uint64_t blk, uint16_t *slot)
+{
+	int64_t r = ED_E_SLOT;
+	for (uint16_t s = 0; s < UFS_IPB; s++) {
+		r = ufs_xn_alloc(fs, blk, s, UFS_INODE_BYTES);
+		if (r == 0) {
+			*slot = s;
+			return 0;
+		}
+		if (r != ED_E_SLOT)
+			return r;          /* not a block of inodes we can use */
+	}
+	return r;
+}
+
+int ufs_alloc_inode(struct ufs *fs, uint64_t near, int memory, uint64_t *sector, uint16_t *slot)
+{
+	if (memory) {
+		for (uint32_t i = 0; i < fs->nmemblk; i++)
+			if (try_block(fs, fs->memblk[i], slot) == 0) {
+				*sector = fs->memblk[i];
+				return 0;
+			}
+		if (fs->nmemblk == UFS_MEMBLKS)
+			return -ENOSPC;
+	} else if (fs->iblk_hint != 0 && try_block(fs, fs->iblk_hint, slot) == 0) {
+		*sector = fs->iblk_hint;
+		return 0;
+	}
+	/* A new block near `near`. */
+	uint64_t goal = near;
+	for (int tries = 0; tries < 8; tries++) {
+		uint64_t b = find_run(fs, goal, UFS_IBLK_SECT, UFS_IBLK_SECT);
+		if (b == UINT64_MAX)
+			return -ENOSPC;
+		int64_t r = ufs_xn_alloc(fs, b, 0, UFS_INODE_BYTES);
+		if (r == 0) {
+			*sector = b;
+			*slot = 0;
+			if (memory)
+				fs->memblk[fs->nmemblk++] = b;
+			else
+				fs->iblk_hint = b;
+			return 0;
+		}
+		if (r != ED_E_ALLOCATED && r != ED_E_NOTCACHED)
+			return ufs_err(r);
+		goal = b + UFS_IBLK_SECT;     /* someone was faster: look further on */
+	}
+	return -ENOSPC;
+}
+
+int64_t ufs_alloc_run(struct ufs *fs, uint64_t goal, uint64_t want, uint64_t min, uint64_t *start)
+{
+	if (min < UFS_BSECT)
+		min = UFS_BSECT;
+	for (uint64_t n = want; n >= min; n = n / 2 / UFS_BSECT * UFS_BSECT) {
+		uint64_t s = find_run(fs, goal, n, UFS_BSECT);
+		if (s != UINT64_MAX) {
+			*start = s;
+			return (int64_t)n;
+		}
+		if (n == min)
+			break;
+		if (n / 2 < min)
+			n = 2 * min;       /* next round tries min itself */
+	}
+	return -ENOSPC;
+}
