@@ -23,7 +23,74 @@ struct ck {
 	struct ed_check_stats *st;
 	struct ed_pvec seen;
 	uint8_t *img, *plain, *img2, *plain2;
+	/* The log's newest images, sorted by home: the next mount rewrites
+	 * these homes from them, so they are what counts. */
+	struct ed_pvec limg;
+	uint32_t nlimg;
 };
+
+struct limg {
+	uint64_t home, stamp, lsec;
+};
+
+static struct limg *limg_at(struct ck *k, uint32_t i)
+{
+	return ed_pvec_elem(&k->limg, sizeof(struct limg), i);
+}
+
+/* Index the images of the live log (at most one per log sector). */
+static int index_log(struct ck *k)
+{
+	struct ed_disk *d = k->d;
+	uint32_t max = (uint32_t)k->lv->len;
+	int err = ed_pvec_alloc(&k->ed->env, &k->limg, ed_pvec_pages_for(max, sizeof(struct limg)));
+	if (err != 0)
+		return err;
+	struct ed_logrec_iter it;
+	ed_log_iter_begin(d, k->lv, &it);
+	while (ed_log_iter_next(k->ed, d, k->lv, &it))
+		for (uint32_t i = 0; i < it.nimg && k->nlimg < max; i++)
+			if (it.img[i].op == ED_LOGOP_PUT)
+				*limg_at(k, k->nlimg++) = (struct limg){ it.img[i].home, it.img[i].stamp,
+				                                         it.img_sector[i] };
+	/* Insertion sort by (home, stamp): the log is at most a few thousand. */
+	for (uint32_t i = 1; i < k->nlimg; i++) {
+		struct limg t = *limg_at(k, i);
+		uint32_t j = i;
+		for (; j > 0; j--) {
+			struct limg *p = limg_at(k, j - 1);
+			if (p->home < t.home || (p->home == t.home && p->stamp <= t.stamp))
+				break;
+			*limg_at(k, j) = *p;
+		}
+		*limg_at(k, j) = t;
+	}
+	return 0;
+}
+
+static const struct limg *find_limg(struct ck *k, uint64_t home, uint64_t stamp)
+{
+	uint32_t lo = 0, hi = k->nlimg;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		const struct limg *m = limg_at(k, mid);
+		if (m->home < home || (m->home == home && m->stamp < stamp))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < k->nlimg && limg_at(k, lo)->home == home && limg_at(k, lo)->stamp == stamp)
+		return limg_at(k, lo);
+	return NULL;
+}
+
+static void copy_log(struct ck *k, uint64_t lsec, uint8_t *dst, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++, lsec++)
+		ed_memcpy(dst + i * ED_SECTOR,
+		          (uint8_t *)ed_pvec_page(&k->lv->pages, (uint32_t)(lsec / ED_SECT_PER_PAGE)) +
+		          (lsec % ED_SECT_PER_PAGE) * ED_SECTOR, ED_SECTOR);
+}
 
 static void bad(struct ck *k, const char *what, uint64_t sector, uint64_t detail)
 {
@@ -57,13 +124,17 @@ static int fetch(struct ck *k, const struct ed_vtrec *v, uint8_t *img, uint8_t *
 			have = true;
 		}
 	}
+	if (!have && k->lv != NULL) {
+		const struct limg *l = find_limg(k, v->sector, v->stamp);
+		if (l != NULL) {
+			copy_log(k, l->lsec, img, ns);
+			have = true;
+		}
+	}
 	if (!have) {
 		int err = ed_sync_rw(k->ed, d->unit, BLK_READ, v->sector, ns, img);
 		if (err != 0)
 			return err;
-		/* Both kinds keep their stamp at byte 8. */
-		if (ed_load64(img + 8) != v->stamp && k->lv != NULL)
-			(void)ed_log_image(k->ed, d, k->lv, v->sector, v->stamp, img);
 	}
 	if (v->kind == ED_KIND_EXTENT)
 		return ed_ext_decode(&k->ed->keys, d->sb.uuid, v->sector, (struct ed_exthdr *)img,
@@ -269,10 +340,13 @@ int ed_check_disk(struct exodisk *ed, int unit, ed_check_report_fn report, ed_ch
 	k.visit = visit;
 	k.arg = arg;
 	err = ck_begin(&k, ed, d, stats);
+	if (err == 0)
+		err = index_log(&k);
 	if (err == 0) {
 		stats->log_records = lv.nrec;
 		check_durable(&k);
 	}
+	ed_pvec_free(&ed->env, &k.limg);
 	ck_end(&k);
 	ed_disk_release(ed, d, &lv);
 	return err;

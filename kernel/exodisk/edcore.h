@@ -383,8 +383,6 @@ void ed_disk_release(struct exodisk *ed, struct ed_disk *d, struct ed_logview *l
 void ed_log_iter_begin(struct ed_disk *d, const struct ed_logview *lv, struct ed_logrec_iter *it);
 bool ed_log_iter_next(struct exodisk *ed, struct ed_disk *d, const struct ed_logview *lv,
                       struct ed_logrec_iter *it);
-int  ed_log_image(struct exodisk *ed, struct ed_disk *d, const struct ed_logview *lv,
-                  uint64_t home, uint64_t stamp, uint8_t *out);
 
 /* objects.c */
 struct ed_obj {

@@ -50,7 +50,14 @@ $(BUILD)/tools/ed_recovery_bench: tests/host/exodisk/bench_recovery.c $(ED_TOOL_
 	@mkdir -p $(@D)
 	$(HOSTCC) $(HOST_TOOL_CFLAGS) -o $@ $< $(ED_TOOL_OBJS)
 
-HOST_TOOLS += 
+HOST_TOOLS += $(BUILD)/tools/exotool
+
+# The tool end to end (a script: format, list, check good and damaged images).
+$(ED_TEST_DIR)/test_exotool: tests/host/exodisk/test_exotool.sh $(BUILD)/tools/exotool
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec %s %s\n' "$(abspath tests/host/exodisk/test_exotool.sh)" \
+		"$(abspath $(BUILD)/tools/exotool)" > $@ && chmod +x $@
+HOST_TESTS += $(ED_TEST_DIR)/test_exotool
 
 # `make ed-recovery-bench` prints recovery cost against disk size, number
 # of bindings and log length (docs/exodisk.md quotes it).

@@ -423,22 +423,6 @@ bool ed_log_iter_next(struct exodisk *ed, struct ed_disk *d, const struct ed_log
 	return true;
 }
 
-int ed_log_image(struct exodisk *ed, struct ed_disk *d, const struct ed_logview *lv,
-                 uint64_t home, uint64_t stamp, uint8_t *out)
-{
-	struct ed_logrec_iter it;
-	ed_log_iter_begin(d, lv, &it);
-	while (ed_log_iter_next(ed, d, lv, &it))
-		for (uint32_t i = 0; i < it.nimg; i++)
-			if (it.img[i].op == ED_LOGOP_PUT && it.img[i].home == home &&
-			    it.img[i].stamp == stamp) {
-				logcopy(lv, it.img_sector[i], out,
-				        it.img[i].kind == ED_KIND_EXTENT ? 1 : it.img[i].nsect);
-				return 0;
-			}
-	return ED_E_NOTBOUND;
-}
-
 /* Find the newest valid superblock whose snapshot verifies, and load it. */
 static int open_disk(struct exodisk *ed, int unit, struct ed_disk **out)
 {

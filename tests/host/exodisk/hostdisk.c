@@ -97,6 +97,8 @@ static void finish(struct hostdisk *hd, struct blkreq *r)
 		hd->nflush++;
 	}
 	hd->nreq++;
+	if (hd->on_request != NULL)
+		hd->on_request(hd->on_arg, r);
 	blk_complete(r, status);
 }
 

@@ -43,6 +43,10 @@ struct hostdisk {
 	struct blkdev_info info;
 	/* counters */
 	uint64_t nreq, nread, nwrite, nflush, sect_read, sect_written;
+	/* called for every request as it completes (the recovery benchmark
+	 * times them with the disk model) */
+	void (*on_request)(void *arg, const struct blkreq *r);
+	void *on_arg;
 };
 
 /* Make an empty (zeroed) disk and register it; returns the unit or <0. */
