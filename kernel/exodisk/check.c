@@ -15,7 +15,7 @@
 struct ck {
 	struct exodisk *ed;
 	struct ed_disk *d;
-	const struct ed_logview *lv;   /* NULL for a mounted unit */
+	struct ed_logview *lv;         /* NULL for a mounted unit */
 	bool live;
 	ed_check_report_fn report;
 	ed_check_visit_fn visit;
@@ -87,9 +87,7 @@ static const struct limg *find_limg(struct ck *k, uint64_t home, uint64_t stamp)
 static void copy_log(struct ck *k, uint64_t lsec, uint8_t *dst, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++, lsec++)
-		ed_memcpy(dst + i * ED_SECTOR,
-		          (uint8_t *)ed_pvec_page(&k->lv->pages, (uint32_t)(lsec / ED_SECT_PER_PAGE)) +
-		          (lsec % ED_SECT_PER_PAGE) * ED_SECTOR, ED_SECTOR);
+		ed_memcpy(dst + i * ED_SECTOR, ed_log_sector(k->lv, lsec), ED_SECTOR);
 }
 
 static void bad(struct ck *k, const char *what, uint64_t sector, uint64_t detail)

@@ -39,9 +39,10 @@ int ed_snap_prepare(struct exodisk *ed, struct ed_disk *d, struct ed_super *sb)
 	*sb = d->sb;
 	sb->gen++;
 	sb->snap_copy ^= 1;
+	sb->snap_gen = sb->gen;
 	struct siphash s;
 	ed_mac_begin(&s, &ed->keys, ED_DOM_SNAP, sb->uuid, sb->snap_start[sb->snap_copy]);
-	sip_update64(&s, sb->gen);
+	sip_update64(&s, sb->snap_gen);
 	for (uint32_t i = 0; i < snap_pages(d); i++)
 		sip_update(&s, snap_page(d, i), ED_PAGE);
 	ed_mac_end(&s, sb->snap_tag);
@@ -218,4 +219,21 @@ int ed_ckpt_sync(struct exodisk *ed, struct ed_disk *d, bool clean)
 	d->log_used = 0;
 	d->st_ckpts++;
 	return 0;
+}
+
+/* A superblock alone: a new generation naming the same snapshot and log
+ * position (mount uses it to make its mount count durable). */
+int ed_super_sync(struct exodisk *ed, struct ed_disk *d)
+{
+	struct ed_super sb = d->sb;
+	sb.gen++;
+	sb.flags = 0;
+	ed_super_seal(&ed->keys, &sb, sb_sector(sb.gen));
+	ed_memcpy(d->cksec, &sb, ED_SECTOR);
+	int err = ed_sync_rw(ed, d->unit, BLK_WRITE, sb_sector(sb.gen), 1, d->cksec);
+	if (err == 0)
+		err = ed_sync_io(ed, d->unit, BLK_FLUSH, 0, 0, 0, NULL, 0);
+	if (err == 0)
+		d->sb = sb;
+	return err;
 }

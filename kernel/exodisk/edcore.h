@@ -364,13 +364,20 @@ void ed_ckpt_request(struct exodisk *ed, struct ed_disk *d);
 void ed_ckpt_progress(struct exodisk *ed, struct ed_disk *d);
 int  ed_ckpt_sync(struct exodisk *ed, struct ed_disk *d, bool clean);
 int  ed_snap_prepare(struct exodisk *ed, struct ed_disk *d, struct ed_super *sb);
+int  ed_super_sync(struct exodisk *ed, struct ed_disk *d);
 
 /* mount.c: looking at a disk without mounting it (the checker) */
 struct ed_logview {
-	struct ed_pvec pages;      /* the whole log region, read at once */
+	struct exodisk *ed;
+	struct ed_disk *d;
+	struct ed_pvec pages;      /* the log region, a page per 8 sectors ... */
+	uint8_t *loaded;           /* ... read in chunks when first needed */
 	uint64_t len;              /* sectors */
 	uint64_t nrec;             /* valid records from the checkpoint on */
+	uint64_t used;             /* log sectors they take, wrap gap included */
+	int      err;              /* a read of the log failed */
 };
+uint8_t *ed_log_sector(struct ed_logview *lv, uint64_t s);
 struct ed_logrec_iter {
 	uint64_t pos, seq, left;
 	uint8_t  chain[16];
@@ -381,7 +388,7 @@ struct ed_logrec_iter {
 int  ed_disk_inspect(struct exodisk *ed, int unit, struct ed_disk **out, struct ed_logview *lv);
 void ed_disk_release(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv);
 void ed_log_iter_begin(struct ed_disk *d, const struct ed_logview *lv, struct ed_logrec_iter *it);
-bool ed_log_iter_next(struct exodisk *ed, struct ed_disk *d, const struct ed_logview *lv,
+bool ed_log_iter_next(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv,
                       struct ed_logrec_iter *it);
 
 /* objects.c */

@@ -46,11 +46,12 @@ $(BUILD)/tools/exotool: tools/exotool-src/exotool.c $(ED_TOOL_OBJS) $(ED_HDRS)
 	@mkdir -p $(@D)
 	$(HOSTCC) $(HOST_TOOL_CFLAGS) -o $@ $< $(ED_TOOL_OBJS)
 
-$(BUILD)/tools/ed_recovery_bench: tests/host/exodisk/bench_recovery.c $(ED_TOOL_OBJS) $(ED_HDRS)
+$(BUILD)/tools/ed_recovery_bench: tests/host/exodisk/bench_recovery.c drivers/diskmodel.c \
+		$(ED_TOOL_OBJS) $(ED_HDRS) drivers/diskmodel.h
 	@mkdir -p $(@D)
-	$(HOSTCC) $(HOST_TOOL_CFLAGS) -o $@ $< $(ED_TOOL_OBJS)
+	$(HOSTCC) $(HOST_TOOL_CFLAGS) -o $@ $< drivers/diskmodel.c $(ED_TOOL_OBJS)
 
-HOST_TOOLS += $(BUILD)/tools/exotool
+HOST_TOOLS += $(BUILD)/tools/exotool $(BUILD)/tools/ed_recovery_bench
 
 # The tool end to end (a script: format, list, check good and damaged images).
 $(ED_TEST_DIR)/test_exotool: tests/host/exodisk/test_exotool.sh $(BUILD)/tools/exotool

@@ -95,7 +95,7 @@ int ed_format(struct exodisk *ed, int unit, const struct ed_format_opts *o)
 	uint64_t vt_pages = (maxb * 4 / 3 + ED_VT_PER_PAGE) / ED_VT_PER_PAGE;
 	uint64_t fm_pages = (n + ED_PAGE * 8 - 1) / (ED_PAGE * 8);
 	uint64_t snap = (fm_pages + vt_pages) * ED_SECT_PER_PAGE;
-	if (log < 16 || vt_pages > 65536 || ED_LOG_FIRST + log + 2 * snap + 8 > n)
+	if (log < 16 || log > ED_LOG_MAX || vt_pages > 65536 || ED_LOG_FIRST + log + 2 * snap + 8 > n)
 		return ED_E_TOOBIG;
 
 	struct ed_disk *d = disk_new(ed, unit);
@@ -149,7 +149,8 @@ static int check_geometry(const struct ed_super *sb, uint64_t cap)
 {
 	uint64_t snap = ((uint64_t)sb->fm_pages + sb->vt_pages) * ED_SECT_PER_PAGE;
 	if (sb->nsectors > cap || sb->nsectors == 0 || sb->log_start != ED_LOG_FIRST ||
-	    sb->log_len < 16 || sb->log_len % ED_SECT_PER_PAGE != 0 || sb->log_len > sb->nsectors ||
+	    sb->log_len < 16 || sb->log_len % ED_SECT_PER_PAGE != 0 || sb->log_len > ED_LOG_MAX ||
+	    sb->log_len > sb->nsectors ||
 	    sb->snap_start[0] != sb->log_start + sb->log_len ||
 	    sb->snap_start[1] != sb->snap_start[0] + snap ||
 	    sb->data_start != sb->snap_start[1] + snap || sb->data_start >= sb->nsectors ||
@@ -185,7 +186,7 @@ static int load_snapshot(struct exodisk *ed, struct ed_disk *d)
 	struct siphash s;
 	uint8_t tag[16];
 	ed_mac_begin(&s, &ed->keys, ED_DOM_SNAP, d->sb.uuid, base);
-	sip_update64(&s, d->sb.gen);
+	sip_update64(&s, d->sb.snap_gen);
 	for (uint32_t p = 0; p < total; p++)
 		sip_update(&s, p < d->sb.fm_pages ? ed_pvec_page(&d->dfm, p)
 		                                  : ed_pvec_page(&d->vt, p - d->sb.fm_pages), ED_PAGE);
@@ -205,34 +206,57 @@ static int load_snapshot(struct exodisk *ed, struct ed_disk *d)
 
 /* ---- log replay -------------------------------------------------------------------- */
 
-static uint8_t *logsec(const struct ed_logview *lv, uint64_t s)
+#define LOG_CHUNK_PAGES 16     /* read the log 64 KiB at a time, as replay needs it */
+
+/* Read the chunk of the log that holds page p. */
+static void load_chunk(struct ed_logview *lv, uint32_t p)
 {
-	return (uint8_t *)ed_pvec_page(&lv->pages, (uint32_t)(s / ED_SECT_PER_PAGE)) +
-	       (s % ED_SECT_PER_PAGE) * ED_SECTOR;
+	uint32_t npages = (uint32_t)(lv->len / ED_SECT_PER_PAGE);
+	uint32_t n = ED_MIN(LOG_CHUNK_PAGES, npages - p);
+	struct blk_seg *seg = lv->d->ckseg;
+	for (uint32_t i = 0; i < n; i++)
+		seg[i] = (struct blk_seg){ (uint64_t)(uintptr_t)ed_pvec_page(&lv->pages, p + i), ED_PAGE };
+	int err = ed_sync_io(lv->ed, lv->d->unit, BLK_READ, 0,
+	                     lv->d->sb.log_start + (uint64_t)p * ED_SECT_PER_PAGE,
+	                     n * ED_SECT_PER_PAGE, seg, n);
+	if (err != 0 && lv->err == 0)
+		lv->err = err;
+	for (uint32_t i = 0; i < n; i++)
+		lv->loaded[p + i] = 1;
 }
 
-static void logcopy(const struct ed_logview *lv, uint64_t s, uint8_t *dst, uint32_t n)
+uint8_t *ed_log_sector(struct ed_logview *lv, uint64_t s)
+{
+	uint32_t p = (uint32_t)(s / ED_SECT_PER_PAGE);
+	if (!lv->loaded[p])
+		load_chunk(lv, p);
+	return (uint8_t *)ed_pvec_page(&lv->pages, p) + (s % ED_SECT_PER_PAGE) * ED_SECTOR;
+}
+
+static void logcopy(struct ed_logview *lv, uint64_t s, uint8_t *dst, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
-		ed_memcpy(dst + i * ED_SECTOR, logsec(lv, s + i), ED_SECTOR);
+		ed_memcpy(dst + i * ED_SECTOR, ed_log_sector(lv, s + i), ED_SECTOR);
 }
 
-static int read_log(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv)
+static int open_log(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv)
 {
+	ed_memset(lv, 0, sizeof(*lv));
+	lv->ed = ed;
+	lv->d = d;
 	lv->len = d->sb.log_len;
-	uint32_t npages = (uint32_t)(lv->len / ED_SECT_PER_PAGE);
-	int err = ed_pvec_alloc(&ed->env, &lv->pages, npages);
-	for (uint32_t first = 0; err == 0 && first < npages; ) {
-		uint32_t n = ED_MIN(npages - first, BLK_MAX_SECTORS / ED_SECT_PER_PAGE);
-		for (uint32_t i = 0; i < n; i++)
-			d->ckseg[i] = (struct blk_seg){
-				(uint64_t)(uintptr_t)ed_pvec_page(&lv->pages, first + i), ED_PAGE };
-		err = ed_sync_io(ed, d->unit, BLK_READ, 0,
-		                 d->sb.log_start + (uint64_t)first * ED_SECT_PER_PAGE,
-		                 n * ED_SECT_PER_PAGE, d->ckseg, n);
-		first += n;
-	}
-	return err;
+	lv->loaded = ed->env.page_alloc(ed->env.ctx);
+	if (lv->loaded == NULL)
+		return ED_E_NOMEM;
+	return ed_pvec_alloc(&ed->env, &lv->pages, (uint32_t)(lv->len / ED_SECT_PER_PAGE));
+}
+
+static void close_log(struct exodisk *ed, struct ed_logview *lv)
+{
+	ed_pvec_free(&ed->env, &lv->pages);
+	if (lv->loaded != NULL)
+		ed->env.page_free(ed->env.ctx, lv->loaded);
+	lv->loaded = NULL;
 }
 
 static bool range_ok(const struct ed_disk *d, uint64_t start, uint64_t count)
@@ -243,7 +267,7 @@ static bool range_ok(const struct ed_disk *d, uint64_t start, uint64_t count)
 
 /* Is there a valid record at pos with this sequence number and chain?  On
  * success its header is in d->tmp. */
-static bool record_at(struct exodisk *ed, struct ed_disk *d, const struct ed_logview *lv,
+static bool record_at(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv,
                       uint64_t pos, uint64_t seq, const uint8_t chain[16])
 {
 	if (pos >= lv->len)
@@ -317,7 +341,7 @@ static int apply_record(struct ed_disk *d)
 
 /* The next record follows this one, or starts the region again if it did
  * not fit; returns its position, or -1 when the log ends. */
-static int64_t next_record(struct exodisk *ed, struct ed_disk *d, const struct ed_logview *lv,
+static int64_t next_record(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv,
                            uint64_t pos, uint64_t seq, const uint8_t chain[16])
 {
 	if (record_at(ed, d, lv, pos, seq, chain))
@@ -327,31 +351,167 @@ static int64_t next_record(struct exodisk *ed, struct ed_disk *d, const struct e
 	return -1;
 }
 
-/* Write the block version the log holds to its home if the home differs. */
-static int redo_home(struct exodisk *ed, struct ed_disk *d, const struct ed_logview *lv,
-                     const struct ed_logimg *im, uint64_t img_sector)
+/* ---- redo: bring homes up to the versions the log holds ------------------------------
+ *
+ * After replay the binding table names, for some blocks, a version whose
+ * only copy may be in the log (its home write had not finished).  Those
+ * homes are read, compared and rewritten where they differ.  The reads and
+ * writes go out REDO_BATCH at a time, sorted by sector, so the C-LOOK queue
+ * can sweep across the disk instead of seeking for each one. */
+
+#define REDO_BATCH 32
+
+struct redo {
+	uint64_t home;
+	uint64_t lsec;             /* its image in the log region */
+	uint8_t  kind, nsect;
+};
+
+static struct redo *redo_at(struct ed_pvec *v, uint32_t i)
 {
-	uint32_t ns = im->kind == ED_KIND_EXTENT ? 1 : im->nsect;
-	uint8_t *img = d->cksec, *home = d->cksec + ED_PAGE / 2;
-	logcopy(lv, img_sector, img, ns);
-	int err = ed_sync_rw(ed, d->unit, BLK_READ, im->home, ns, home);
-	if (err != 0)
-		return err;
-	/* An extent header shares its sector with data: replace only the header. */
-	uint32_t cmp = im->kind == ED_KIND_EXTENT ? ED_EXT_HDR_BYTES : ns * ED_SECTOR;
-	if (ed_memcmp(img, home, cmp) == 0)
-		return 0;
-	ed_memcpy(home, img, cmp);
-	d->st_redone++;
-	return ed_sync_rw(ed, d->unit, BLK_WRITE, im->home, ns, home);
+	return ed_pvec_elem(v, sizeof(struct redo), i);
+}
+
+/* Heap sort by home (the list lives in pages, so no qsort). */
+static void redo_sift(struct ed_pvec *v, uint32_t i, uint32_t n)
+{
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= n)
+			return;
+		if (c + 1 < n && redo_at(v, c + 1)->home > redo_at(v, c)->home)
+			c++;
+		if (redo_at(v, i)->home >= redo_at(v, c)->home)
+			return;
+		struct redo t = *redo_at(v, i);
+		*redo_at(v, i) = *redo_at(v, c);
+		*redo_at(v, c) = t;
+		i = c;
+	}
+}
+
+static void redo_sort(struct ed_pvec *v, uint32_t n)
+{
+	for (uint32_t i = n / 2; i-- > 0; )
+		redo_sift(v, i, n);
+	for (uint32_t end = n; end-- > 1; ) {
+		struct redo t = *redo_at(v, 0);
+		*redo_at(v, 0) = *redo_at(v, end);
+		*redo_at(v, end) = t;
+		redo_sift(v, 0, end);
+	}
+}
+
+struct batch {
+	struct blkreq req[REDO_BATCH];
+	struct blk_seg seg[REDO_BATCH];
+	volatile uint32_t left;
+	int err;
+};
+
+static void batch_done(struct blkreq *r)
+{
+	struct batch *b = r->priv;
+	if (r->status != 0 && b->err == 0)
+		b->err = r->status;
+	b->left--;
+}
+
+/* Submit n requests at once and wait for all of them. */
+static int batch_run(struct exodisk *ed, struct batch *b, uint32_t n)
+{
+	b->left = n;
+	b->err = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		b->req[i].done = batch_done;
+		b->req[i].priv = b;
+		int e = blk_submit(&b->req[i]);
+		if (e != 0) {
+			if (b->err == 0)
+				b->err = e;
+			b->left--;
+		}
+	}
+	while (b->left > 0)
+		ed->env.wait(ed->env.ctx);
+	return b->err;
+}
+
+static void batch_req(struct batch *b, uint32_t i, int unit, int op, uint64_t sector,
+                      uint32_t nsect, void *buf)
+{
+	ed_memset(&b->req[i], 0, sizeof(b->req[i]));
+	b->seg[i] = (struct blk_seg){ (uint64_t)(uintptr_t)buf, nsect * ED_SECTOR };
+	b->req[i].op = (uint8_t)op;
+	b->req[i].unit = unit;
+	b->req[i].sector = sector;
+	b->req[i].nsectors = nsect;
+	b->req[i].seg = &b->seg[i];
+	b->req[i].nseg = 1;
+}
+
+static int redo_homes(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv)
+{
+	_Static_assert(sizeof(struct batch) <= ED_PAGE, "a redo batch fits a page");
+	struct ed_pvec list, bufs;
+	ed_memset(&list, 0, sizeof(list));
+	ed_memset(&bufs, 0, sizeof(bufs));
+	struct batch *b = ed->env.page_alloc(ed->env.ctx);
+	uint32_t max = (uint32_t)lv->len, n = 0;
+	int err = b == NULL ? ED_E_NOMEM : 0;
+	if (err == 0)
+		err = ed_pvec_alloc(&ed->env, &list, ed_pvec_pages_for(max, sizeof(struct redo)));
+	if (err == 0)   /* one 2 KiB buffer per request: two per page */
+		err = ed_pvec_alloc(&ed->env, &bufs, REDO_BATCH / 2);
+	struct ed_logrec_iter it;
+	ed_log_iter_begin(d, lv, &it);
+	while (err == 0 && ed_log_iter_next(ed, d, lv, &it))
+		for (uint32_t i = 0; i < it.nimg && n < max; i++) {
+			struct ed_vtrec *v = ed_vt_find(d, it.img[i].home);
+			if (it.img[i].op == ED_LOGOP_PUT && v != NULL && v->stamp == it.img[i].stamp)
+				*redo_at(&list, n++) = (struct redo){ it.img[i].home, it.img_sector[i],
+				                                      it.img[i].kind,
+				                                      it.img[i].kind == ED_KIND_EXTENT ? 1 : it.img[i].nsect };
+		}
+	if (err == 0)
+		redo_sort(&list, n);
+	for (uint32_t first = 0; err == 0 && first < n; first += REDO_BATCH) {
+		uint32_t k = ED_MIN(REDO_BATCH, n - first), nw = 0;
+		for (uint32_t i = 0; i < k; i++) {
+			struct redo *r = redo_at(&list, first + i);
+			batch_req(b, i, d->unit, BLK_READ, r->home, r->nsect,
+			          (uint8_t *)ed_pvec_page(&bufs, i / 2) + (i % 2) * (ED_PAGE / 2));
+		}
+		err = batch_run(ed, b, k);
+		for (uint32_t i = 0; err == 0 && i < k; i++) {
+			struct redo *r = redo_at(&list, first + i);
+			uint8_t *home = (uint8_t *)ed_pvec_page(&bufs, i / 2) + (i % 2) * (ED_PAGE / 2);
+			uint8_t *img = d->cksec;
+			logcopy(lv, r->lsec, img, r->nsect);
+			/* A header shares its sector with data: replace only the header. */
+			uint32_t cmp = r->kind == ED_KIND_EXTENT ? ED_EXT_HDR_BYTES : r->nsect * ED_SECTOR;
+			if (ed_memcmp(img, home, cmp) == 0)
+				continue;
+			ed_memcpy(home, img, cmp);
+			batch_req(b, nw++, d->unit, BLK_WRITE, r->home, r->nsect, home);
+			d->st_redone++;
+		}
+		if (err == 0 && nw > 0)
+			err = batch_run(ed, b, nw);
+	}
+	ed_pvec_free(&ed->env, &list);
+	ed_pvec_free(&ed->env, &bufs);
+	if (b != NULL)
+		ed->env.page_free(ed->env.ctx, b);
+	return err;
 }
 
 /* Replay the log into d's tables.  With redo, also bring home copies up to
  * date and flush; without (inspection), write nothing.  The log stays in lv. */
 static int replay(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv, bool redo)
 {
-	int err = read_log(ed, d, lv);
-	uint64_t pos = d->sb.log_pos, seq = d->sb.log_seq;
+	int err = open_log(ed, d, lv);
+	uint64_t pos = d->sb.log_pos, seq = d->sb.log_seq, used = 0;
 	uint8_t chain[16];
 	ed_memcpy(chain, d->sb.log_chain, 16);
 	uint64_t nrec = 0;
@@ -361,30 +521,30 @@ static int replay(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv, 
 		if (err != 0)
 			break;
 		ed_memcpy(chain, d->tmp + h->hdr_sect * ED_SECTOR - ED_TAG_BYTES, 16);
+		if ((uint64_t)p != pos)
+			used += lv->len - pos;      /* it wrapped: the tail was skipped */
 		pos = (uint64_t)p + h->hdr_sect + h->img_sect;
+		used += h->hdr_sect + h->img_sect;
 		seq++;
 		nrec++;
 	}
+	if (err == 0)
+		err = lv->err;        /* a log read failed: do not guess where it ends */
 	d->log_head = pos;
 	d->log_seq = seq;
 	ed_memcpy(d->log_chain, chain, 16);
+	d->log_used = used;
 	d->st_replayed = nrec;
 	lv->nrec = nrec;
+	lv->used = used;
 	if (err != 0 || !redo)
 		return err;
 
 	/* Second pass: bring homes up to the versions the table now names. */
-	struct ed_logrec_iter it;
-	ed_log_iter_begin(d, lv, &it);
-	while (err == 0 && ed_log_iter_next(ed, d, lv, &it)) {
-		for (uint32_t i = 0; err == 0 && i < it.nimg; i++) {
-			if (it.img[i].op != ED_LOGOP_PUT)
-				continue;
-			struct ed_vtrec *v = ed_vt_find(d, it.img[i].home);
-			if (v != NULL && v->stamp == it.img[i].stamp)
-				err = redo_home(ed, d, lv, &it.img[i], it.img_sector[i]);
-		}
-	}
+	if (nrec > 0)
+		err = redo_homes(ed, d, lv);
+	if (err == 0)
+		err = lv->err;
 	if (err == 0 && nrec > 0)
 		err = ed_sync_io(ed, d->unit, BLK_FLUSH, 0, 0, 0, NULL, 0);
 	return err;
@@ -399,7 +559,7 @@ void ed_log_iter_begin(struct ed_disk *d, const struct ed_logview *lv, struct ed
 	it->left = lv->nrec;
 }
 
-bool ed_log_iter_next(struct exodisk *ed, struct ed_disk *d, const struct ed_logview *lv,
+bool ed_log_iter_next(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv,
                       struct ed_logrec_iter *it)
 {
 	if (it->left == 0)
@@ -484,7 +644,7 @@ int ed_disk_inspect(struct exodisk *ed, int unit, struct ed_disk **out, struct e
 
 void ed_disk_release(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv)
 {
-	ed_pvec_free(&ed->env, &lv->pages);
+	close_log(ed, lv);
 	disk_free(ed, d);
 }
 
@@ -497,7 +657,7 @@ int ed_mount(struct exodisk *ed, int unit)
 	if (err != 0)
 		return err;
 	err = replay(ed, d, &lv, true);
-	ed_pvec_free(&ed->env, &lv.pages);
+	close_log(ed, &lv);
 	if (err == 0) {
 		for (uint32_t p = 0; p < d->fm_pages; p++)
 			ed_memcpy(ed_pvec_page(&d->fm, p), ed_pvec_page(&d->dfm, p), ED_PAGE);
@@ -510,7 +670,12 @@ int ed_mount(struct exodisk *ed, int unit)
 		ed_store64(in + 32, ED_DOM_NONCE);
 		d->nonce = siphash64(ed->keys.stamp, in, sizeof(in));
 		d->nstamps = 0;
-		err = ed_ckpt_sync(ed, d, false);
+		/* No checkpoint here: the replayed records stay in the log (the
+		 * homes are current now) and the next checkpoint drops them.  Only
+		 * the mount count must be durable before any stamp is drawn. */
+		err = ed_super_sync(ed, d);
+		if (err == 0 && d->log_used * 2 > d->sb.log_len)
+			d->ck_wanted = true;
 	}
 	if (err != 0) {
 		disk_free(ed, d);

@@ -38,6 +38,7 @@
 #define ED_SB_A           0       /* sector of superblock copy A */
 #define ED_SB_B           8       /* sector of superblock copy B */
 #define ED_LOG_FIRST      16      /* the log begins here */
+#define ED_LOG_MAX        32768   /* most sectors of log (16 MiB) */
 #define ED_SECT_PER_PAGE  8
 
 #define ED_SB_MAGIC       0x314b5349444f5845ull   /* "EXODISK1" */
@@ -72,7 +73,9 @@ struct ed_super {
 	uint64_t log_seq;       /* ... with a record numbered log_seq ... */
 	uint8_t  log_chain[16]; /* ... whose "previous tag" is this */
 	uint64_t mounts;        /* mount count, one input of the mount nonce */
-	uint8_t  reserved[336];
+	uint64_t snap_gen;      /* generation that wrote the snapshot (its MAC covers it):
+	                         * a mount writes only a superblock, naming the same one */
+	uint8_t  reserved[328];
 	uint8_t  tag[16];
 };
 _Static_assert(sizeof(struct ed_super) == 512, "superblock is one sector");

@@ -288,13 +288,19 @@ static int cmd_check(const struct opts *o)
 	return st.violations == 0 ? 0 : 1;
 }
 
-/* What a boot does: replay the log, bring homes up to date, checkpoint. */
+/* What a boot does (replay the log, bring homes up to date), then what a
+ * shutdown does (a checkpoint: the log is empty afterwards). */
 static int cmd_recover(const struct opts *o)
 {
 	open_image(o, image_sectors(o->image), true);
 	int e = ed_mount(ED, 0);
 	if (e != 0)
 		die("cannot mount the image", e);
+	struct ed_client c = { .slot = -1 };
+	struct ed_protector p = h_ext(0, 0, 0, h_cap(0, 0), h_cap(0, 0));
+	if ((e = (int)h_sync(&H, ED, &c, ED_OP_SHUTDOWN, &p)) != 0)
+		die("cannot checkpoint the image", e);
+	ed_client_exit(ED, &c);
 	ed_destroy(ED);
 	if (hostdisk_save(&HD, o->image) != 0)
 		die("cannot write the image", errno);
