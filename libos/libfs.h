@@ -118,6 +118,10 @@ struct libfs_ops {
 	/* Choose the file's persistence model (LIBFS_P_*).  NULL: only the
 	 * default is available (-ENOTSUP for the others). */
 	int  (*persist)(void *fs, void *file, int model);
+	/* Free all memory of the mount and its open files without writing
+	 * anything: what dying does to a process.  Host tests use it to
+	 * simulate a crash; NULL if the libFS cannot. */
+	void (*abandon)(void *fs);
 };
 
 /* The libFS types known to this program, for mounting by name

@@ -315,6 +315,20 @@ int vfs_shutdown(void)
 	return first;
 }
 
+void vfs_abandon(void)
+{
+	for (int i = 0; i < VFS_MAX_FILES; i++) {
+		free(files[i]);
+		files[i] = NULL;
+	}
+	for (int i = 0; i < VFS_MAX_MOUNTS; i++) {
+		struct mount *m = &mounts[i];
+		if (m->used && m->fs != NULL && m->ops->abandon != NULL)
+			m->ops->abandon(m->fs);
+		memset(m, 0, sizeof *m);
+	}
+}
+
 int vfs_load_spec(const char *spec)
 {
 	char prefix[LIBFS_PATH_MAX], type[32], opts[VFS_SPEC_MAX];

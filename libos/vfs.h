@@ -47,6 +47,9 @@ int  vfs_release_idle(void);
 /* Close every file and unmount everything (process exit). Returns the first
  * error met, after trying all. */
 int  vfs_shutdown(void);
+/* Forget every open file and mount without writing anything back, as if
+ * the process had died (host crash tests; see libfs_ops.abandon). */
+void vfs_abandon(void);
 /* Parse a table ("PREFIX=TYPE:OPTS;PREFIX=TYPE:OPTS...") into lazy mounts. */
 int  vfs_load_spec(const char *spec);
 /* Write the table in that form into buf (size bytes); -ENAMETOOLONG if it

@@ -8,7 +8,7 @@
 
 # Portable code shared by guest and host.
 UNIXFS_SRCS := $(addprefix userfs/unixfs/, xops.c alloc.c inode.c map.c data.c dir.c sync.c \
-	super.c ops.c)
+	super.c ops.c fsck.c)
 # (The guest also links kernel/exodisk/siphash.c, for capkey.c; host
 # programs get it with the exodisk core.)
 LIBFS_SRCS := libos/edc.c libos/edc_err.c libos/vfs.c libos/libfs_types.c libos/capkey.c \
@@ -27,7 +27,7 @@ $(UFS_HOST_OBJS): $(UFS_HOST_DIR)/obj/%.o: %.c $(UFS_HDRS)
 	@mkdir -p $(@D)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -c -o $@ $<
 
-UFS_TESTS := test_edc test_unixfs
+UFS_TESTS := test_edc test_unixfs test_unixfs_model
 
 $(addprefix $(UFS_HOST_DIR)/,$(UFS_TESTS)): $(UFS_HOST_DIR)/%: tests/host/userfs/%.c $(UFS_HOST_OBJS) $(ED_TEST_OBJS) $(UFS_HDRS)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ $< $(UFS_HOST_OBJS) $(ED_TEST_OBJS)

@@ -483,15 +483,16 @@ out:
 /* The immediate bytes and metadata, pushed into the exonode together. */
 static int push_immediate(struct ufs *fs, struct uinode *ip)
 {
-	if (!ip->imm_dirty && ip->d.size == ip->dd.size && ip->d.flags == ip->dd.flags)
+	int bytes = ip->imm_dirty || ip->d.size != ip->dd.size || ip->d.flags != ip->dd.flags;
+	if (!bytes && memcmp(&ip->d, &ip->dd, sizeof ip->d) == 0)
 		return 0;
-	int64_t r;
+	int64_t r = 0;
 	uint32_t len = (uint32_t)((ip->d.size + 7) & ~7ull);
-	if (len > 0) {
+	if (bytes && len > 0) {
 		if (len > ip->d.size)
 			memset(ip->imm + ip->d.size, 0, len - ip->d.size);
 		r = ufs_xn_add_data(fs, ip->sector, ip->slot, UFS_E_IMM, ip->imm, len);
-	} else {
+	} else if (bytes) {
 		r = ufs_xn_remove(fs, ip->sector, ip->slot, UFS_E_IMM, 0);
 		if (r == ED_E_ENTRY)
 			r = 0;           /* there was none */

@@ -129,8 +129,12 @@ static void put_rec(uint8_t *c, uint32_t o, uint32_t reclen, const char *name, s
 	memcpy(r + 1, name, len);
 }
 
-int ufs_dir_add(struct ufs *fs, struct uinode *dir, const char *name, struct uinode *ip)
+int ufs_dir_add(struct ufs *fs, struct uinode *dir, const char *name, struct uinode *ip,
+                uint64_t *offp)
 {
+	uint64_t dummy;
+	if (offp == NULL)
+		offp = &dummy;
 	size_t len = strlen(name);
 	if (len == 0)
 		return -ENOENT;
@@ -144,6 +148,7 @@ int ufs_dir_add(struct ufs *fs, struct uinode *dir, const char *name, struct uin
 		strcpy(m->name, name);
 		m->next = dir->memnames;
 		dir->memnames = m;
+		*offp = UINT64_MAX;
 		return 0;
 	}
 	uint32_t need = recsize((uint32_t)len);
@@ -161,8 +166,10 @@ int ufs_dir_add(struct ufs *fs, struct uinode *dir, const char *name, struct uin
 			if (used > 0) {
 				r->reclen = (uint16_t)used;
 				put_rec(c, o + used, total - used, name, ip);
+				*offp = off + o + used;
 			} else {
 				put_rec(c, o, total, name, ip);
+				*offp = off + o;
 			}
 			return write_chunk(fs, dir, off, c);
 		}
@@ -170,7 +177,25 @@ int ufs_dir_add(struct ufs *fs, struct uinode *dir, const char *name, struct uin
 	/* No room: a new chunk at the end. */
 	memset(c, 0, sizeof c);
 	put_rec(c, 0, UFS_DIRCHUNK, name, ip);
+	*offp = dir->d.size;
 	return write_chunk(fs, dir, dir->d.size, c);
+}
+
+int ufs_dir_at(struct ufs *fs, struct uinode *dir, uint64_t off, struct udirent *de)
+{
+	if (off % 8 != 0 || off >= dir->d.size)
+		return -ENOENT;
+	uint8_t c[UFS_DIRCHUNK];
+	uint64_t base = off / UFS_DIRCHUNK * UFS_DIRCHUNK;
+	int err = read_chunk(fs, dir, base, c);
+	if (err < 0)
+		return err;
+	for (uint32_t o = 0; o < UFS_DIRCHUNK; o += ((struct ufs_dirent *)(c + o))->reclen)
+		if (base + o == off && ((struct ufs_dirent *)(c + o))->ino != 0) {
+			fill_de(c, o, base, de);
+			return 0;
+		}
+	return -ENOENT;
 }
 
 int ufs_dir_remove(struct ufs *fs, struct uinode *dir, const char *name)

@@ -10,6 +10,7 @@
 
 int ufs_mount_common(const char *opts, int readonly, struct ufs **out);
 int ufs_unmount_common(struct ufs *fs);
+void ufs_abandon(struct ufs *fs);
 
 struct ufile {
 	struct uinode *ip;
@@ -32,6 +33,11 @@ static int u_mount(const char *opts, void **fsp)
 static int u_unmount(void *fsp)
 {
 	return ufs_unmount_common(fsp);
+}
+
+static void u_abandon(void *fsp)
+{
+	ufs_abandon(fsp);
 }
 
 static int u_sync(void *fsp)
@@ -120,7 +126,7 @@ static int u_open(void *fsp, const char *path, int flags, uint32_t perm, void **
 			else
 				err = ufs_icreate(fs, dir, UFS_T_REG, perm, &ip);
 			if (err == 0) {
-				err = ufs_dir_add(fs, dir, name, ip);
+				err = ufs_dir_add(fs, dir, name, ip, NULL);
 				if (err < 0) {
 					ip->unlinked = 1;
 					ufs_iput(fs, ip);
@@ -270,7 +276,7 @@ static int u_mkdir(void *fsp, const char *path, uint32_t perm)
 	} else if (err == -ENOENT) {
 		err = fs->readonly ? -EROFS : ufs_icreate(fs, dir, UFS_T_DIR, perm, &ip);
 		if (err == 0) {
-			err = ufs_dir_add(fs, dir, name, ip);
+			err = ufs_dir_add(fs, dir, name, ip, NULL);
 			if (err < 0)
 				ip->unlinked = 1;
 			else
@@ -375,10 +381,21 @@ static int u_rename(void *fsp, const char *from, const char *to)
 	}
 	if (err < 0)
 		goto out;
+	int slot = -1;
+	if (ip->persist != LIBFS_P_MEMORY && (slot = ufs_intent_reserve(fs)) < 0) {
+		err = slot;
+		goto out;
+	}
 	/* The new name first, made durable, then the old one goes: a crash
-	 * leaves the file under one name or both, never under none.  A
-	 * memory-only file's names are never durable anyway. */
-	err = ufs_dir_add(fs, ddir, dname, ip);
+	 * leaves the file under one name or both, never under none, and the
+	 * superblock's record of the rename lets the next mount remove the
+	 * old name if both are there.  A memory-only file's names are never
+	 * durable anyway. */
+	struct udirent sde;
+	err = ufs_dir_lookup(fs, sdir, sname, &sde);
+	uint64_t doff;
+	if (err == 0)
+		err = ufs_dir_add(fs, ddir, dname, ip, &doff);
 	if (err < 0)
 		goto out;
 	ufs_idirty(fs, ddir);
@@ -386,10 +403,15 @@ static int u_rename(void *fsp, const char *from, const char *to)
 		ip->d.parent = ddir->ino;
 		ufs_idirty(fs, ip);
 	}
-	if (ip->persist != LIBFS_P_MEMORY && (err = ufs_sync(fs)) < 0)
-		goto out;
+	if (slot >= 0) {
+		struct ufs_intent in = { ip->ino, ip->d.gen, 0, sdir->ino, sde.off, ddir->ino, doff };
+		if ((err = ufs_intent_set(fs, slot, &in)) < 0 || (err = ufs_sync(fs)) < 0)
+			goto out;
+	}
 	err = ufs_dir_remove(fs, sdir, sname);
 	ufs_idirty(fs, sdir);
+	if (slot >= 0)
+		fs->intent_done[slot] = 1;
 out:
 	if (old)
 		ufs_iput(fs, old);
@@ -462,7 +484,7 @@ static int to_memory(struct ufs *fs, struct ufile *f)
 	if (*dp)
 		*dp = ip->dnext;
 	ip->dirty = 0;
-	err = ufs_dir_add(fs, dir, f->name, ip);
+	err = ufs_dir_add(fs, dir, f->name, ip, NULL);
 	ufs_idirty(fs, dir);
 out:
 	ufs_iput(fs, dir);
@@ -504,4 +526,5 @@ const struct libfs_ops unixfs_ops = {
 	.fsync = u_fsync,
 	.readdir = u_readdir,
 	.persist = u_persist,
+	.abandon = u_abandon,
 };

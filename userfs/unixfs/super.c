@@ -162,6 +162,9 @@ int ufs_mount_common(const char *opts, int readonly, struct ufs **out)
 		if (err == 0 && fs->root->d.type != UFS_T_DIR)
 			err = -EIO;
 	}
+	fs->data_goal = fs->sb_sector;
+	if (err == 0 && !readonly)
+		err = ufs_intent_recover(fs);
 	if (err < 0) {
 		unlock(fs);
 		teardown(fs);
@@ -211,6 +214,12 @@ int ufs_unmount_common(struct ufs *fs)
 	unlock(fs);
 	teardown(fs);
 	return err;
+}
+
+void ufs_abandon(struct ufs *fs)
+{
+	/* The open files' handles are the VFS's; the inodes go with the table. */
+	teardown(fs);
 }
 
 int unixfs_mkfs(const char *opts, uint64_t *sbp)

@@ -33,6 +33,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "userfs/unixfs/ufs.h"
 
 void ufs_doom(struct ufs *fs, struct uinode *ip)
@@ -49,6 +50,105 @@ void ufs_doom(struct ufs *fs, struct uinode *ip)
 		fs->doomedcap = cap;
 	}
 	fs->doomed[fs->ndoomed++] = ip->ino;
+}
+
+static int intent_free(struct ufs *fs)
+{
+	for (int i = 0; i < UFS_NINTENT; i++)
+		if (fs->sb.intent[i].ino == 0 && !fs->intent_done[i])
+			return i;
+	return -1;
+}
+
+int ufs_intent_reserve(struct ufs *fs)
+{
+	int i = intent_free(fs);
+	if (i < 0) {
+		int err = ufs_sync(fs);
+		if (err < 0)
+			return err;
+		i = intent_free(fs);
+	}
+	return i < 0 ? -EBUSY : i;
+}
+
+static int push_sb(struct ufs *fs)
+{
+	int64_t r = ufs_xn_add_data(fs, fs->sb_sector, 0, 0, &fs->sb, sizeof fs->sb);
+	if (r < 0)
+		return ufs_err(r);
+	return ufs_touch(fs, fs->sb_sector, 0, -1);
+}
+
+int ufs_intent_set(struct ufs *fs, int slot, const struct ufs_intent *in)
+{
+	fs->sb.intent[slot] = *in;
+	return push_sb(fs);
+}
+
+/* Renames whose old name's removal is now durable: forget them. */
+static int intents_clear(struct ufs *fs)
+{
+	int any = 0;
+	for (int i = 0; i < UFS_NINTENT; i++)
+		if (fs->intent_done[i]) {
+			memset(&fs->sb.intent[i], 0, sizeof fs->sb.intent[i]);
+			fs->intent_done[i] = 0;
+			any = 1;
+		}
+	return any ? push_sb(fs) : 0;
+}
+
+/* Is there a directory record for inode ino at (dir, off)? */
+static int names_at(struct ufs *fs, uint64_t dir, uint64_t off, uint64_t ino, uint32_t gen,
+                    char *name)
+{
+	struct uinode *dp;
+	if (ufs_iget(fs, dir, 0, &dp) < 0)
+		return 0;
+	struct udirent de;
+	int yes = dp->d.type == UFS_T_DIR && ufs_dir_at(fs, dp, off, &de) == 0 && de.ino == ino &&
+	          de.gen == gen;
+	if (yes && name)
+		strcpy(name, de.name);
+	ufs_iput(fs, dp);
+	return yes;
+}
+
+int ufs_intent_recover(struct ufs *fs)
+{
+	int any = 0;
+	for (int i = 0; i < UFS_NINTENT; i++) {
+		const struct ufs_intent *in = &fs->sb.intent[i];
+		if (in->ino == 0)
+			continue;
+		char name[UFS_NAME_MAX + 1];
+		/* Both names durable: finish by removing the old one.  Otherwise
+		 * the crash came before the new name was: nothing to do. */
+		if (names_at(fs, in->ddir, in->doff, in->ino, in->gen, NULL) &&
+		    names_at(fs, in->sdir, in->soff, in->ino, in->gen, name)) {
+			struct uinode *dp;
+			int err = ufs_iget(fs, in->sdir, 0, &dp);
+			if (err == 0) {
+				err = ufs_dir_remove(fs, dp, name);
+				ufs_idirty(fs, dp);
+				ufs_iput(fs, dp);
+			}
+			if (err < 0)
+				return err;
+		}
+		fs->intent_done[i] = 1;
+		any = 1;
+	}
+	return any ? ufs_sync(fs) : 0;
+}
+
+int ufs_intent_explains(struct ufs *fs, uint64_t ino)
+{
+	for (int i = 0; i < UFS_NINTENT; i++)
+		if (fs->sb.intent[i].ino == ino)
+			return 1;
+	return 0;
 }
 
 static int doomed(struct uinode *ip)
@@ -120,6 +220,8 @@ int ufs_sync(struct ufs *fs)
 			}
 		}
 		fs->ndoomed = k;
+		if (err == 0)
+			err = intents_clear(fs);
 	}
 	if (err == 0)
 		err = ufs_writeback_all(fs);

@@ -120,6 +120,7 @@ struct ufs {
 	uint64_t memblk[UFS_MEMBLKS];   /* blocks of memory-only inodes          */
 	uint32_t nmemblk;
 	uint64_t clock;           /* last time handed out (monotonic)            */
+	int intent_done[UFS_NINTENT];   /* old name removed: clear at next sync   */
 	struct ufs_counters cnt;
 	uint32_t ninodes;         /* in the table                                */
 	int in_sync;
@@ -221,7 +222,11 @@ struct udirent {
 	char     name[UFS_NAME_MAX + 1];
 };
 int  ufs_dir_lookup(struct ufs *fs, struct uinode *dir, const char *name, struct udirent *de);
-int  ufs_dir_add(struct ufs *fs, struct uinode *dir, const char *name, struct uinode *ip);
+/* Add a name; *off (if not NULL) receives the record's offset. */
+int  ufs_dir_add(struct ufs *fs, struct uinode *dir, const char *name, struct uinode *ip,
+                 uint64_t *off);
+/* The live record at offset off, or -ENOENT. */
+int  ufs_dir_at(struct ufs *fs, struct uinode *dir, uint64_t off, struct udirent *de);
 int  ufs_dir_remove(struct ufs *fs, struct uinode *dir, const char *name);
 int  ufs_dir_next(struct ufs *fs, struct uinode *dir, uint64_t *cookie, struct udirent *de);
 int  ufs_dir_empty(struct ufs *fs, struct uinode *dir);
@@ -232,6 +237,14 @@ int  ufs_nameiparent(struct ufs *fs, const char *path, struct uinode **dirp, cha
 
 /* ---- sync.c --------------------------------------------------------------- */
 int  ufs_sync(struct ufs *fs);
+/* Renames in progress (ufs_format.h): take a free slot (syncing to free
+ * one if needed; -EBUSY if none), then fill it. */
+int  ufs_intent_reserve(struct ufs *fs);
+int  ufs_intent_set(struct ufs *fs, int slot, const struct ufs_intent *in);
+/* Finish renames a crash interrupted (mount). */
+int  ufs_intent_recover(struct ufs *fs);
+/* Does a recorded rename explain inode ino having two names (fsck)? */
+int  ufs_intent_explains(struct ufs *fs, uint64_t ino);
 int  ufs_fsync(struct ufs *fs, struct uinode *ip);
 void ufs_doom(struct ufs *fs, struct uinode *ip);
 

@@ -29,6 +29,8 @@
  *              records tile each chunk exactly, free ones have ino 0.
  *  lock        mounts allocate (and never write back) an exonode at
  *              lock_sector: a second mount finds it taken and waits.
+ *  renames     the superblock also records renames in progress
+ *              (struct ufs_intent), which a mount after a crash finishes.
  *
  * Capabilities are never stored: both of every exonode's capabilities are
  * computed from the owner's secret and where the exonode is (libos/capkey.h).
@@ -45,7 +47,7 @@
 #define UFS_BSIZE          4096u                    /* allocation unit          */
 #define UFS_BSECT          8u                       /* sectors in one           */
 
-#define UFS_SB_BYTES       160u                     /* superblock exonode       */
+#define UFS_SB_BYTES       352u                     /* superblock exonode       */
 #define UFS_LOCK_BYTES     64u                      /* lock exonode             */
 #define UFS_INODE_BYTES    504u                     /* 4 per 4-sector block     */
 #define UFS_IBLK_SECT      4u
@@ -78,6 +80,21 @@
 
 #define UFS_DF_IMMEDIATE   0x1                      /* data in entry 1          */
 
+/* A rename in progress: the new name (ddir, doff) is written and made
+ * durable before the old one (sdir, soff) is removed, so a crash can leave
+ * both.  The superblock records the rename first; a mount that finds the
+ * record and both names removes the old one (super.c). */
+#define UFS_NINTENT        4
+
+struct ufs_intent {
+	uint64_t ino;             /* 0: an empty slot                                */
+	uint32_t gen;
+	uint32_t pad;
+	uint64_t sdir, soff;      /* old name: directory inode, record offset        */
+	uint64_t ddir, doff;      /* new name                                        */
+};
+_Static_assert(sizeof(struct ufs_intent) == 48, "rename record size");
+
 struct ufs_super {
 	uint64_t magic;
 	uint32_t version;
@@ -90,8 +107,10 @@ struct ufs_super {
 	uint64_t created;         /* ns, from the clock of whoever ran mkfs          */
 	uint64_t epoch;           /* counts barriers (see sync.c)                    */
 	char     label[32];
+	struct ufs_intent intent[UFS_NINTENT];
 };
-_Static_assert(sizeof(struct ufs_super) == 96, "superblock size");
+_Static_assert(sizeof(struct ufs_super) == 96 + 4 * 48, "superblock size");
+_Static_assert(56 + 8 + sizeof(struct ufs_super) <= UFS_SB_BYTES, "superblock fits its exonode");
 
 struct ufs_dinode {
 	uint32_t magic;           /* UFS_DINODE_MAGIC                                */
