@@ -1,8 +1,13 @@
 # drivers.mk - build rules for drivers/ (appends to KERNEL_SRCS, HOST_TESTS, HOST_TOOLS; see docs/architecture.md)
 #
-# The block layer, RAM disk, disk model and model-timed disk are portable C
-# and are tested on the host here.  (Phase 2 adds the kernel-only drivers and
-# puts the portable ones into KERNEL_SRCS.)
+# The block layer, RAM disk, disk model, model-timed disk, virtqueues and the
+# virtio-blk request engine are portable C, linked into the kernel and tested
+# on the host here.  The rest is kernel glue: the virtio-mmio transport, the
+# model's clock, the raw path and boot-time bring-up (devices.c).
+
+KERNEL_SRCS += drivers/blkqueue.c drivers/ramdisk.c drivers/diskmodel.c drivers/modeldisk.c \
+               drivers/virtqueue.c drivers/vblk.c drivers/virtio_mmio.c drivers/virtio_blk.c \
+               drivers/modeldev.c drivers/rawio.c drivers/devices.c
 
 DRV_HOST_DIR := $(BUILD)/host/drivers
 DRV_TEST_DIR := tests/host/drivers
@@ -27,3 +32,8 @@ $(addprefix $(DRV_HOST_DIR)/,$(DRV_TESTS)): $(DRV_HOST_DIR)/%: $(DRV_TEST_DIR)/%
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ $(filter %.c,$^) -lm -lpthread
 
 HOST_TESTS += $(addprefix $(DRV_HOST_DIR)/,$(DRV_TESTS))
+
+# Guest programs of this directory's: they share apps/rawlib.c (the raw path
+# and the data pattern); rawbench also links the disk model for its predictions.
+APP_OBJS_disktest := $(BUILD)/u/apps/rawlib.c.o
+APP_OBJS_rawbench := $(BUILD)/u/apps/rawlib.c.o $(BUILD)/u/drivers/diskmodel.c.o

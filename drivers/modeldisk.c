@@ -23,11 +23,20 @@ static int modeldisk_start(void *dev, struct blkreq *r)
 	struct modeldisk *md = dev;
 	if (md->qlen == MODELDISK_MAX_INFLIGHT)
 		return BLK_E_QFULL;   /* cannot happen: the block layer respects max_inflight */
+	/* A request from outside arrives now; one started by a completion
+	 * arrives at that completion's time, which advance() has set. */
+	if (md->clock != NULL && !md->advancing) {
+		uint64_t t = md->clock(md);
+		if (t > md->now)
+			md->now = t;
+	}
 	uint64_t done = dm_access(&md->disk, &md->st, md->now, r->op, r->sector, r->nsectors, NULL);
 	uint32_t slot = (md->qhead + md->qlen) % MODELDISK_MAX_INFLIGHT;
 	md->q[slot].r = r;
 	md->q[slot].done = done;
 	md->qlen++;
+	if (md->rearm != NULL && !md->advancing)
+		md->rearm(md);
 	return 0;
 }
 
@@ -38,6 +47,8 @@ uint64_t modeldisk_next_event(const struct modeldisk *md)
 
 void modeldisk_advance(struct modeldisk *md, uint64_t t)
 {
+	bool outer = !md->advancing;     /* done() may submit, and so re-enter start() */
+	md->advancing = true;
 	while (md->qlen > 0 && md->q[md->qhead].done <= t) {
 		struct blkreq *r = md->q[md->qhead].r;
 		if (md->q[md->qhead].done > md->now)
@@ -49,13 +60,18 @@ void modeldisk_advance(struct modeldisk *md, uint64_t t)
 	}
 	if (t > md->now)
 		md->now = t;
+	if (outer) {
+		md->advancing = false;
+		if (md->rearm != NULL)
+			md->rearm(md);
+	}
 }
 
 /* Polled completion: reap what is due at the current virtual time. */
 static void modeldisk_poll(void *dev)
 {
 	struct modeldisk *md = dev;
-	modeldisk_advance(md, md->now);
+	modeldisk_advance(md, md->clock != NULL ? md->clock(md) : md->now);
 }
 
 static const struct blkdev_ops modeldisk_ops = {

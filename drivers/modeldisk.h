@@ -12,6 +12,7 @@
 #define MODELDISK_H
 
 #include <stdint.h>
+#include <stdbool.h>
 #include "drivers/blk.h"
 #include "drivers/diskmodel.h"
 
@@ -29,6 +30,16 @@ struct modeldisk {
 	int unit;
 	char name[24];
 	struct blkdev_info info;
+
+	/* Optional, for an owner whose clock runs by itself (the kernel):
+	 * clock() gives the current virtual time, read when a request arrives
+	 * from outside a completion; rearm() runs whenever the next completion
+	 * time may have changed, so the owner can set its timer.  Host
+	 * simulations leave both NULL and move time with modeldisk_advance. */
+	uint64_t (*clock)(struct modeldisk *md);
+	void (*rearm)(struct modeldisk *md);
+	void *owner;
+	bool advancing;           /* inside modeldisk_advance */
 };
 
 /* A unit with the model's geometry over `bytes` of memory at mem, which must
@@ -38,7 +49,8 @@ int      modeldisk_attach(struct modeldisk *md, const struct dm_params *p, void 
 uint64_t modeldisk_next_event(const struct modeldisk *md);
 /* Move virtual time forward to t (never back), completing every request due
  * by then; each completes at its own time, so requests it lets the block
- * layer start arrive at the drive at that time. */
+ * layer start arrive at the drive at that time.  Polling the unit advances
+ * to clock() (or does nothing more than deliver what is due, without one). */
 void     modeldisk_advance(struct modeldisk *md, uint64_t t);
 
 #endif /* MODELDISK_H */

@@ -14,6 +14,7 @@
 #include "kernel/console.h"
 #include "kernel/memlayout.h"
 #include "drivers/uart.h"
+#include "drivers/devices.h"
 
 extern char _kernel_end[];
 void sysproc_init(void);
@@ -63,6 +64,7 @@ void kmain(uint64_t hartid, uint64_t dtb)
 	kinfo_init();
 	proc_init();
 	sysproc_init();
+	devices_init();
 
 	start_init();
 	scheduler();

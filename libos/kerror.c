@@ -37,6 +37,7 @@ static const char *blk[] = {
 	[-BLK_E_FAULT - 64]   = "buffer outside the caller's memory",
 	[-BLK_E_PERM - 64]    = "raw disk access not enabled at boot",
 	[-BLK_E_ABORTED - 64] = "request aborted",
+	[-BLK_E_INVAL - 64]   = "invalid block request or setting",
 };
 
 /* Provided by the exodisk client library when it is linked (weak here). */
