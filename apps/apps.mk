@@ -2,7 +2,7 @@
 # To add a program: write apps/NAME.c and add NAME to APPS below (programs
 # built from several files add a rule of their own: see APP_OBJS_name).
 
-APPS += sh echo true false spin faulttest spawntest
+APPS += sh echo true false spin faulttest spawntest disktest rawbench
 
 APP_BINS = $(patsubst %,$(BUILD)/bin/%,$(APPS))
 INITRD := $(BUILD)/initrd.img
