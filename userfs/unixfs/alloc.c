@@ -14,6 +14,48 @@
 #include <errno.h>
 #include "userfs/unixfs/ufs.h"
 
+/* Room kept for map nodes and inode blocks, which are not reserved. */
+static uint64_t slack(struct ufs *fs)
+{
+	return 64 + fs->resv / 64;
+}
+
+int ufs_reserve(struct ufs *fs, struct uinode *ip, uint64_t end)
+{
+	uint64_t blocks = (end + UFS_BSIZE - 1) / UFS_BSIZE;
+	uint64_t need = blocks * UFS_BSECT > ip->mapped ? blocks * UFS_BSECT - ip->mapped : 0;
+	if (need <= ip->resv)
+		return 0;
+	uint64_t extra = need - ip->resv;
+	for (int round = 0; fs->resv + extra + slack(fs) > fs->free_est; round++) {
+		/* Count again (others allocate and free too); then try freeing
+		 * what is waiting for a sync (removed files). */
+		if (round == 2)
+			return -ENOSPC;
+		if (round == 1) {
+			int err = ufs_sync(fs);
+			if (err < 0)
+				return err;
+		}
+		fs->free_est = edc_fm_count_free(&fs->fm);
+	}
+	ip->resv += extra;
+	fs->resv += extra;
+	return 0;
+}
+
+void ufs_unreserve(struct ufs *fs, struct uinode *ip)
+{
+	uint64_t blocks = (ip->d.size + UFS_BSIZE - 1) / UFS_BSIZE;
+	uint64_t need = blocks * UFS_BSECT > ip->mapped ? blocks * UFS_BSECT - ip->mapped : 0;
+	if (ip->unlinked || ip->persist == LIBFS_P_MEMORY)
+		need = 0;
+	if (ip->resv > need) {
+		fs->resv -= ip->resv - need;
+		ip->resv = need;
+	}
+}
+
 int ufs_reserved(struct ufs *fs, uint64_t sector, uint64_t count)
 {
 	uint64_t l = fs->sb.lock_sector;
@@ -26,6 +68,20 @@ int ufs_is_memblk(struct ufs *fs, uint64_t sector)
 		if (fs->memblk[i] == sector)
 			return 1;
 	return 0;
+}
+
+void ufs_memblk_put(struct ufs *fs, uint64_t sector)
+{
+	for (uint32_t i = 0; i < fs->nmemblk; i++)
+		if (fs->memblk[i] == sector && --fs->memused[i] == 0) {
+			/* Its last exonode is gone, and so (never written) is the
+			 * block: the sectors may become anything, even ordinary
+			 * inodes, which must be written back. */
+			fs->nmemblk--;
+			fs->memblk[i] = fs->memblk[fs->nmemblk];
+			fs->memused[i] = fs->memused[fs->nmemblk];
+			return;
+		}
 }
 
 /* A free run of n sectors (aligned to `align`) at or after goal that
@@ -63,6 +119,7 @@ int ufs_alloc_inode(struct ufs *fs, uint64_t near, int memory, uint64_t *sector,
 		for (uint32_t i = 0; i < fs->nmemblk; i++)
 			if (try_block(fs, fs->memblk[i], slot) == 0) {
 				*sector = fs->memblk[i];
+				fs->memused[i]++;
 				return 0;
 			}
 		if (fs->nmemblk == UFS_MEMBLKS)
@@ -77,16 +134,22 @@ int ufs_alloc_inode(struct ufs *fs, uint64_t near, int memory, uint64_t *sector,
 		uint64_t b = find_run(fs, goal, UFS_IBLK_SECT, UFS_IBLK_SECT);
 		if (b == UINT64_MAX)
 			return -ENOSPC;
+		/* A memory-only block must be known as one before its first
+		 * change, which would otherwise be queued for write-back. */
+		if (memory) {
+			fs->memblk[fs->nmemblk] = b;
+			fs->memused[fs->nmemblk++] = 1;
+		}
 		int64_t r = ufs_xn_alloc(fs, b, 0, UFS_INODE_BYTES);
 		if (r == 0) {
 			*sector = b;
 			*slot = 0;
-			if (memory)
-				fs->memblk[fs->nmemblk++] = b;
-			else
+			if (!memory)
 				fs->iblk_hint = b;
 			return 0;
 		}
+		if (memory)
+			fs->nmemblk--;
 		if (r != ED_E_ALLOCATED && r != ED_E_NOTCACHED)
 			return ufs_err(r);
 		goal = b + UFS_IBLK_SECT;     /* someone was faster: look further on */

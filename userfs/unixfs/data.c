@@ -217,8 +217,12 @@ long ufs_write(struct ufs *fs, struct uinode *ip, const void *buf, size_t n, uin
 		memcpy(ip->imm + off, in, n);
 		ip->imm_dirty = 1;
 	} else {
+		/* Promise the blocks first, so a full disk is -ENOSPC here. */
+		int err = ufs_reserve(fs, ip, end);
+		if (err < 0)
+			return err;
 		if (ip->d.flags & UFS_DF_IMMEDIATE) {
-			int err = leave_immediate(fs, ip);
+			err = leave_immediate(fs, ip);
 			if (err < 0)
 				return err;
 		}
@@ -331,6 +335,7 @@ int ufs_truncate(struct ufs *fs, struct uinode *ip, uint64_t len)
 	}
 	if (err < 0)
 		return err;
+	ufs_unreserve(fs, ip);
 	ip->d.mtime = ufs_now(fs);
 	ufs_idirty(fs, ip);
 	if (ip->persist == LIBFS_P_WRITETHROUGH)
@@ -445,6 +450,9 @@ static int flush_blocks(struct ufs *fs, struct uinode *ip)
 		if (err < 0)
 			goto out;
 	}
+	/* What is allocated now no longer needs promising. */
+	fs->resv -= ip->resv < fs->resv ? ip->resv : fs->resv;
+	ip->resv = 0;
 	struct stager st;
 	err = stage_init(&st, fs, ip);
 	if (err < 0)

@@ -68,6 +68,7 @@ static void dirty_remove(struct ufs *fs, struct uinode *ip)
 
 static void idestroy(struct ufs *fs, struct uinode *ip)
 {
+	fs->resv -= ip->resv < fs->resv ? ip->resv : fs->resv;
 	itab_remove(fs, ip);
 	if (ip->dirty)
 		dirty_remove(fs, ip);
@@ -283,7 +284,9 @@ int ufs_ifree(struct ufs *fs, struct uinode *ip)
 		return err;
 	bc_drop(&fs->bc, ip->ino, 0);
 	/* A freed slot of a normal block is where the next inode can go. */
-	if (!ufs_is_memblk(fs, ip->sector))
+	if (ufs_is_memblk(fs, ip->sector))
+		ufs_memblk_put(fs, ip->sector);
+	else
 		fs->iblk_hint = ip->sector;
 	idestroy(fs, ip);
 	return 0;

@@ -13,6 +13,7 @@ int ufs_unmount_common(struct ufs *fs);
 void ufs_abandon(struct ufs *fs);
 
 struct ufile {
+	struct ufile *next, *prev;   /* the mount's open files */
 	struct uinode *ip;
 	int flags;                /* LIBFS_O_* */
 	/* Where a file this handle created was named, while it may still
@@ -37,7 +38,14 @@ static int u_unmount(void *fsp)
 
 static void u_abandon(void *fsp)
 {
-	ufs_abandon(fsp);
+	struct ufs *fs = fsp;
+	while (fs->files) {
+		struct ufile *f = fs->files;
+		fs->files = f->next;
+		free(f->name);
+		free(f);
+	}
+	ufs_abandon(fs);
 }
 
 static int u_sync(void *fsp)
@@ -157,6 +165,10 @@ static int u_open(void *fsp, const char *path, int flags, uint32_t perm, void **
 	}
 	f->ip = ip;
 	f->flags = flags;
+	f->next = fs->files;
+	if (fs->files)
+		fs->files->prev = f;
+	fs->files = f;
 	*file = f;
 	return 0;
 fail:
@@ -168,6 +180,13 @@ fail:
 static int u_close(void *fsp, void *file)
 {
 	struct ufile *f = file;
+	struct ufs *fs = fsp;
+	if (f->prev)
+		f->prev->next = f->next;
+	else
+		fs->files = f->next;
+	if (f->next)
+		f->next->prev = f->prev;
 	ufs_iput(fsp, f->ip);
 	free(f->name);
 	free(f);
@@ -446,6 +465,7 @@ static int to_memory(struct ufs *fs, struct ufile *f)
 	uint8_t *mem = calloc(1, size ? size : 1);
 	if (mem == NULL) {
 		ufs_xn_dealloc(fs, sector, slot);
+		ufs_memblk_put(fs, sector);
 		err = -ENOMEM;
 		goto out;
 	}
@@ -454,11 +474,15 @@ static int to_memory(struct ufs *fs, struct ufile *f)
 	if (got < 0 || err < 0) {
 		free(mem);
 		ufs_xn_dealloc(fs, sector, slot);
+		ufs_memblk_put(fs, sector);
 		err = got < 0 ? (int)got : err;
 		goto out;
 	}
-	/* The old exonode was never written back: freeing it leaves nothing. */
-	ufs_xn_dealloc(fs, ip->sector, ip->slot);
+	/* The old exonode was never written back: freeing it leaves nothing.
+	 * If it cannot be freed now (a full exodisk cache), the next sync
+	 * frees it. */
+	if (ufs_xn_dealloc(fs, ip->sector, ip->slot) < 0)
+		ufs_doom_ino(fs, ip->ino);
 	bc_drop(&fs->bc, ip->ino, 0);
 	/* Re-file the inode under its new number. */
 	struct uinode **pp = &fs->itab[ip->ino % UFS_IHASH];

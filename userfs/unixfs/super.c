@@ -163,6 +163,7 @@ int ufs_mount_common(const char *opts, int readonly, struct ufs **out)
 			err = -EIO;
 	}
 	fs->data_goal = fs->sb_sector;
+	fs->free_est = edc_fm_count_free(&fs->fm);
 	if (err == 0 && !readonly)
 		err = ufs_intent_recover(fs);
 	if (err < 0) {
@@ -170,7 +171,6 @@ int ufs_mount_common(const char *opts, int readonly, struct ufs **out)
 		teardown(fs);
 		return err;
 	}
-	fs->data_goal = fs->sb_sector;
 	*out = fs;
 	return 0;
 }

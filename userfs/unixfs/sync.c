@@ -38,8 +38,13 @@
 
 void ufs_doom(struct ufs *fs, struct uinode *ip)
 {
+	ufs_doom_ino(fs, ip->ino);
+}
+
+void ufs_doom_ino(struct ufs *fs, uint64_t ino)
+{
 	for (uint32_t i = 0; i < fs->ndoomed; i++)
-		if (fs->doomed[i] == ip->ino)
+		if (fs->doomed[i] == ino)
 			return;
 	if (fs->ndoomed == fs->doomedcap) {
 		uint32_t cap = fs->doomedcap ? fs->doomedcap * 2 : 32;
@@ -49,7 +54,7 @@ void ufs_doom(struct ufs *fs, struct uinode *ip)
 		fs->doomed = n;
 		fs->doomedcap = cap;
 	}
-	fs->doomed[fs->ndoomed++] = ip->ino;
+	fs->doomed[fs->ndoomed++] = ino;
 }
 
 static int intent_free(struct ufs *fs)
@@ -211,8 +216,15 @@ int ufs_sync(struct ufs *fs)
 		for (uint32_t i = 0; i < fs->ndoomed; i++) {
 			struct uinode *ip = ufs_ifind(fs, fs->doomed[i]);
 			int e = 0;
-			if (ip != NULL && doomed(ip))
+			if (ip != NULL && doomed(ip)) {
 				e = ufs_ifree(fs, ip);
+			} else if (ip == NULL && ufs_iget(fs, fs->doomed[i], 0, &ip) == 0) {
+				/* An exonode no in-memory inode stands for any more (one
+				 * a file left when it became memory-only). */
+				ip->refs = 0;
+				ip->unlinked = 1;
+				e = ufs_ifree(fs, ip);
+			}
 			if (e < 0) {
 				fs->doomed[k++] = fs->doomed[i];
 				if (err == 0)
@@ -225,6 +237,7 @@ int ufs_sync(struct ufs *fs)
 	}
 	if (err == 0)
 		err = ufs_writeback_all(fs);
+	fs->free_est = edc_fm_count_free(&fs->fm);
 	if (err < 0 && !cleared) {
 		/* Everything stays on the list for the next attempt (the list is
 		 * unchanged: nothing on it was freed before this point). */

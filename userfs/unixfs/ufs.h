@@ -74,6 +74,7 @@ struct uinode {
 	struct uext *ext;
 	uint32_t next, extcap;
 	uint64_t mapped;           /* sectors the extents cover                  */
+	uint64_t resv;             /* sectors promised to it, not yet allocated   */
 	struct unode node[UN_LEAF0 + UFS_INNER_MAX];
 	/* State. */
 	int loaded;
@@ -84,6 +85,8 @@ struct uinode {
 	struct uinode *hnext;      /* inode table chain                          */
 	struct uinode *dnext;      /* dirty list                                 */
 };
+
+struct ufile;
 
 /* An exonode block we changed and have not written back. */
 struct udblk {
@@ -118,9 +121,13 @@ struct ufs {
 	uint64_t iblk_hint;       /* a block of inodes that may have a free slot */
 	uint64_t data_goal;
 	uint64_t memblk[UFS_MEMBLKS];   /* blocks of memory-only inodes          */
+	uint8_t  memused[UFS_MEMBLKS];  /* inodes in each                        */
 	uint32_t nmemblk;
 	uint64_t clock;           /* last time handed out (monotonic)            */
+	uint64_t resv;            /* sectors promised to delayed allocations     */
+	uint64_t free_est;        /* free sectors when last counted              */
 	int intent_done[UFS_NINTENT];   /* old name removed: clear at next sync   */
+	struct ufile *files;      /* open files (ops.c), for abandon              */
 	struct ufs_counters cnt;
 	uint32_t ninodes;         /* in the table                                */
 	int in_sync;
@@ -173,10 +180,18 @@ int  ufs_alloc_inode(struct ufs *fs, uint64_t near, int memory, uint64_t *sector
  * preferably at goal.  Returns the run's length and start in *start, or a
  * negative errno (-ENOSPC). */
 int64_t ufs_alloc_run(struct ufs *fs, uint64_t goal, uint64_t want, uint64_t min, uint64_t *start);
+/* Promise the sectors a write ending at byte `end` of ip will need when
+ * its blocks are allocated (delayed allocation): -ENOSPC now rather than
+ * a failed write-back later.  unreserve gives back what ip holds beyond
+ * what it needs now. */
+int  ufs_reserve(struct ufs *fs, struct uinode *ip, uint64_t end);
+void ufs_unreserve(struct ufs *fs, struct uinode *ip);
 /* Does [sector, sector + count) hold the lock sector? */
 int  ufs_reserved(struct ufs *fs, uint64_t sector, uint64_t count);
 /* Is sector a block of memory-only inodes? */
 int  ufs_is_memblk(struct ufs *fs, uint64_t sector);
+/* A memory-only inode of that block was freed. */
+void ufs_memblk_put(struct ufs *fs, uint64_t sector);
 
 /* ---- inode.c -------------------------------------------------------------- */
 int  ufs_iget(struct ufs *fs, uint64_t ino, uint32_t gen, struct uinode **ipp);
@@ -247,5 +262,6 @@ int  ufs_intent_recover(struct ufs *fs);
 int  ufs_intent_explains(struct ufs *fs, uint64_t ino);
 int  ufs_fsync(struct ufs *fs, struct uinode *ip);
 void ufs_doom(struct ufs *fs, struct uinode *ip);
+void ufs_doom_ino(struct ufs *fs, uint64_t ino);
 
 #endif

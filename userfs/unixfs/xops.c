@@ -66,6 +66,9 @@ static int recover(struct ufs *fs, int64_t r, uint64_t sector, uint16_t slot, in
 	if (r == ED_E_NOTCACHED) {
 		struct ed_protector p = ufs_prot(fs, sector, slot);
 		int32_t rr = edc_xn_read_sync(fs->c, &p);
+		if ((rr == ED_E_CACHEDIRTY || rr == ED_E_QUOTA) && fs->ndblk > 0 && !fs->readonly &&
+		    ufs_writeback_all(fs) == 0)
+			rr = edc_xn_read_sync(fs->c, &p);
 		return rr == 0;
 	}
 	if (r == ED_E_CACHEDIRTY || r == ED_E_DEALLOC) {

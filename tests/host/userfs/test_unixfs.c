@@ -11,6 +11,7 @@
 #include <string.h>
 #include "tests/host/userfs/ufsfix.h"
 #include "userfs/unixfs/ufs_format.h"
+#include "libos/capkey.h"
 
 #define OPTS "unit=0,key=test-secret"
 
@@ -42,6 +43,12 @@ static void expect(const char *path, const void *data, size_t n)
 	CHECK_EQ(vfs_fstat(f, &st), 0);
 	CHECK_EQ(st.size, n);
 	CHECK_EQ(vfs_close(f), 0);
+}
+
+static void say(void *arg, const char *path, const char *what)
+{
+	(void)arg;
+	fprintf(stderr, "  fsck: %s: %s\n", path, what);
 }
 
 static void mount_it(void)
@@ -99,6 +106,390 @@ static void test_sizes(struct ufx *u)
 	free(buf);
 }
 
+/* A full disk is -ENOSPC at write(), files written before are intact,
+ * and removing one makes room again. */
+static void test_enospc(void)
+{
+	struct ufx u;
+	ufx_new(&u, 8192, HD_SYNC, 2);
+	ufx_mkfs(&u, OPTS);
+	mount_it();
+	static uint8_t buf[256 * 1024];
+	int n = 0;
+	long r = 0;
+	for (; n < 100; n++) {
+		char path[32];
+		snprintf(path, sizeof path, "/f%d", n);
+		struct vfile *f;
+		CHECK_EQ(vfs_open(path, LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f), 0);
+		pattern(buf, sizeof buf, (uint64_t)n);
+		r = vfs_write(f, buf, sizeof buf);
+		CHECK_EQ(vfs_close(f), 0);
+		if (r != (long)sizeof buf)
+			break;
+	}
+	CHECK(n > 2 && n < 100);
+	CHECK_EQ(r, -ENOSPC);
+	CHECK_EQ(vfs_sync(), 0);
+	umount_it();
+	ufx_reboot(&u);
+	mount_it();
+	for (int i = 0; i < n; i++) {
+		char path[32];
+		snprintf(path, sizeof path, "/f%d", i);
+		pattern(buf, sizeof buf, (uint64_t)i);
+		expect(path, buf, sizeof buf);
+	}
+	/* The file that did not fit is there, empty. */
+	char path[32];
+	snprintf(path, sizeof path, "/f%d", n);
+	expect(path, buf, 0);
+	CHECK_EQ(vfs_unlink("/f0"), 0);
+	pattern(buf, sizeof buf, 77);
+	put("/again", buf, sizeof buf);
+	expect("/again", buf, sizeof buf);
+	umount_it();
+	struct ufs_fsck_stats st;
+	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
+	ufx_free(&u);
+}
+
+/* A small exodisk cache (31 entries, 23 per process): unixfs keeps working
+ * by writing back, also while another process holds what it may; when its
+ * whole share is taken by changes it can never write back (memory-only
+ * files' exonodes), creating more is -ENOSPC, and freeing them recovers. */
+static void test_cache_full(void)
+{
+	struct ufx u;
+	struct ed_config cfg = { .cache_entries = 31 };
+	memset(&u, 0, sizeof u);
+	fx_new(&u.f, 65536, HD_SYNC, &cfg, 3);
+	ufx_start(&u);
+	ufx_mkfs(&u, OPTS);
+	mount_it();
+	/* Another process holds entries with changes of its own. */
+	struct edc_host b;
+	edc_host_init(&b, &u.f.h, u.f.ed);
+	struct ed_cap rc = h_cap(1, 2), wc = h_cap(3, 4);
+	int held = 0;
+	for (uint64_t s = 60000; held < 40; held++, s += 8) {
+		struct ed_protector p = edc_prot_xn(0, s, 0, &rc, &wc);
+		p.length = 128;
+		if (edc_xn_alloc(&b.edc, &p) != 0)
+			break;
+	}
+	CHECK(held >= 4);
+	uint8_t buf[600];
+	for (int d = 0; d < 6; d++) {
+		char path[64];
+		snprintf(path, sizeof path, "/d%d", d);
+		CHECK_EQ(vfs_mkdir(path, 0755), 0);
+		for (int i = 0; i < 20; i++) {
+			snprintf(path, sizeof path, "/d%d/f%d", d, i);
+			pattern(buf, sizeof buf, (uint64_t)(d * 100 + i));
+			put(path, buf, sizeof buf);
+		}
+	}
+	CHECK_EQ(vfs_sync(), 0);
+	/* Memory-only files until the share is gone. */
+	int r = 0, n = 0;
+	for (; n < 200 && r == 0; n++) {
+		char path[64];
+		snprintf(path, sizeof path, "/d5/m%d", n);
+		struct vfile *f;
+		r = vfs_open(path, LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f);
+		if (r == 0) {
+			r = vfs_persist(f, LIBFS_P_MEMORY);
+			vfs_close(f);
+		}
+	}
+	CHECK_EQ(r, -ENOSPC);
+	CHECK(n > 4);
+	for (int i = 0; i < n; i++) {
+		char path[64];
+		snprintf(path, sizeof path, "/d5/m%d", i);
+		vfs_unlink(path);
+	}
+	edc_host_exit(&b);
+	put("/d5/after", buf, sizeof buf);
+	CHECK_EQ(vfs_sync(), 0);
+	umount_it();
+	ufx_reboot(&u);
+	mount_it();
+	for (int d = 0; d < 6; d++)
+		for (int i = 0; i < 20; i++) {
+			char path[64];
+			snprintf(path, sizeof path, "/d%d/f%d", d, i);
+			pattern(buf, sizeof buf, (uint64_t)(d * 100 + i));
+			expect(path, buf, sizeof buf);
+		}
+	expect("/d5/after", buf, sizeof buf);
+	umount_it();
+	struct ufs_fsck_stats st;
+	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
+	ufx_free(&u);
+}
+
+/* The protector of an inode, computed as unixfs does, for poking at it. */
+static struct ed_protector inode_prot(uint64_t ino)
+{
+	struct capkey k;
+	CHECK_EQ(capkey_from_opts(&k, "unixfs", OPTS), 0);
+	uint64_t sector = ufs_ino_sector(ino);
+	uint16_t slot = (uint16_t)ufs_ino_slot(ino);
+	struct ed_cap rc = capkey_cap(&k, 'r', sector, slot), wc = capkey_cap(&k, 'w', sector, slot);
+	return edc_prot_xn(0, sector, slot, &rc, &wc);
+}
+
+/* A directory whose data is garbage, and an inode with malformed metadata:
+ * -EIO for what needs them, nothing else disturbed, no crash. */
+static void test_corruption(void)
+{
+	struct ufx u;
+	ufx_new(&u, 65536, HD_SYNC, 4);
+	ufx_mkfs(&u, OPTS);
+	mount_it();
+	uint8_t buf[5000];
+	CHECK_EQ(vfs_mkdir("/big", 0755), 0);
+	CHECK_EQ(vfs_mkdir("/ok", 0755), 0);
+	for (int i = 0; i < 40; i++) {            /* large enough to have extents */
+		char path[64];
+		snprintf(path, sizeof path, "/big/file-with-a-long-name-%d", i);
+		put(path, "x", 1);
+	}
+	pattern(buf, sizeof buf, 5);
+	put("/ok/keep", buf, sizeof buf);
+	put("/victim", buf, 100);
+	struct libfs_stat big, victim;
+	CHECK_EQ(vfs_stat("/big", &big), 0);
+	CHECK_EQ(vfs_stat("/victim", &victim), 0);
+	CHECK(big.size > UFS_IMM_MAX);
+	umount_it();
+
+	/* Garbage over the directory's first data sector, on the medium. */
+	struct ed_protector p = inode_prot(big.ino);
+	CHECK_EQ(edc_xn_read_sync(&u.p.edc, &p), 0);
+	int64_t addr = edc_xn_map(&u.p.edc, &p);
+	CHECK(addr > 0);
+	const struct ed_xnmap_hdr *h = (const void *)(uintptr_t)addr;
+	const struct ed_xnmap_ent *ent = (const void *)(h + 1);
+	uint64_t data = 0;
+	for (uint32_t i = 0; i < h->nent; i++)
+		if (ent[i].type == ED_ENT_EXTENT && data == 0)
+			data = ent[i].a;
+	CHECK(data != 0);
+	CHECK_EQ(edc_xn_unmap(&u.p.edc, &p, (uint64_t)addr), 0);
+	/* Malformed but authentic metadata for the victim (we have its keys). */
+	struct ed_protector v = inode_prot(victim.ino);
+	struct ufs_dinode junk;
+	memset(&junk, 0x5a, sizeof junk);
+	CHECK_EQ(edc_xn_add_data(&u.p.edc, &v, UFS_E_META, &junk, sizeof junk), UFS_E_META);
+	CHECK_EQ(edc_xn_write_sync(&u.p.edc, &v), 0);
+	ufx_reboot(&u);
+	memset(hostdisk_sector(&u.f.hd, data), 0xa7, 512);
+
+	mount_it();
+	struct libfs_stat st;
+	struct vfile *f;
+	CHECK_EQ(vfs_stat("/big/file-with-a-long-name-3", &st), -EIO);
+	CHECK_EQ(vfs_open("/big/new", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f), -EIO);
+	CHECK_EQ(vfs_open("/big", LIBFS_O_READ | LIBFS_O_DIR, 0, &f), 0);
+	struct libfs_dirent de;
+	int r;
+	while ((r = vfs_readdir(f, &de)) == 1)
+		;
+	CHECK_EQ(r, -EIO);
+	CHECK_EQ(vfs_close(f), 0);
+	CHECK_EQ(vfs_stat("/victim", &st), -EIO);
+	CHECK_EQ(vfs_unlink("/victim"), -EIO);
+	expect("/ok/keep", buf, sizeof buf);          /* the rest is fine */
+	put("/ok/new", buf, 10);
+	umount_it();
+	struct ufs_fsck_stats fst;
+	CHECK(unixfs_fsck(OPTS, say, NULL, &fst) >= 2);
+	ufx_free(&u);
+}
+
+/* Write-through, write-back and memory-only files across a power failure. */
+static void test_persistence(void)
+{
+	struct ufx u;
+	ufx_new(&u, 65536, HD_POLLED, 5);
+	ufx_mkfs(&u, OPTS);
+	mount_it();
+	CHECK_EQ(vfs_mkdir("/p", 0755), 0);
+	CHECK_EQ(vfs_sync(), 0);
+	static uint8_t buf[20000];
+	pattern(buf, sizeof buf, 6);
+	struct vfile *wt, *wb, *mem;
+	CHECK_EQ(vfs_open("/p/through", LIBFS_O_WRITE | LIBFS_O_READ | LIBFS_O_CREAT, 0644, &wt), 0);
+	CHECK_EQ(vfs_persist(wt, LIBFS_P_WRITETHROUGH), 0);
+	CHECK_EQ(vfs_write(wt, buf, sizeof buf), (long)sizeof buf);
+	CHECK_EQ(vfs_open("/p/back", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &wb), 0);
+	CHECK_EQ(vfs_write(wb, buf, sizeof buf), (long)sizeof buf);
+	CHECK_EQ(vfs_open("/p/mem", LIBFS_O_WRITE | LIBFS_O_READ | LIBFS_O_CREAT, 0644, &mem), 0);
+	CHECK_EQ(vfs_persist(mem, LIBFS_P_MEMORY), 0);
+	CHECK_EQ(vfs_write(mem, buf, sizeof buf), (long)sizeof buf);
+	struct libfs_stat st;
+	CHECK_EQ(vfs_fstat(mem, &st), 0);
+	CHECK(st.persist == LIBFS_P_MEMORY && st.size == sizeof buf && st.blocks == 0);
+	CHECK_EQ(vfs_fstat(wt, &st), 0);
+	CHECK(st.persist == LIBFS_P_WRITETHROUGH);
+	/* The memory-only file is an ordinary file while mounted. */
+	expect("/p/mem", buf, sizeof buf);
+	CHECK_EQ(vfs_rename("/p/mem", "/p/mem2"), 0);
+	expect("/p/mem2", buf, sizeof buf);
+	/* An existing file cannot become memory-only. */
+	CHECK_EQ(vfs_persist(wt, LIBFS_P_MEMORY), -EINVAL);
+	/* Power fails: the write-through file is there in full. */
+	vfs_abandon();
+	ufx_crash(&u);
+	mount_it();
+	expect("/p/through", buf, sizeof buf);
+	CHECK_EQ(vfs_stat("/p/through", &st), 0);
+	CHECK(st.persist == LIBFS_P_WRITETHROUGH);   /* the choice is kept */
+	CHECK_EQ(vfs_stat("/p/mem2", &st), -ENOENT);  /* never on disk */
+	/* Memory-only files are gone after an unmount too, and leave nothing. */
+	CHECK_EQ(vfs_open("/p/tmp", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &mem), 0);
+	CHECK_EQ(vfs_persist(mem, LIBFS_P_MEMORY), 0);
+	CHECK_EQ(vfs_write(mem, buf, 100), 100);
+	CHECK_EQ(vfs_close(mem), 0);
+	expect("/p/tmp", buf, 100);
+	umount_it();
+	mount_it();
+	CHECK_EQ(vfs_stat("/p/tmp", &st), -ENOENT);
+	umount_it();
+	struct ufs_fsck_stats fst;
+	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &fst), 0);
+	ufx_free(&u);
+}
+
+/* One process at a time; a process that dies releases the file system. */
+static void test_lock(void)
+{
+	struct ufx u;
+	ufx_new(&u, 65536, HD_SYNC, 6);
+	ufx_mkfs(&u, OPTS);
+	mount_it();
+	put("/x", "hello", 5);
+	/* A second process on the same machine. */
+	struct edc_host b;
+	edc_host_init(&b, &u.f.h, u.f.ed);
+	edc_set_default(&b.edc);
+	void *fs2;
+	CHECK_EQ(unixfs_ops.mount(OPTS ",wait=0", &fs2), -EBUSY);
+	/* The first dies without unmounting. */
+	vfs_abandon();
+	edc_host_exit(&u.p);
+	u.running = 0;
+	CHECK_EQ(unixfs_ops.mount(OPTS ",wait=0", &fs2), 0);
+	CHECK_EQ(unixfs_ops.unmount(fs2), 0);
+	edc_host_exit(&b);
+	ufx_start(&u);
+	/* A wrong key opens nothing. */
+	CHECK_EQ(vfs_mount("/", "unixfs", "unit=0,key=wrong", 1), -EACCES);
+	mount_it();
+	umount_it();
+	ufx_free(&u);
+}
+
+/* Two owners with separate file systems interleaved on one disk: neither
+ * can read or write the other's data, even knowing exactly where it is. */
+static void test_two_owners(void)
+{
+	struct ufx u;
+	ufx_new(&u, 65536, HD_SYNC, 7);
+	struct edc_host a, b;
+	edc_host_init(&a, &u.f.h, u.f.ed);
+	edc_host_init(&b, &u.f.h, u.f.ed);
+	edc_set_default(&a.edc);
+	ufx_mkfs(&u, "key=alice");
+	edc_set_default(&b.edc);
+	ufx_mkfs(&u, "key=bob");
+	edc_set_default(&a.edc);
+	CHECK_EQ(vfs_mount("/a", "unixfs", "key=alice", 1), 0);
+	edc_set_default(&b.edc);
+	CHECK_EQ(vfs_mount("/b", "unixfs", "key=bob", 1), 0);
+	static uint8_t abuf[40000], bbuf[40000];
+	pattern(abuf, sizeof abuf, 10);
+	pattern(bbuf, sizeof bbuf, 11);
+	/* Interleaved creation, so their blocks interleave on the disk. */
+	for (int i = 0; i < 12; i++) {
+		char pa[32], pb[32];
+		snprintf(pa, sizeof pa, "/a/f%d", i);
+		snprintf(pb, sizeof pb, "/b/f%d", i);
+		put(pa, abuf, sizeof abuf);
+		CHECK_EQ(vfs_sync(), 0);
+		put(pb, bbuf, sizeof bbuf);
+		CHECK_EQ(vfs_sync(), 0);
+	}
+	CHECK_EQ(vfs_rename("/a/f0", "/b/f0x"), -EXDEV);
+	struct libfs_stat sa, sb;
+	CHECK_EQ(vfs_stat("/a/f3", &sa), 0);
+	CHECK_EQ(vfs_stat("/b/f3", &sb), 0);
+	CHECK_EQ(vfs_umount("/a"), 0);
+	CHECK_EQ(vfs_umount("/b"), 0);
+	/* Where bob's f3 lives, learned with bob's key... */
+	struct capkey kb, ka;
+	CHECK_EQ(capkey_from_opts(&kb, "unixfs", "key=bob"), 0);
+	CHECK_EQ(capkey_from_opts(&ka, "unixfs", "key=alice"), 0);
+	uint64_t sec = ufs_ino_sector(sb.ino);
+	uint16_t slot = (uint16_t)ufs_ino_slot(sb.ino);
+	struct ed_cap brc = capkey_cap(&kb, 'r', sec, slot), bwc = capkey_cap(&kb, 'w', sec, slot);
+	struct ed_protector bp = edc_prot_xn(0, sec, slot, &brc, &bwc);
+	int64_t addr = edc_xn_map(&b.edc, &bp);
+	CHECK(addr > 0);
+	const struct ed_xnmap_hdr *h = (const void *)(uintptr_t)addr;
+	const struct ed_xnmap_ent *ent = (const void *)(h + 1);
+	uint64_t data = 0;
+	for (uint32_t i = 0; i < h->nent; i++)
+		if (ent[i].type == ED_ENT_EXTENT && data == 0)
+			data = ent[i].a;
+	CHECK(data != 0);
+	/* Alice's blocks sit between bob's: the disks are interleaved. */
+	uint64_t asec = ufs_ino_sector(sa.ino);
+	CHECK(asec > ufs_ino_sector(ufs_ino(sec, 0)) || asec < data);
+	/* ...alice (whose key derives other capabilities) gets nowhere. */
+	struct ed_cap arc = capkey_cap(&ka, 'r', sec, slot), awc = capkey_cap(&ka, 'w', sec, slot);
+	struct ed_protector ap = edc_prot_xn(0, sec, slot, &arc, &awc);
+	uint8_t got[512];
+	CHECK_EQ(edc_read(&a.edc, &ap, data, got, 512), ED_E_CAP);
+	CHECK_EQ(edc_write(&a.edc, &ap, data, abuf, 512), ED_E_CAP);
+	CHECK_EQ(edc_xn_map(&a.edc, &ap), ED_E_CAP);
+	CHECK_EQ(edc_xn_read_data(&a.edc, &ap, UFS_E_META, got, 64), ED_E_CAP);
+	CHECK_EQ(edc_xn_add_data(&a.edc, &ap, UFS_E_META, got, 64), ED_E_CAP);
+	CHECK_EQ(edc_xn_remove(&a.edc, &ap, UFS_E_DIRECT), ED_E_CAP);
+	CHECK_EQ(edc_xn_dealloc(&a.edc, &ap), ED_E_CAP);
+	/* Nor can she take bob's sectors into an exonode of her own. */
+	struct ed_protector mine = edc_prot_xn(0, 65000, 0, &arc, &awc);
+	mine.length = 128;
+	CHECK_EQ(edc_xn_alloc(&a.edc, &mine), 0);
+	CHECK_EQ(edc_xn_add_extent(&a.edc, &mine, -1, data, 512), ED_E_ALLOCATED);
+	CHECK_EQ(edc_xn_dealloc(&a.edc, &mine), 0);
+	/* Nor mount bob's file system with her key. */
+	char o[64];
+	snprintf(o, sizeof o, "key=alice,sb=%llu", (unsigned long long)ufs_ino_sector(sb.ino) / 1);
+	edc_set_default(&a.edc);
+	CHECK(vfs_mount("/x", "unixfs", o, 1) < 0);
+	/* Bob's data is untouched. */
+	edc_set_default(&b.edc);
+	CHECK_EQ(vfs_mount("/b", "unixfs", "key=bob", 1), 0);
+	for (int i = 0; i < 12; i++) {
+		char pb[32];
+		snprintf(pb, sizeof pb, "/b/f%d", i);
+		expect(pb, bbuf, sizeof bbuf);
+	}
+	CHECK_EQ(vfs_umount("/b"), 0);
+	edc_set_default(&a.edc);
+	CHECK_EQ(vfs_mount("/a", "unixfs", "key=alice", 1), 0);
+	expect("/a/f5", abuf, sizeof abuf);
+	CHECK_EQ(vfs_umount("/a"), 0);
+	edc_host_exit(&a);
+	edc_host_exit(&b);
+	edc_set_default(&u.p.edc);
+	ufx_free(&u);
+}
+
 int main(void)
 {
 	struct ufx u;
@@ -106,6 +497,12 @@ int main(void)
 	ufx_mkfs(&u, OPTS);
 	test_sizes(&u);
 	ufx_free(&u);
+	test_enospc();
+	test_cache_full();
+	test_corruption();
+	test_persistence();
+	test_lock();
+	test_two_owners();
 	printf("test_unixfs: ok\n");
 	return 0;
 }
