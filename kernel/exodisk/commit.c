@@ -81,8 +81,10 @@ static void encode_entry(struct exodisk *ed, struct ed_disk *d, struct ed_entry 
 
 static void fail_io(struct exodisk *ed, struct ed_io *io, int err)
 {
-	io->ent->flags &= ~EF_WRITING;
+	struct ed_entry *e = io->ent;
+	e->flags &= ~EF_WRITING;
 	ed_io_finish(ed, io, err);
+	ed_ent_orphan(ed, e);      /* if its client has gone meanwhile */
 }
 
 void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)

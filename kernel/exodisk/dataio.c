@@ -103,19 +103,6 @@ static void head_copy_in(struct ed_io *io, uint8_t *dst)
 
 /* ---- completion of the plain and header paths ---------------------------------- */
 
-/* A client left while this entry's header write was in flight; nobody holds
- * its uncommitted changes any more. */
-static void drop_orphan(struct exodisk *ed, struct ed_entry *e)
-{
-	const uint32_t busy = EF_WRITING | EF_READING | EF_STAGE | EF_HOME_IO;
-	if (e->kind == 0 || e->holders != 0 || !(e->flags & EF_DIRTY) || (e->flags & busy))
-		return;
-	if (e->com_stamp != 0)
-		ed_ent_revert(ed, e);
-	else
-		ed_ent_discard(ed, e);
-}
-
 static void data_done(struct blkreq *r)
 {
 	struct ed_io *io = r->priv;
@@ -139,7 +126,7 @@ static void data_done(struct blkreq *r)
 			ed_home_need(ed, ed->disk[e->unit], e);
 		}
 		ed_stage_release(ed, e);
-		drop_orphan(ed, e);
+		ed_ent_orphan(ed, e);
 	}
 	ed_io_finish(ed, io, status);
 	ed_unlock(ed);

@@ -95,6 +95,7 @@ void ed_rl_put(struct exodisk *ed, struct ed_rl *l);
 #define EF_DEALLOC    0x040   /* deallocated; the write-back will drop the binding  */
 #define EF_STAGE      0x080   /* the header sector's stage buffer is in use         */
 #define EF_PIN        0x100   /* not replaceable for the moment (an op uses it)     */
+#define EF_ORPHAN     0x200   /* dirty, and every holder has exited                 */
 
 struct ed_io;
 struct ed_xnmap;
@@ -411,6 +412,7 @@ int  ed_obj_coverage(struct exodisk *ed, const struct ed_obj *o, struct ed_rl *o
  * entry that was never committed. */
 void ed_ent_discard(struct exodisk *ed, struct ed_entry *e);
 void ed_ent_revert(struct exodisk *ed, struct ed_entry *e);
+void ed_ent_orphan(struct exodisk *ed, struct ed_entry *e);
 
 /* extops.c, xnops.c, dataio.c, proxy.c, xnmap.c */
 int64_t ed_op_extent(struct exodisk *ed, struct ed_client *c, int op, struct ed_args *a);

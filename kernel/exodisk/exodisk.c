@@ -197,19 +197,15 @@ void ed_client_exit(struct exodisk *ed, struct ed_client *c)
 	ed_proxy_drop_client(ed, c->slot);
 	/* Let go of its cache entries.  Uncommitted changes that nobody else
 	 * holds are undone: the exiting process chose not to write them back.
-	 * Entries with I/O in flight are undone when it completes (dataio.c). */
+	 * Entries with a write in flight are dealt with when it completes. */
 	for (uint32_t i = 0; i < ed->cfg.cache_entries; i++) {
 		struct ed_entry *e = ed_cache_ent(ed, i);
 		if (e->kind == 0 || !(e->holders & (1ull << c->slot)))
 			continue;
 		ed_cache_unhold(ed, e, c->slot);
-		const uint32_t busy = EF_WRITING | EF_READING | EF_STAGE | EF_HOME_IO;
-		if (e->holders == 0 && (e->flags & EF_DIRTY) && !(e->flags & busy)) {
-			if (e->com_stamp != 0)
-				ed_ent_revert(ed, e);
-			else
-				ed_ent_discard(ed, e);
-		}
+		if (e->holders == 0 && (e->flags & EF_DIRTY))
+			e->flags |= EF_ORPHAN;
+		ed_ent_orphan(ed, e);
 	}
 	ed->clients[c->slot] = NULL;
 	c->registered = false;
@@ -245,7 +241,9 @@ static int64_t in_cache(struct exodisk *ed, struct ed_client *c, struct ed_args 
 
 /* A client may mark for replacement an entry it holds (giving up its own
  * hold), or any entry whose write capability it presents (which drops every
- * hold).  Dirty entries are still never replaced until written back. */
+ * hold).  A dirty entry is never replaced until written back, and whoever
+ * changed it keeps holding it: marking it only moves it to the end of the
+ * LRU list, so it goes first once it is clean. */
 static int64_t mark_replacement(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 {
 	int err;
@@ -270,15 +268,18 @@ static int64_t mark_replacement(struct exodisk *ed, struct ed_client *c, struct 
 			      ed_xn_access(ed, e, prot->xn_num, &prot->wc, true) == 0;
 		}
 	}
-	if (cap) {
-		for (int32_t s = 0; s < ED_MAX_CLIENTS; s++)
-			ed_cache_unhold(ed, e, s);
-	} else if (e->holders & (1ull << c->slot)) {
-		ed_cache_unhold(ed, e, c->slot);
-	} else {
+	bool mine = (e->holders & (1ull << c->slot)) != 0;
+	if (!cap && !mine)
 		return ED_E_CAP;
+	if (!(e->flags & EF_DIRTY)) {
+		if (cap) {
+			for (int32_t s = 0; s < ED_MAX_CLIENTS; s++)
+				ed_cache_unhold(ed, e, s);
+		} else {
+			ed_cache_unhold(ed, e, c->slot);
+		}
 	}
-	if (e->holders == 0)
+	if (e->holders == 0 || (e->flags & EF_DIRTY))
 		ed_cache_mark(ed, e);
 	return 0;
 }

@@ -97,6 +97,7 @@ static void home_done(struct blkreq *r)
 	} else if (r->status == 0) {
 		ed_home_try(ed, e);
 	}
+	ed_ent_orphan(ed, e);
 	ed_commit_kick(ed, d);
 	ed_ckpt_progress(ed, d);
 	ed_unlock(ed);

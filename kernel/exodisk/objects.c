@@ -135,6 +135,7 @@ void ed_ent_changed(struct exodisk *ed, struct ed_entry *e, struct ed_client *c)
 		e->holders |= 1ull << c->slot;
 		c->nheld++;
 	}
+	e->flags &= ~EF_ORPHAN;
 	ed_cache_touch(ed, e);
 	if (e->nmaps > 0)
 		ed_map_sync(ed, e, ED_XNMAP_LIVE);
@@ -209,4 +210,24 @@ void ed_ent_revert(struct exodisk *ed, struct ed_entry *e)
 	if (e->nmaps > 0)
 		ed_map_sync(ed, e, ED_XNMAP_LIVE);
 	ed_proxy_sync(ed, e);
+}
+
+/* Every holder of this dirty entry has exited (ed_client_exit marked it
+ * EF_ORPHAN): once no write is in flight, undo what nobody will write back. */
+void ed_ent_orphan(struct exodisk *ed, struct ed_entry *e)
+{
+	const uint32_t busy = EF_WRITING | EF_READING | EF_STAGE | EF_HOME_IO;
+	if (e->kind == 0 || !(e->flags & EF_ORPHAN))
+		return;
+	if (e->holders != 0 || !(e->flags & EF_DIRTY)) {
+		e->flags &= ~EF_ORPHAN;
+		return;
+	}
+	if (e->flags & busy)
+		return;
+	e->flags &= ~EF_ORPHAN;
+	if (e->com_stamp != 0)
+		ed_ent_revert(ed, e);
+	else
+		ed_ent_discard(ed, e);
 }

@@ -442,7 +442,7 @@ static void run(uint64_t seed)
 
 int main(int argc, char **argv)
 {
-	int runs = argc > 1 ? atoi(argv[1]) : 20;
+	int runs = argc > 1 ? atoi(argv[1]) : 40;
 	for (int i = 0; i < runs; i++)
 		run(0x243f6a8885a308d3ull * (uint64_t)(i + 3));
 	printf("test_ed_crash: ok (%ld crashes, %ld more during recovery, %ld write-backs "

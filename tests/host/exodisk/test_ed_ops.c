@@ -239,6 +239,17 @@ static void test_cache_ops(void)
 	CHECK_EQ(op(&f, &f.b, ED_OP_MARK_REPLACEMENT, &withcap, NULL), 0);   /* drops all holds */
 	CHECK(!(op(&f, &f.a, ED_OP_IN_CACHE, &p, NULL) & ED_IC_HELD));
 
+	/* Marking a dirty entry gives nothing up: whoever changed it keeps it
+	 * (it must write it back), and its changes stay. */
+	struct ed_protector g = h_ext(0, S + 20, 2 * SECT, RC, WC);
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXTENT_ALLOCATE, &g, NULL), 0);
+	CHECK_EQ(op(&f, &f.a, ED_OP_MARK_REPLACEMENT, &g, NULL), 0);
+	CHECK_EQ(op(&f, &f.a, ED_OP_IN_CACHE, &g, NULL), ED_IC_CACHED | ED_IC_DIRTY | ED_IC_HELD);
+	static uint8_t sec[SECT];
+	CHECK_EQ(h_io(&f.h, f.ed, &f.a, &g, 1, S + 20, sec, SECT), 0);
+	CHECK(fx_allocated(&f, S + 21));
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &g), 0);
+
 	/* Reading what is not there, or the wrong kind. */
 	fx_remount(&f);
 	CHECK_EQ(op(&f, &f.a, ED_OP_IN_CACHE, &p, NULL), 0);
@@ -930,6 +941,20 @@ static void test_async(void)
 		CHECK_EQ(h_wait(&res[i]), 0);
 	h_settle();
 	CHECK_EQ(f.h.pins, 0);
+	/* A client that exits while a write of its uncommitted header's sector
+	 * is in flight: once the write completes, its allocation is undone. */
+	struct ed_client c5 = { .slot = -1 };
+	struct ed_protector g = h_ext(0, S + 200, 4 * SECT, RC, WC);
+	CHECK_EQ(op(&f, &c5, ED_OP_EXTENT_ALLOCATE, &g, NULL), 0);
+	int32_t gres;
+	struct ed_buf gb = { .b_flags = ED_B_WRITE, .b_blkno = S + 200, .b_bcount = 2 * SECT };
+	CHECK_EQ(h_req(&f.h, f.ed, &c5, ED_OP_IO, &g, &gb, NULL, w, 2 * SECT, NULL, 0, &gres), 0);
+	ed_client_exit(f.ed, &c5);
+	CHECK(fx_allocated(&f, S + 200));
+	CHECK_EQ(h_wait(&gres), 0);
+	CHECK(!fx_allocated(&f, S + 200) && !fx_allocated(&f, S + 203));
+	CHECK_EQ(op(&f, &f.a, ED_OP_IN_CACHE, &g, NULL), 0);
+
 	/* Its slot is reused by a new client at once. */
 	struct ed_client c4 = { .slot = -1 };
 	CHECK_EQ(op(&f, &c4, ED_OP_POLL, NULL, NULL), 0);
