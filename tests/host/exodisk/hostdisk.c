@@ -92,6 +92,7 @@ static void finish(struct hostdisk *hd, struct blkreq *r)
 		hd->sect_read += r->nsectors;
 	} else if (r->op == BLK_WRITE) {
 		hd->nwrite++;
+		hd->nfua += (r->flags & BLK_F_FUA) != 0;
 		hd->sect_written += r->nsectors;
 	} else {
 		hd->nflush++;
@@ -224,6 +225,7 @@ void hostdisk_free(struct hostdisk *hd)
 void hostdisk_reset_counts(struct hostdisk *hd)
 {
 	hd->nreq = hd->nread = hd->nwrite = hd->nflush = hd->sect_read = hd->sect_written = 0;
+	hd->nfua = 0;
 }
 
 int hostdisk_load(struct hostdisk *hd, const char *path)

@@ -42,7 +42,7 @@ struct hostdisk {
 	bool dead;                /* crashed by die_countdown: every request fails */
 	struct blkdev_info info;
 	/* counters */
-	uint64_t nreq, nread, nwrite, nflush, sect_read, sect_written;
+	uint64_t nreq, nread, nwrite, nflush, sect_read, sect_written, nfua;
 	/* called for every request as it completes (the recovery benchmark
 	 * times them with the disk model) */
 	void (*on_request)(void *arg, const struct blkreq *r);

@@ -1040,6 +1040,59 @@ static void test_bounce(void)
 	fx_free(&f);
 }
 
+/* ---- what requests the disk sees --------------------------------------------------- */
+
+static void test_request_counts(void)
+{
+	struct fx f;
+	fx_new(&f, D, HD_POLLED, NULL, 10);
+	uint64_t S = data_start(&f) + 10;
+	static uint8_t w[8 * SECT];
+	fill(w, sizeof(w), 11);
+	/* Allocate and write a file the thesis's way: the header and the data
+	 * go out in one request; the write-back is one log record, and the
+	 * home needs no second write (the header is already there). */
+	struct ed_protector p = h_ext(0, S, 8 * SECT, RC, WC);
+	h_settle();
+	hostdisk_reset_counts(&f.hd);
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXTENT_ALLOCATE, &p, NULL), 0);
+	CHECK_EQ(h_io(&f.h, f.ed, &f.a, &p, 1, S, w, sizeof(w)), 0);
+	CHECK_EQ(f.hd.nreq, 1);
+	CHECK_EQ(f.hd.sect_written, 8);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &p), 0);
+	h_settle();
+	CHECK_EQ(f.hd.nreq, 2);
+	CHECK_EQ(f.hd.nfua, 1);
+	/* A changed header does need its home rewritten, in the background. */
+	struct ed_operation st = { .one = SECT };
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXTENT_GROW, &p, &st), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &p), 0);
+	h_settle();
+	CHECK_EQ(f.hd.nreq, 4);
+	CHECK_EQ(f.hd.nfua, 2);
+
+	/* Group commit: write-backs issued together share log records. */
+	struct ed_protector e[24];
+	int32_t res[24];
+	for (int i = 0; i < 24; i++) {
+		e[i] = h_ext(0, S + 20 + 2 * (uint64_t)i, SECT, RC, WC);
+		CHECK_EQ(op(&f, &f.a, ED_OP_EXTENT_ALLOCATE, &e[i], NULL), 0);
+	}
+	h_settle();
+	hostdisk_reset_counts(&f.hd);
+	for (int i = 0; i < 24; i++) {
+		struct ed_buf b;
+		memset(&b, 0, sizeof(b));
+		CHECK_EQ(h_req(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &e[i], &b, NULL, NULL, 0, NULL, 0,
+		               &res[i]), 0);
+	}
+	for (int i = 0; i < 24; i++)
+		CHECK_EQ(h_wait(&res[i]), 0);
+	CHECK(f.hd.nfua >= 2 && f.hd.nfua <= 3);   /* the first alone, then the rest together */
+	fx_check_live(&f);
+	fx_free(&f);
+}
+
 int main(void)
 {
 	RC = h_cap(0x1111, 0xaaaa);
@@ -1054,6 +1107,7 @@ int main(void)
 	test_cache_pressure();
 	test_async();
 	test_bounce();
+	test_request_counts();
 	printf("test_ed_ops: ok\n");
 	return 0;
 }
