@@ -10,11 +10,13 @@
 #include <string.h>
 #include "libos/libfs.h"
 #include "userfs/unixfs/unixfs.h"
+#include "userfs/kvfs/kvfs.h"
 
 #define MAX_TYPES 8
 
 static const struct libfs_ops *builtin[] = {
 	&unixfs_ops,
+	&kvfs_ops,
 	NULL,
 };
 
