@@ -203,7 +203,7 @@ static int64_t raw_wait(struct proc *p, uint64_t max_pending)
 static int64_t raw_info(struct proc *p, uint64_t unit, uint64_t uout)
 {
 	struct blk_unit_stat st;
-	int e = unit > BLK_MAX_UNITS ? BLK_E_UNIT : blk_stat((int)unit, &st);
+	int e = unit >= BLK_MAX_UNITS ? BLK_E_UNIT : blk_stat((int)unit, &st);
 	if (e != 0)
 		return e;
 	struct raw_info out;
@@ -223,7 +223,7 @@ static int64_t raw_info(struct proc *p, uint64_t unit, uint64_t uout)
 
 static int64_t raw_set(uint64_t unit, uint64_t what, uint64_t value)
 {
-	if (unit > BLK_MAX_UNITS)
+	if (unit >= BLK_MAX_UNITS)
 		return BLK_E_UNIT;
 	switch (what) {
 	case RAW_SET_SCHED:
