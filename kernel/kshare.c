@@ -16,17 +16,18 @@
 #include "kernel/uapi/layout.h"
 #include "kernel/uapi/errno.h"
 
-#define MAX_SHARES 32
+/* One entry per exported page: free maps of large disks run to hundreds. */
+#define MAX_SHARED_PAGES 8192
 
-static struct { uint64_t va; uint64_t pa; uint64_t npages; } shares[MAX_SHARES];
+static struct { uint64_t va; uint64_t pa; } shares[MAX_SHARED_PAGES];
 static int nshares;
 
 struct kinfo *kinfo;
 
-static int map_one(pagetable_t pt, int i)
+static int map_range(pagetable_t pt, int from, int to)
 {
-	for (uint64_t k = 0; k < shares[i].npages; k++) {
-		int err = uvm_lend(pt, shares[i].va + k * PGSIZE, shares[i].pa + k * PGSIZE);
+	for (int i = from; i < to; i++) {
+		int err = uvm_lend(pt, shares[i].va, shares[i].pa);
 		if (err < 0) return err;
 	}
 	return 0;
@@ -34,24 +35,22 @@ static int map_one(pagetable_t pt, int i)
 
 int kshare_register(uint64_t va, void *pa, uint64_t npages)
 {
-	if (nshares == MAX_SHARES) return K_E_NOMEM;
-	shares[nshares].va = va;
-	shares[nshares].pa = (uint64_t)pa;
-	shares[nshares].npages = npages;
+	if (npages > (uint64_t)(MAX_SHARED_PAGES - nshares)) return K_E_NOMEM;
+	int first = nshares;
+	for (uint64_t k = 0; k < npages; k++) {
+		shares[nshares].va = va + k * PGSIZE;
+		shares[nshares].pa = (uint64_t)pa + k * PGSIZE;
+		nshares++;
+	}
 	for (int i = 0; i < NPROC; i++)
 		if (procs[i].state != P_UNUSED && procs[i].state != P_ZOMBIE && procs[i].pagetable)
-			map_one(procs[i].pagetable, nshares);
-	nshares++;
+			map_range(procs[i].pagetable, first, nshares);
 	return 0;
 }
 
 int kshare_map_all(pagetable_t pt)
 {
-	for (int i = 0; i < nshares; i++) {
-		int err = map_one(pt, i);
-		if (err < 0) return err;
-	}
-	return 0;
+	return map_range(pt, 0, nshares);
 }
 
 void kinfo_init(void)

@@ -9,8 +9,9 @@
 #include <stdint.h>
 #include "kernel/riscv.h"
 
-/* Register npages kernel pages starting at pa, to appear at user va in every
- * process created from now on (and in those already running). */
+/* Register npages physically contiguous kernel pages starting at pa, to
+ * appear at user va in every process created from now on (and in those
+ * already running).  Scattered pages: one call per page. */
 int  kshare_register(uint64_t va, void *pa, uint64_t npages);
 int  kshare_map_all(pagetable_t pt);
 void kinfo_init(void);

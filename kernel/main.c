@@ -18,6 +18,7 @@
 
 extern char _kernel_end[];
 void sysproc_init(void);
+void exodisk_init(void);   /* kernel/sys_exodisk.c */
 
 /* argv for the first process: "sh" or "sh -c <cmd>". */
 static void start_init(void)
@@ -65,6 +66,7 @@ void kmain(uint64_t hartid, uint64_t dtb)
 	proc_init();
 	sysproc_init();
 	devices_init();
+	exodisk_init();
 
 	start_init();
 	scheduler();

@@ -18,6 +18,7 @@
 #include "kernel/klib.h"
 #include "kernel/memlayout.h"
 #include "kernel/sbi.h"
+#include "kernel/power.h"
 #include "kernel/uapi/errno.h"
 
 struct proc procs[NPROC];
@@ -72,6 +73,7 @@ struct proc *proc_alloc(void)
 	p->exit_status = 0;
 	p->chan = NULL;
 	p->edc = NULL;
+	p->xnmap_used = 0;
 	p->ticks_used = 0;
 	p->fp_valid = false;
 	p->heap_start = p->brk = 0;
@@ -176,7 +178,7 @@ void proc_exit(int status)
 
 	if (p == initproc) {
 		kprintf("\nkernel: init exited with status %d; powering off\n", status);
-		sbi_shutdown(status);
+		power_off(status);
 	}
 	/* The address space goes now; pages still targeted by in-flight disk
 	 * requests survive on their reference counts until the device is done. */

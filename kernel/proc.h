@@ -61,6 +61,7 @@ struct proc {
 	uint64_t wake_time;        /* sys_sleep deadline */
 
 	struct ed_client *edc;     /* exodisk state for this process, if any */
+	uint64_t xnmap_used;       /* exonode map windows in use (bit i: UXNMAP_BASE + i pages) */
 	uint64_t ticks_used;       /* timer ticks spent running */
 };
 

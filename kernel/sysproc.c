@@ -13,6 +13,7 @@
 #include "kernel/console.h"
 #include "kernel/trap.h"
 #include "kernel/sbi.h"
+#include "kernel/power.h"
 #include "kernel/uapi/syscall.h"
 #include "kernel/uapi/errno.h"
 #include "kernel/uapi/layout.h"
@@ -146,7 +147,7 @@ static int64_t sys_poweroff(struct proc *p, uint64_t status, uint64_t a1, uint64
 			    uint64_t a3, uint64_t a4, uint64_t a5)
 {
 	kprintf("\nkernel: poweroff requested by pid %d (%s), status %d\n", p->pid, p->name, (int)status);
-	sbi_shutdown((int)status);
+	power_off((int)status);
 }
 
 static int64_t sys_sleep(struct proc *p, uint64_t nticks, uint64_t a1, uint64_t a2,

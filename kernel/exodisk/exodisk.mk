@@ -4,8 +4,7 @@
 #   - for the host tests, with sanitizers (tests/host/exodisk/), linked with
 #     the real block layer (drivers/blkqueue.c) and a host test disk;
 #   - for tools/exotool and the recovery benchmark, optimised;
-#   - for the kernel's target, compiled only (phase 2 links it into the
-#     kernel with kernel/sys_exodisk.c), so a portability slip shows at once.
+#   - for the kernel, behind the system-call layer kernel/sys_exodisk.c.
 
 ED_CORE_SRCS := $(addprefix kernel/exodisk/, \
 	siphash.c edcrypt.c ondisk.c xnode.c pvec.c freemap.c vt.c rangeset.c \
@@ -66,8 +65,5 @@ HOST_TESTS += $(ED_TEST_DIR)/test_exotool
 ed-recovery-bench: $(BUILD)/tools/ed_recovery_bench
 	@$(BUILD)/tools/ed_recovery_bench
 
-# ---- the kernel's target: compile only ---------------------------------------
-ED_KOBJS := $(patsubst %,$(BUILD)/k/%.o,$(ED_CORE_SRCS))
-.PHONY: exodisk-kobjs
-exodisk-kobjs: $(ED_KOBJS)
-all: exodisk-kobjs
+# ---- the kernel: the same core, behind kernel/sys_exodisk.c -------------------
+KERNEL_SRCS += $(ED_CORE_SRCS)

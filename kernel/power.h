@@ -1,0 +1,11 @@
+/*
+ * power.h - powering the machine off, after giving subsystems a chance to
+ * leave their disks tidy.
+ */
+#ifndef POWER_H
+#define POWER_H
+
+void power_on_shutdown(void (*hook)(void));
+void power_off(int status) __attribute__((noreturn));
+
+#endif
