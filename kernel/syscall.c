@@ -4,7 +4,9 @@
  */
 #include "kernel/syscall.h"
 #include "kernel/klib.h"
+#include "kernel/kshare.h"
 #include "kernel/uapi/errno.h"
+#include "kernel/uapi/kinfo.h"
 
 #define NSYSCALL 32
 
@@ -21,6 +23,7 @@ void syscall(struct proc *p)
 {
 	struct trapframe *tf = &p->tf;
 	uint64_t num = tf->a7;
+	kinfo->syscalls++;
 	if (num >= NSYSCALL || table[num].fn == NULL) {
 		tf->a0 = (uint64_t)(int64_t)K_E_NOSYS;
 		return;

@@ -23,6 +23,7 @@ struct kinfo {
 	uint32_t ndisks;           /* disk units (0 .. ndisks-1) */
 	uint64_t free_pages;       /* physical pages free now (kept current by the allocator) */
 	uint64_t total_pages;      /* physical pages the allocator manages */
+	uint64_t syscalls;         /* system calls made since boot, by everyone */
 	char     bootargs[2048];   /* the kernel command line */
 };
 

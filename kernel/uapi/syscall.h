@@ -20,7 +20,7 @@
 #define SYS_poweroff         9   /* poweroff(status): QEMU exits with status      -> no return  */
 #define SYS_exodisk_request 10   /* exodisk_request(op, prot, reqbp, stuff)       -> 0 / error  */
 #define SYS_sleep           11   /* sleep(ticks of the timebase)                  -> 0          */
-#define SYS_raw_io          12   /* raw_io(struct raw_req *): benchmark-only raw disk path      */
+#define SYS_raw_io          12   /* raw_io(cmd, ...): benchmark-only raw disk path (rawio.h)    */
 #define SYS_kill            13   /* kill(pid)                                     -> 0          */
 
 #endif
