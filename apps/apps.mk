@@ -2,7 +2,8 @@
 # To add a program: write apps/NAME.c and add NAME to APPS below (programs
 # built from several files add a rule of their own: see APP_OBJS_name).
 
-APPS += sh echo true false spin faulttest spawntest disktest rawbench
+APPS += sh echo true false spin faulttest spawntest disktest rawbench \
+	ls cat cp mv rm mkdir rmdir stat df hexdump mkfs fsck fssuite capdemo fsbench fstest
 
 APP_BINS = $(patsubst %,$(BUILD)/bin/%,$(APPS))
 INITRD := $(BUILD)/initrd.img

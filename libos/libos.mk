@@ -8,14 +8,17 @@
 # libos/include comes first so that its <sys/dirent.h> replaces picolibc's
 # (which refuses to compile: picolibc has no directories of its own).
 USER_CFLAGS := $(COMMON_CFLAGS) --specs=picolibc.specs -D_DEFAULT_SOURCE -MMD -MP -Ilibos/include
+# The stream functions are wrapped so that exit flushes every open stream
+# (libos/streams.c).
 USER_LDFLAGS := --specs=picolibc.specs $(ARCHFLAGS) -nostartfiles -static \
-	-T libos/user.ld -Wl,--gc-sections
+	-T libos/user.ld -Wl,--gc-sections \
+	-Wl,--wrap=fopen -Wl,--wrap=fdopen -Wl,--wrap=freopen -Wl,--wrap=fclose
 
 # The guest-only part; userfs/userfs.mk adds the portable libOS layers and
 # the library file systems (every program gets them: any program may find
 # its output redirected to a file).
 LIBOS_SRCS := libos/crt0.S libos/start.c libos/fd.c libos/console.c libos/stdio.c \
-	libos/exo.c libos/sbrk.c libos/kerror.c libos/posix.c libos/edc_sys.c
+	libos/exo.c libos/sbrk.c libos/kerror.c libos/posix.c libos/edc_sys.c libos/streams.c
 
 LIBOS_OBJS = $(patsubst %,$(BUILD)/u/%.o,$(LIBOS_SRCS))
 

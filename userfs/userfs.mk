@@ -17,6 +17,12 @@ LIBFS_SRCS := libos/edc.c libos/edc_err.c libos/vfs.c libos/libfs_types.c libos/
 # The guest links them into every program.
 LIBOS_SRCS += $(LIBFS_SRCS) kernel/exodisk/siphash.c
 
+# Guest programs built from more than one file (apps/apps.mk).
+APP_OBJS_cp = $(BUILD)/u/apps/copyfile.c.o
+APP_OBJS_mv = $(BUILD)/u/apps/copyfile.c.o
+APP_OBJS_fsbench = $(BUILD)/u/apps/rawlib.c.o
+APP_OBJS_fssuite = $(BUILD)/u/userfs/fssuite.c.o
+
 # ---- host tests ------------------------------------------------------------
 UFS_HOST_DIR := $(BUILD)/host/userfs
 UFS_HOST_SRCS := $(LIBFS_SRCS) libos/edc_host.c libos/clock_host.c userfs/fssuite.c
@@ -33,3 +39,36 @@ $(addprefix $(UFS_HOST_DIR)/,$(UFS_TESTS)): $(UFS_HOST_DIR)/%: tests/host/userfs
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ $< $(UFS_HOST_OBJS) $(ED_TEST_OBJS)
 
 HOST_TESTS += $(addprefix $(UFS_HOST_DIR)/,$(UFS_TESTS))
+
+# exotool's unixfs subcommands, end to end (a script).
+$(UFS_HOST_DIR)/test_exotool_ufs: tests/host/userfs/test_exotool_ufs.sh $(BUILD)/tools/exotool
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec %s %s\n' "$(abspath tests/host/userfs/test_exotool_ufs.sh)" \
+		"$(abspath $(BUILD)/tools/exotool)" > $@ && chmod +x $@
+HOST_TESTS += $(UFS_HOST_DIR)/test_exotool_ufs
+
+# ---- tools/exotool's unixfs subcommands (tools/exotool-src/unixfs.c) --------
+# The same sources again, optimised and without sanitizers, linked into
+# exotool by kernel/exodisk/exodisk.mk.
+EXOTOOL_UFS_SRCS := $(LIBFS_SRCS) libos/edc_host.c libos/clock_host.c tools/exotool-src/unixfs.c
+EXOTOOL_UFS_OBJS := $(patsubst %.c,$(BUILD)/tools/ufsobj/%.o,$(EXOTOOL_UFS_SRCS))
+
+$(EXOTOOL_UFS_OBJS): $(BUILD)/tools/ufsobj/%.o: %.c $(UFS_HDRS) tools/exotool-src/exotool_unixfs.h
+	@mkdir -p $(@D)
+	$(HOSTCC) $(HOST_TOOL_CFLAGS) -c -o $@ $<
+
+# ---- the disk `make qemu` boots with ----------------------------------------
+# build/disk0.img: an exodisk holding a unixfs (the development key) filled
+# with userfs/rootfs and apps/etc.  Made only when missing, so what the
+# guest writes stays from boot to boot (tools/qemu-disks.sh never replaces
+# an existing image).  The QEMU tests make their own images.
+ROOT_IMAGE := $(BUILD)/disk0.img
+QEMU_DISK_INPUTS += $(ROOT_IMAGE)
+
+$(ROOT_IMAGE): | $(BUILD)/tools/exotool
+	rm -rf $(BUILD)/rootfs && mkdir -p $(BUILD)/rootfs/etc
+	cp userfs/rootfs/README $(BUILD)/rootfs/
+	cp apps/etc/* $(BUILD)/rootfs/etc/
+	$(BUILD)/tools/exotool format $@.tmp -s 128M
+	$(BUILD)/tools/exotool ufs-mkfs $@.tmp -d $(BUILD)/rootfs
+	mv $@.tmp $@

@@ -41,9 +41,9 @@ $(ED_TOOL_OBJS): $(ED_TOOL_DIR)/%.o: %.c $(ED_HDRS)
 	@mkdir -p $(@D)
 	$(HOSTCC) $(HOST_TOOL_CFLAGS) -c -o $@ $<
 
-$(BUILD)/tools/exotool: tools/exotool-src/exotool.c $(ED_TOOL_OBJS) $(ED_HDRS)
+$(BUILD)/tools/exotool: tools/exotool-src/exotool.c $(ED_TOOL_OBJS) $$(EXOTOOL_UFS_OBJS) $(ED_HDRS)
 	@mkdir -p $(@D)
-	$(HOSTCC) $(HOST_TOOL_CFLAGS) -o $@ $< $(ED_TOOL_OBJS)
+	$(HOSTCC) $(HOST_TOOL_CFLAGS) -o $@ $< $(ED_TOOL_OBJS) $(EXOTOOL_UFS_OBJS)
 
 $(BUILD)/tools/ed_recovery_bench: tests/host/exodisk/bench_recovery.c drivers/diskmodel.c \
 		$(ED_TOOL_OBJS) $(ED_HDRS) drivers/diskmodel.h

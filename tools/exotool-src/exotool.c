@@ -25,6 +25,7 @@
 #include "kernel/exodisk/check.h"
 #include "kernel/exodisk/ondisk.h"
 #include "kernel/exodisk/xnode.h"
+#include "tools/exotool-src/exotool_unixfs.h"
 
 static const char *prog = "exotool";
 
@@ -35,7 +36,9 @@ static void usage(void)
 	        "       %s list   IMAGE [-k KEYHEX]\n"
 	        "       %s check  IMAGE [-k KEYHEX]\n"
 	        "       %s recover IMAGE [-k KEYHEX]\n"
-	        "       %s demo   IMAGE [-k KEYHEX]\n", prog, prog, prog, prog, prog);
+	        "       %s demo   IMAGE [-k KEYHEX]\n"
+	        "       %s ufs-mkfs|ufs-ls|ufs-get|ufs-put|ufs-check IMAGE ...   (unixfs.c)\n",
+	        prog, prog, prog, prog, prog, prog);
 	exit(2);
 }
 
@@ -361,6 +364,8 @@ int main(int argc, char **argv)
 	struct opts o;
 	if (argc < 2)
 		usage();
+	if (strncmp(argv[1], "ufs-", 4) == 0)
+		return exotool_unixfs(argc, argv);
 	parse(argc, argv, &o);
 	if (strcmp(argv[1], "format") == 0)
 		return cmd_format(&o);

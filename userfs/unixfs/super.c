@@ -238,6 +238,14 @@ int unixfs_mkfs(const char *opts, uint64_t *sbp)
 		free(fs);
 		return -EINVAL;
 	}
+	/* One file system per owner and disk, unless told otherwise: a second
+	 * one could never be found by looking (the first would be). */
+	char v[8];
+	if (s == UINT64_MAX && libfs_opt(opts, "force", v, sizeof v) != 1 && find_sb(fs, "") == 0) {
+		free(fs);
+		return -EEXIST;
+	}
+	memset(&fs->sb, 0, sizeof fs->sb);
 	if (s == UINT64_MAX) {
 		/* The first free place for the superblock and the lock sector. */
 		s = edc_fm_find(&fs->fm, 0, 2, 8);

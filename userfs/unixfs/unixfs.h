@@ -12,6 +12,7 @@
  *   wait=MS       how long a mount waits for another process's mount of
  *                 the same file system to end (default 5000)
  *   label=TEXT    mkfs: a name kept in the superblock
+ *   force         mkfs: make one even if the owner already has one here
  *
  * The exodisk client a mount uses is edc_default() at the time of the
  * mount (libos/edc.h).
@@ -26,7 +27,7 @@
 extern const struct libfs_ops unixfs_ops;
 
 /* Make an empty unixfs.  Returns 0 and its superblock sector in *sb, or a
- * negative errno. */
+ * negative errno (-EEXIST if the key already opens a unixfs on the unit). */
 int unixfs_mkfs(const char *opts, uint64_t *sb);
 
 /* fsck: check a unixfs, mounted read-only for the purpose.  report() is

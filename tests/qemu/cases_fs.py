@@ -1,0 +1,110 @@
+"""cases_fs.py - files in the guest (issue 5): unixfs and kvfs through the
+POSIX layer, stdio and the shell's utilities and redirections; the generic
+libFS suite; bad input; a full disk; two owners on one disk; persistence
+across a reboot; a root disk image made on the host by exotool.
+
+Each case boots with a blank disk of its own (the kernel formats a blank
+unit as an exodisk at boot), so most start with `mkfs`.  Cases that need
+two boots do the first one in their setup.
+"""
+import os
+import subprocess
+
+from qemutest import Case, ROOT
+
+EXOTOOL = os.path.join(ROOT, "tools", "exotool")
+
+
+def boot(scratch, cmd, **env):
+    """One boot with its own command line, in the case's scratch directory."""
+    e = dict(os.environ, CMD=cmd, EXODISK_NO_DEPS="1", EXODISK_SCRATCH=scratch, **env)
+    p = subprocess.run([os.path.join(ROOT, "tools", "run-qemu.sh")], cwd=ROOT, env=e,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=120)
+    out = p.stdout.decode("utf-8", "replace")
+    if p.returncode != 0:
+        raise RuntimeError("first boot failed (%d):\n%s" % (p.returncode, out[-2000:]))
+    return out
+
+
+def first_boot(cmd):
+    return lambda scratch: boot(scratch, cmd)
+
+
+def host_image(scratch):
+    """A disk made on the host: exodisk, then unixfs filled from a directory."""
+    tree = os.path.join(scratch, "tree")
+    os.makedirs(os.path.join(tree, "docs"))
+    with open(os.path.join(tree, "docs", "from-host.txt"), "w") as f:
+        f.write("made on the host\n")
+    with open(os.path.join(tree, "big"), "wb") as f:
+        f.write(bytes(range(256)) * 4000)
+    img = os.path.join(scratch, "disk0.img")
+    for args in (["format", img, "-s", "64M"], ["ufs-mkfs", img, "-d", tree]):
+        subprocess.run([EXOTOOL] + args, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+
+
+def no_fail(out):
+    return "a line says FAIL" if "FAIL" in out else None
+
+
+CASES = [
+    Case("fs-utilities-and-redirection",
+         "mkfs; echo hello > /a; cat /a; echo more >> /a; cat < /a; mkdir /d; cp /a /d/b; "
+         "mv /d/b /d/c; ls /d; stat /d/c; rm /a; ls /; cat /a; echo st=$?; rmdir /d; echo st=$?; "
+         "rm -r /d; ls /; df; fsck",
+         expect=[r"^hello\nhello\nmore$", r"^c$", r"size: 11 bytes",
+                 r"cat: /a: No such file or directory", r"^st=1$",
+                 r"rmdir: /d: Directory not empty", r"^/ +unixfs ", r": 0 problems$"]),
+    Case("fs-stderr-redirection",
+         "mkfs; cat /nope 2> /err; echo st=$?; cat /err; hexdump /err",
+         expect=[r"^st=1$", r"^cat: /nope: No such file or directory$", r"\|cat: /nope: No s\|"]),
+    Case("fs-posix-layer", "mkfs; fstest posix /; mkdir /deep; fstest posix /deep",
+         expect=[r"^fstest: 0 failures$"], check=no_fail),
+    Case("fs-stdio", "mkfs; fstest stdio /; fstest noclose /nc; cat /nc",
+         expect=[r"^fstest: 0 failures$", r"^written without fclose$"], check=no_fail),
+    Case("fs-suite-unixfs", "mkfs; mkdir /t; fssuite /t",
+         expect=[r"fssuite on /t: 10 passed, 0 failed"], check=no_fail, timeout=120),
+    Case("fs-suite-kvfs", "mkfs -t kvfs key=k; mount /kv kvfs key=k; fssuite /kv",
+         expect=[r"fssuite on /kv: 9 passed, 0 failed"], check=no_fail, timeout=120),
+    Case("fs-two-mounts",
+         "mkfs; mkfs -t kvfs key=k; mount /kv kvfs key=k; mount; echo x > /f; "
+         "fstest exdev /f /kv/f; mv /f /kv/f; cat /kv/f; ls /; ls /kv",
+         expect=[r"^/kv +kvfs +key=k$", r"ok: rename across mounts: EXDEV", r"^x\nkv\nf$"],
+         check=no_fail),
+    Case("fs-bad-input",
+         "mkfs; mkdir /x; mkdir /x; rmdir /; cat /x; rm /x; ls /nosuch; echo a > /nosuch/b; "
+         "cat < /nosuch; mkfs; echo done",
+         expect=[r"mkdir: /x: File exists", r"rmdir: /: Device or resource busy",
+                 r"cat: /x: Is a directory", r"rm: /x: is a directory",
+                 r"ls: /nosuch: No such file or directory",
+                 r"sh: /nosuch/b: No such file or directory", r"sh: /nosuch: No such file",
+                 r"mkfs: File exists", r"^done$"]),
+    Case("fs-full-disk", "mkfs; fstest fill /; fsck",
+         env={"DISK_SIZE": "16M"},
+         expect=[r"ok: a full disk is ENOSPC", r"^fstest: 0 failures$", r": 0 problems$"],
+         check=no_fail),
+    Case("fs-survives-reboot", "cat /p; cat /dir/q; ls -l /dir; fsck",
+         setup=first_boot("mkfs; echo persistent > /p; mkdir /dir; cp /p /dir/q"),
+         expect=[r"^persistent\npersistent$", r"q$", r": 0 problems$"]),
+    Case("fs-two-owners",
+         "capdemo make alice; capdemo make bob; capdemo write alice 5 & capdemo write bob 5; "
+         "wait; capdemo attack alice; capdemo attack bob; capdemo check alice 5; "
+         "capdemo check bob 5",
+         expect=[r"capdemo: alice: 5 files checked, 0 bad", r"capdemo: bob: 5 files checked, 0 bad",
+                 r"capdemo: \d+ foreign exonodes, \d+ attempts: \d+ refused, 0 allowed"],
+         reject=[r"[1-9]\d* allowed", r"[1-9]\d* bad"]),
+    Case("fs-two-owners-after-reboot", "capdemo check alice 3; capdemo check bob 3; capdemo attack bob",
+         setup=first_boot("capdemo make alice; capdemo make bob; capdemo write bob 3 & "
+                          "capdemo write alice 3; wait"),
+         expect=[r"alice: 3 files checked, 0 bad", r"bob: 3 files checked, 0 bad", r" 0 allowed"],
+         reject=[r"[1-9]\d* allowed"]),
+    Case("fs-host-made-image", "cat /docs/from-host.txt; ls -l /; fsck; echo guest >> /docs/from-host.txt; "
+         "cat /docs/from-host.txt",
+         setup=host_image,
+         expect=[r"^made on the host$", r"1024000 +\d+ back +big", r": 0 problems$",
+                 r"^made on the host\nguest$"]),
+    Case("fs-one-process-at-a-time", "mkfs; echo x > /f; cat /f & cat /f & cat /f; wait; echo done",
+         expect=[r"^done$"], reject=[r"busy"],
+         check=lambda out: None if out.splitlines().count("x") == 3 else "not three x lines"),
+]
