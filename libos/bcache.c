@@ -154,6 +154,15 @@ void bc_drop(struct bcache *bc, uint64_t owner, uint64_t from)
 	}
 }
 
+void bc_drop_range(struct bcache *bc, uint64_t owner, uint64_t from, uint64_t to)
+{
+	for (uint32_t i = 0; i < bc->nbufs; i++) {
+		struct bbuf *b = &bc->bufs[i];
+		if (b->used && b->owner == owner && b->lblk >= from && b->lblk < to)
+			release(bc, b);
+	}
+}
+
 static int cmp_buf(const void *x, const void *y)
 {
 	const struct bbuf *a = *(struct bbuf *const *)x, *b = *(struct bbuf *const *)y;

@@ -56,6 +56,8 @@ void bc_clean(struct bcache *bc, struct bbuf *b);
 /* Forget every block of owner with lblk >= from, dirty or not (truncate,
  * delete).  Pinned blocks are forgotten too: the caller must not hold any. */
 void bc_drop(struct bcache *bc, uint64_t owner, uint64_t from);
+/* The same for blocks in [from, to) (their contents are being replaced). */
+void bc_drop_range(struct bcache *bc, uint64_t owner, uint64_t from, uint64_t to);
 /* Up to max dirty blocks of owner (any owner if all is set) with lblk >=
  * from, in (owner, lblk) order; returns how many. */
 uint32_t bc_dirty_list(struct bcache *bc, int all, uint64_t owner, uint64_t from,

@@ -157,20 +157,23 @@ int ufs_alloc_inode(struct ufs *fs, uint64_t near, int memory, uint64_t *sector,
 	return -ENOSPC;
 }
 
-int64_t ufs_alloc_run(struct ufs *fs, uint64_t goal, uint64_t want, uint64_t min, uint64_t *start)
+int64_t ufs_alloc_run(struct ufs *fs, uint64_t goal, uint64_t want, uint64_t min, uint64_t unit,
+                      uint64_t *start)
 {
-	if (min < UFS_BSECT)
-		min = UFS_BSECT;
-	for (uint64_t n = want; n >= min; n = n / 2 / UFS_BSECT * UFS_BSECT) {
-		uint64_t s = find_run(fs, goal, n, UFS_BSECT);
+	/* Try the whole run, then halves of it, down to min. */
+	want = (want + unit - 1) / unit * unit;
+	min = (min + unit - 1) / unit * unit;
+	if (want < min)
+		want = min;
+	for (uint64_t n = want;; n = n / 2 / unit * unit) {
+		if (n < min)
+			n = min;
+		uint64_t s = find_run(fs, goal, n, unit);
 		if (s != UINT64_MAX) {
 			*start = s;
 			return (int64_t)n;
 		}
 		if (n == min)
-			break;
-		if (n / 2 < min)
-			n = 2 * min;       /* next round tries min itself */
+			return -ENOSPC;
 	}
-	return -ENOSPC;
 }

@@ -35,22 +35,54 @@ static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 /* ---- reading ----------------------------------------------------------------- */
 
-/* Bring block lblk into the cache (read it, or zeros if unmapped). */
+#define READAHEAD 8           /* blocks one miss may bring in together */
+
+/* Bring block b (lblk) into the cache: zeros if unmapped, else read it -
+ * together with the uncached blocks after it in the same extent, up to the
+ * end of the file, in one request (small files are read in one go). */
 static int fill(struct ufs *fs, struct uinode *ip, struct bbuf *b)
 {
 	uint64_t run;
 	uint64_t sector = ufs_map_lookup(ip, b->lblk * UFS_BSECT, &run);
 	if (sector == 0) {
 		memset(b->data, 0, UFS_BSIZE);
-	} else {
-		struct edc_slot slots[1];
-		struct edc_batch bt;
-		edc_batch_init(&bt, fs->c, slots, 1);
-		int32_t r = ufs_io(fs, &bt, ip, 0, sector, b->data, UFS_BSIZE);
-		if (r == 0)
-			r = edc_batch_wait(&bt);
-		if (r < 0)
-			return ufs_err(r);
+		b->flags |= BB_VALID;
+		return 0;
+	}
+	static uint8_t stage[READAHEAD * UFS_BSIZE];
+	uint64_t eof = (ip->d.size + UFS_BSIZE - 1) / UFS_BSIZE;
+	uint64_t k = 1;
+	/* Only for readers going forward from the start or where they left
+	 * off: random reads would pay for blocks nobody wants. */
+	int seq = b->lblk == 0 || b->lblk == ip->ra_next;
+	ip->ra_next = b->lblk + 1;
+	while (seq && k < READAHEAD && k < run / UFS_BSECT && b->lblk + k < eof &&
+	       bc_count(&fs->bc, ip->ino, b->lblk + k, b->lblk + k + 1, 0) == 0)
+		k++;
+	struct edc_slot slots[1];
+	struct edc_batch bt;
+	edc_batch_init(&bt, fs->c, slots, 1);
+	int32_t r = ufs_io(fs, &bt, ip, 0, sector, k > 1 ? stage : b->data, k * UFS_BSIZE);
+	if (r == 0)
+		r = edc_batch_wait(&bt);
+	if (r < 0)
+		return ufs_err(r);
+	if (k > 1) {
+		ip->ra_next = b->lblk + k;
+		memcpy(b->data, stage, UFS_BSIZE);
+		/* The rest goes into the cache if it can without writing
+		 * anything out; b is pinned so it cannot be the one replaced. */
+		bc_pin(b);
+		for (uint64_t i = 1; i < k; i++) {
+			struct bbuf *x = bc_get(&fs->bc, ip->ino, b->lblk + i);
+			if (x == NULL)
+				break;
+			if (!(x->flags & BB_VALID)) {
+				memcpy(x->data, stage + i * UFS_BSIZE, UFS_BSIZE);
+				x->flags |= BB_VALID;
+			}
+		}
+		bc_unpin(b);
 	}
 	b->flags |= BB_VALID;
 	return 0;
@@ -63,11 +95,15 @@ static int getblk(struct ufs *fs, struct uinode *ip, uint64_t lblk, int need_con
 {
 	struct bbuf *b = bc_get(&fs->bc, ip->ino, lblk);
 	if (b == NULL) {
-		int err = ufs_sync(fs);
+		/* Every block is dirty: write file data out (not a whole sync),
+		 * and sync only if that freed nothing. */
+		int err = ufs_writebehind(fs);
 		if (err < 0)
 			return err;
 		b = bc_get(&fs->bc, ip->ino, lblk);
-		if (b == NULL)
+		if (b == NULL && (err = ufs_sync(fs)) < 0)
+			return err;
+		if (b == NULL && (b = bc_get(&fs->bc, ip->ino, lblk)) == NULL)
 			return -ENOMEM;
 	}
 	if (!(b->flags & BB_VALID)) {
@@ -180,6 +216,8 @@ static int mem_reserve(struct uinode *ip, uint64_t end)
 	return 0;
 }
 
+static int push_now(struct ufs *fs, struct uinode *ip);
+
 /* An immediate file is about to outgrow its exonode: its bytes move into
  * block 0 of the cache.  The exonode stays immediate until sync moves the
  * data out (sync.c, ufs_flush_data). */
@@ -194,6 +232,78 @@ static int leave_immediate(struct ufs *fs, struct uinode *ip)
 	ufs_idirty(fs, ip);
 	ip->d.flags &= ~UFS_DF_IMMEDIATE;
 	ip->imm_dirty = 0;
+	/* An exonode that says "empty, immediate" has nothing to preserve: it
+	 * can say "empty, in extents" at once, so extents can be added now
+	 * (large writes go straight to the disk). */
+	if (ip->dd.size == 0 && (ip->dd.flags & UFS_DF_IMMEDIATE)) {
+		/* (An immediate entry may be there, left by a write-back between
+		 * its change and the size's: it goes in the same step.) */
+		int64_t r = ufs_xn_remove(fs, ip->sector, ip->slot, UFS_E_IMM, 0);
+		if (r < 0 && r != ED_E_ENTRY)
+			return ufs_err(r);
+		struct ufs_dinode keep = ip->d;
+		ip->d = ip->dd;
+		ip->d.flags &= ~UFS_DF_IMMEDIATE;
+		err = push_now(fs, ip);
+		ip->d = keep;
+	}
+	return err;
+}
+
+/* Write whole blocks [lb, lb + nb) from buf straight to the disk, giving
+ * the file extents for them first.  Cached copies are forgotten: these
+ * bytes replace them. */
+static int write_direct(struct ufs *fs, struct uinode *ip, const uint8_t *buf, uint64_t lb,
+                        uint64_t nb)
+{
+	int err = ufs_map_grow(fs, ip, (lb + nb) * UFS_BSECT);
+	if (err < 0) {
+		/* Give back what was allocated past the end of the file. */
+		uint64_t keep = (ip->d.size + UFS_BSIZE - 1) / UFS_BSIZE * UFS_BSECT;
+		if (ip->mapped > keep && bc_count(&fs->bc, ip->ino, keep / UFS_BSECT, UINT64_MAX, 1) == 0)
+			ufs_map_shrink(fs, ip, keep);
+		return err;
+	}
+	bc_drop_range(&fs->bc, ip->ino, lb, lb + nb);
+	struct edc_slot slots[4];
+	struct edc_batch bt;
+	edc_batch_init(&bt, fs->c, slots, 4);
+	for (uint64_t i = 0; i < nb; ) {
+		uint64_t run;
+		uint64_t sector = ufs_map_lookup(ip, (lb + i) * UFS_BSECT, &run);
+		uint64_t k = min64(run / UFS_BSECT, nb - i);
+		/* The kernel only reads a write's buffer. */
+		int32_t r = ufs_io(fs, &bt, ip, 1, sector, (void *)(uintptr_t)(buf + i * UFS_BSIZE),
+		                   k * UFS_BSIZE);
+		if (r < 0) {
+			edc_batch_wait(&bt);
+			return ufs_err(r);
+		}
+		i += k;
+	}
+	int32_t r = edc_batch_wait(&bt);
+	ufs_unreserve(fs, ip);
+	return r < 0 ? ufs_err(r) : 0;
+}
+
+/* The file grows from its size to `to`: the bytes from the old end to the
+ * end of its last block must read as zero.  They are zero on disk unless a
+ * crash left bytes written there whose larger size never became durable,
+ * so they are cleared in the cache (a block in memory, often cached). */
+static int zero_tail(struct ufs *fs, struct uinode *ip, uint64_t to)
+{
+	uint64_t size = ip->d.size;
+	if (size % UFS_BSIZE == 0 || to <= size)
+		return 0;
+	uint64_t blk = size / UFS_BSIZE;
+	uint64_t end = to < (blk + 1) * UFS_BSIZE ? to : (blk + 1) * UFS_BSIZE;
+	struct bbuf *b;
+	int err = getblk(fs, ip, blk, 1, &b);
+	if (err < 0)
+		return err;
+	memset(b->data + size % UFS_BSIZE, 0, end - size);
+	bc_dirty(&fs->bc, b);
+	ufs_idirty(fs, ip);
 	return 0;
 }
 
@@ -206,8 +316,9 @@ long ufs_write(struct ufs *fs, struct uinode *ip, const void *buf, size_t n, uin
 	if (end > maxbytes || end < off)
 		return -EFBIG;
 	const uint8_t *in = buf;
+	int err;
 	if (ip->persist == LIBFS_P_MEMORY) {
-		int err = mem_reserve(ip, end);
+		err = mem_reserve(ip, end);
 		if (err < 0)
 			return err;
 		memcpy(ip->mem + off, in, n);
@@ -218,7 +329,7 @@ long ufs_write(struct ufs *fs, struct uinode *ip, const void *buf, size_t n, uin
 		ip->imm_dirty = 1;
 	} else {
 		/* Promise the blocks first, so a full disk is -ENOSPC here. */
-		int err = ufs_reserve(fs, ip, end);
+		err = ufs_reserve(fs, ip, end);
 		if (err < 0)
 			return err;
 		if (ip->d.flags & UFS_DF_IMMEDIATE) {
@@ -226,16 +337,38 @@ long ufs_write(struct ufs *fs, struct uinode *ip, const void *buf, size_t n, uin
 			if (err < 0)
 				return err;
 		}
+		if (off > ip->d.size && (err = zero_tail(fs, ip, off)) < 0)
+			return err;
 		size_t done = 0;
 		while (done < n) {
 			uint64_t pos = off + done;
 			uint64_t lblk = pos / UFS_BSIZE, boff = pos % UFS_BSIZE;
+			/* A long run of whole blocks that continues or overwrites the
+			 * mapped part goes straight to the disk from the caller's
+			 * buffer; its metadata still waits for sync. */
+			if (boff == 0 && n - done >= DIRECT_MIN && lblk * UFS_BSECT <= ip->mapped &&
+			    !(ip->dd.flags & UFS_DF_IMMEDIATE)) {
+				uint64_t nb = (n - done) / UFS_BSIZE;
+				err = write_direct(fs, ip, in + done, lblk, nb);
+				if (err < 0) {
+					if (done == 0)
+						return err;
+					n = done;
+					end = off + n;
+					break;
+				}
+				done += nb * UFS_BSIZE;
+				if (pos + nb * UFS_BSIZE > ip->d.size)
+					ip->d.size = pos + nb * UFS_BSIZE;
+				ufs_idirty(fs, ip);
+				continue;
+			}
 			size_t k = (size_t)min64(UFS_BSIZE - boff, n - done);
 			/* A whole block needs no old contents; a partial one does,
 			 * unless it lies wholly past the end of the file. */
 			int need = k < UFS_BSIZE && lblk * UFS_BSIZE < ip->d.size;
 			struct bbuf *b;
-			int err = getblk(fs, ip, lblk, need, &b);
+			err = getblk(fs, ip, lblk, need, &b);
 			if (err < 0) {
 				if (done == 0)
 					return err;
@@ -258,7 +391,7 @@ long ufs_write(struct ufs *fs, struct uinode *ip, const void *buf, size_t n, uin
 	ip->d.mtime = ufs_now(fs);
 	ufs_idirty(fs, ip);
 	if (ip->persist == LIBFS_P_WRITETHROUGH) {
-		int err = ufs_fsync(fs, ip);
+		err = ufs_fsync(fs, ip);
 		if (err < 0)
 			return err;
 	}
@@ -299,9 +432,11 @@ int ufs_truncate(struct ufs *fs, struct uinode *ip, uint64_t len)
 			ip->d.size = len;
 		}
 	} else if (len > size) {
-		/* Blocks past the old end read as zero: the last partial block's
-		 * tail is zero on disk and in the cache (see below). */
-		ip->d.size = len;
+		/* Past the old end everything reads as zero: blocks past the last
+		 * extent are zero by definition, the last block's tail is cleared. */
+		err = zero_tail(fs, ip, len);
+		if (err == 0)
+			ip->d.size = len;
 	} else {
 		uint64_t keepblk = (len + UFS_BSIZE - 1) / UFS_BSIZE;
 		bc_drop(&fs->bc, ip->ino, keepblk);

@@ -12,6 +12,13 @@
  *
  * Names of memory-only files are never written here: the directory keeps
  * them in memory (uinode.memnames) and lookups consult both.
+ *
+ * A large directory gets, the first time a name is looked up in it, an
+ * in-memory index from a hash of each name to its record's offset, kept up
+ * to date by add and remove, so a lookup reads one chunk instead of all of
+ * them.  Adding starts looking for room at a remembered chunk (the last one
+ * added to, or the earliest one a name was removed from), so filling a
+ * directory does not rescan it each time.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +26,58 @@
 #include "userfs/unixfs/ufs.h"
 
 #define MEMCOOKIE (1ull << 63)
+#define INDEX_MIN (4 * UFS_DIRCHUNK)   /* smaller directories are just scanned */
+
+struct udirindex {
+	uint32_t n, cap;
+	struct { uint32_t h; uint64_t off; } *e;
+};
+
+static uint32_t name_hash(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 16777619u;
+	return h;
+}
+
+void ufs_dir_forget_index(struct uinode *dir)
+{
+	if (dir->dx) {
+		free(dir->dx->e);
+		free(dir->dx);
+		dir->dx = NULL;
+	}
+}
+
+static void index_add(struct uinode *dir, const char *name, size_t n, uint64_t off)
+{
+	struct udirindex *x = dir->dx;
+	if (x == NULL)
+		return;
+	if (x->n == x->cap) {
+		uint32_t cap = x->cap ? x->cap * 2 : 64;
+		void *e = realloc(x->e, cap * sizeof *x->e);
+		if (e == NULL) {
+			ufs_dir_forget_index(dir);   /* lookups scan again */
+			return;
+		}
+		x->e = e;
+		x->cap = cap;
+	}
+	x->e[x->n].h = name_hash(name, n);
+	x->e[x->n++].off = off;
+}
+
+static void index_remove(struct uinode *dir, uint64_t off)
+{
+	struct udirindex *x = dir->dx;
+	for (uint32_t i = 0; x && i < x->n; i++)
+		if (x->e[i].off == off) {
+			x->e[i] = x->e[--x->n];
+			return;
+		}
+}
 
 static uint32_t recsize(uint32_t namelen)
 {
@@ -100,20 +159,39 @@ int ufs_dir_lookup(struct ufs *fs, struct uinode *dir, const char *name, struct 
 		strcpy(de->name, name);
 		return 0;
 	}
+	if (dir->dx != NULL) {
+		uint32_t h = name_hash(name, len);
+		for (uint32_t i = 0; i < dir->dx->n; i++)
+			if (dir->dx->e[i].h == h && ufs_dir_at(fs, dir, dir->dx->e[i].off, de) == 0 &&
+			    strcmp(de->name, name) == 0)
+				return 0;
+		return -ENOENT;
+	}
+	/* Scan, building the index on the way if the directory is large. */
+	if (dir->d.size >= INDEX_MIN && (dir->dx = calloc(1, sizeof *dir->dx)) == NULL)
+		return -ENOMEM;
 	uint8_t c[UFS_DIRCHUNK];
+	int found = 0;
 	for (uint64_t off = 0; off < dir->d.size; off += UFS_DIRCHUNK) {
 		int err = read_chunk(fs, dir, off, c);
-		if (err < 0)
+		if (err < 0) {
+			ufs_dir_forget_index(dir);
 			return err;
+		}
 		for (uint32_t o = 0; o < UFS_DIRCHUNK; o += ((struct ufs_dirent *)(c + o))->reclen) {
 			const struct ufs_dirent *r = (const void *)(c + o);
-			if (r->ino != 0 && r->namelen == len && memcmp(r + 1, name, len) == 0) {
+			if (r->ino == 0)
+				continue;
+			index_add(dir, (const char *)(r + 1), r->namelen, off + o);
+			if (!found && r->namelen == len && memcmp(r + 1, name, len) == 0) {
 				fill_de(c, o, off, de);
-				return 0;
+				found = 1;
+				if (dir->dx == NULL)
+					return 0;
 			}
 		}
 	}
-	return -ENOENT;
+	return found ? 0 : -ENOENT;
 }
 
 static void put_rec(uint8_t *c, uint32_t o, uint32_t reclen, const char *name, struct uinode *ip)
@@ -153,7 +231,8 @@ int ufs_dir_add(struct ufs *fs, struct uinode *dir, const char *name, struct uin
 	}
 	uint32_t need = recsize((uint32_t)len);
 	uint8_t c[UFS_DIRCHUNK];
-	for (uint64_t off = 0; off < dir->d.size; off += UFS_DIRCHUNK) {
+	uint64_t start = dir->addhint < dir->d.size ? dir->addhint : 0;
+	for (uint64_t off = start; off < dir->d.size; off += UFS_DIRCHUNK) {
 		int err = read_chunk(fs, dir, off, c);
 		if (err < 0)
 			return err;
@@ -171,14 +250,24 @@ int ufs_dir_add(struct ufs *fs, struct uinode *dir, const char *name, struct uin
 				put_rec(c, o, total, name, ip);
 				*offp = off + o;
 			}
-			return write_chunk(fs, dir, off, c);
+			err = write_chunk(fs, dir, off, c);
+			if (err == 0) {
+				index_add(dir, name, len, *offp);
+				dir->addhint = off;
+			}
+			return err;
 		}
 	}
 	/* No room: a new chunk at the end. */
 	memset(c, 0, sizeof c);
 	put_rec(c, 0, UFS_DIRCHUNK, name, ip);
 	*offp = dir->d.size;
-	return write_chunk(fs, dir, dir->d.size, c);
+	int err = write_chunk(fs, dir, dir->d.size, c);
+	if (err == 0) {
+		index_add(dir, name, len, *offp);
+		dir->addhint = *offp;
+	}
+	return err;
 }
 
 int ufs_dir_at(struct ufs *fs, struct uinode *dir, uint64_t off, struct udirent *de)
@@ -208,9 +297,15 @@ int ufs_dir_remove(struct ufs *fs, struct uinode *dir, const char *name)
 			free(m);
 			return 0;
 		}
+	/* The record's chunk, found by a lookup (the index, if there is one). */
+	struct udirent de;
+	int err = ufs_dir_lookup(fs, dir, name, &de);
+	if (err < 0)
+		return err;
 	uint8_t c[UFS_DIRCHUNK];
-	for (uint64_t off = 0; off < dir->d.size; off += UFS_DIRCHUNK) {
-		int err = read_chunk(fs, dir, off, c);
+	uint64_t base = de.off / UFS_DIRCHUNK * UFS_DIRCHUNK;
+	for (uint64_t off = base; off < base + UFS_DIRCHUNK; off += UFS_DIRCHUNK) {
+		err = read_chunk(fs, dir, off, c);
 		if (err < 0)
 			return err;
 		uint32_t prev = UINT32_MAX;
@@ -227,7 +322,13 @@ int ufs_dir_remove(struct ufs *fs, struct uinode *dir, const char *name)
 					memset(r, 0, reclen);
 					p->reclen = (uint16_t)(p->reclen + reclen);
 				}
-				return write_chunk(fs, dir, off, c);
+				err = write_chunk(fs, dir, off, c);
+				if (err == 0) {
+					index_remove(dir, off + o);
+					if (off < dir->addhint)
+						dir->addhint = off;
+				}
+				return err;
 			}
 			prev = o;
 		}

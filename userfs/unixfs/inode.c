@@ -77,6 +77,7 @@ static void idestroy(struct ufs *fs, struct uinode *ip)
 		ip->memnames = m->next;
 		free(m);
 	}
+	ufs_dir_forget_index(ip);
 	free(ip->ext);
 	free(ip->mem);
 	free(ip);
@@ -183,6 +184,12 @@ static int iload(struct ufs *fs, struct uinode *ip, uint32_t gen)
 	ip->dd = ip->d;
 	ip->persist = d->persist;
 	ip->loaded = 1;
+	/* Extents past the last block the size covers can only be left by a
+	 * crash (data written, the larger size never made durable).  What they
+	 * hold is not the file's: let them go before it can grow over them. */
+	uint64_t keep = (d->size + UFS_BSIZE - 1) / UFS_BSIZE * UFS_BSECT;
+	if (!fs->readonly && !(d->flags & UFS_DF_IMMEDIATE) && ip->mapped > keep)
+		return ufs_map_shrink(fs, ip, keep);
 	return 0;
 }
 

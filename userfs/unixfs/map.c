@@ -172,7 +172,7 @@ static int new_node(struct ufs *fs, struct uinode *ip, int parent, int idx, int 
 	uint64_t goal = fs->data_goal ? fs->data_goal : ip->sector;
 	for (int tries = 0; tries < 8; tries++) {
 		uint64_t start;
-		int64_t n = ufs_alloc_run(fs, goal, UFS_MAP_SECT, UFS_MAP_SECT, &start);
+		int64_t n = ufs_alloc_run(fs, goal, UFS_MAP_SECT, UFS_MAP_SECT, UFS_MAP_SECT, &start);
 		if (n < 0)
 			return (int)n;
 		int64_t r = ufs_xn_add_child(fs, p->sector, p->slot, idx, start, node_depth(parent));
@@ -287,7 +287,7 @@ int ufs_map_grow(struct ufs *fs, struct uinode *ip, uint64_t upto)
 		uint64_t goal = last ? last->sector + last->nsect
 		                     : (fs->data_goal ? fs->data_goal : ip->sector + UFS_IBLK_SECT);
 		uint64_t start;
-		int64_t n = ufs_alloc_run(fs, goal, need, UFS_BSECT, &start);
+		int64_t n = ufs_alloc_run(fs, goal, need, UFS_BSECT, UFS_BSECT, &start);
 		if (n < 0)
 			return (int)n;
 		struct unode *nd = &ip->node[node];

@@ -252,6 +252,18 @@ int ufs_sync(struct ufs *fs)
 	return err;
 }
 
+int ufs_writebehind(struct ufs *fs)
+{
+	if (fs->readonly || fs->in_sync)
+		return 0;
+	/* Regular files only: directory data must wait for its inodes. */
+	int err = 0;
+	for (struct uinode *ip = fs->dirty; ip && err == 0; ip = ip->dnext)
+		if (ip->d.type == UFS_T_REG && !doomed(ip) && !(ip->d.flags & UFS_DF_IMMEDIATE))
+			err = ufs_flush_data(fs, ip, NULL);
+	return err;
+}
+
 int ufs_fsync(struct ufs *fs, struct uinode *ip)
 {
 	if (ip->persist == LIBFS_P_MEMORY || fs->readonly)

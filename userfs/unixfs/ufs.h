@@ -50,6 +50,8 @@ struct unode {
 	uint8_t  used;
 };
 
+struct udirindex;
+
 /* A name of a memory-only file: kept only here, never in directory data. */
 struct umemname {
 	struct umemname *next;
@@ -75,6 +77,7 @@ struct uinode {
 	uint32_t next, extcap;
 	uint64_t mapped;           /* sectors the extents cover                  */
 	uint64_t resv;             /* sectors promised to it, not yet allocated   */
+	uint64_t ra_next;          /* block a sequential reader would read next  */
 	struct unode node[UN_LEAF0 + UFS_INNER_MAX];
 	/* State. */
 	int loaded;
@@ -82,6 +85,8 @@ struct uinode {
 	int isnew;                 /* exonode not yet written back once          */
 	int unlinked;              /* has no name: freed at the last close       */
 	struct umemname *memnames; /* directories: memory-only entries          */
+	struct udirindex *dx;      /* directories: name hash -> record (dir.c)   */
+	uint64_t addhint;          /* directories: a chunk that may have room    */
 	struct uinode *hnext;      /* inode table chain                          */
 	struct uinode *dnext;      /* dirty list                                 */
 };
@@ -176,10 +181,11 @@ int  ufs_err(int64_t r);
 /* A free inode slot near `near` (a sector), allocated; its exonode is
  * empty.  0 or a negative errno. */
 int  ufs_alloc_inode(struct ufs *fs, uint64_t near, int memory, uint64_t *sector, uint16_t *slot);
-/* Up to want sectors (a multiple of UFS_BSECT, at least min) in one run,
- * preferably at goal.  Returns the run's length and start in *start, or a
- * negative errno (-ENOSPC). */
-int64_t ufs_alloc_run(struct ufs *fs, uint64_t goal, uint64_t want, uint64_t min, uint64_t *start);
+/* Up to want sectors (at least min; both rounded up to multiples of unit,
+ * where the run also starts) in one run, preferably at goal.  Returns the
+ * run's length and its start in *start, or -ENOSPC. */
+int64_t ufs_alloc_run(struct ufs *fs, uint64_t goal, uint64_t want, uint64_t min, uint64_t unit,
+                      uint64_t *start);
 /* Promise the sectors a write ending at byte `end` of ip will need when
  * its blocks are allocated (delayed allocation): -ENOSPC now rather than
  * a failed write-back later.  unreserve gives back what ip holds beyond
@@ -245,6 +251,7 @@ int  ufs_dir_at(struct ufs *fs, struct uinode *dir, uint64_t off, struct udirent
 int  ufs_dir_remove(struct ufs *fs, struct uinode *dir, const char *name);
 int  ufs_dir_next(struct ufs *fs, struct uinode *dir, uint64_t *cookie, struct udirent *de);
 int  ufs_dir_empty(struct ufs *fs, struct uinode *dir);
+void ufs_dir_forget_index(struct uinode *dir);
 /* Walk path (libfs.h form) to its inode; with parent set, to its parent
  * directory and the last component instead. */
 int  ufs_namei(struct ufs *fs, const char *path, struct uinode **ipp);
@@ -252,6 +259,9 @@ int  ufs_nameiparent(struct ufs *fs, const char *path, struct uinode **dirp, cha
 
 /* ---- sync.c --------------------------------------------------------------- */
 int  ufs_sync(struct ufs *fs);
+/* Write regular files' dirty data out without a full sync (the buffer cache
+ * is full): their metadata still waits for the next sync. */
+int  ufs_writebehind(struct ufs *fs);
 /* Renames in progress (ufs_format.h): take a free slot (syncing to free
  * one if needed; -EBUSY if none), then fill it. */
 int  ufs_intent_reserve(struct ufs *fs);

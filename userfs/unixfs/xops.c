@@ -132,6 +132,10 @@ static int64_t xcall(struct ufs *fs, uint64_t sector, uint16_t slot, struct xreq
 			break;
 		}
 		if (r >= 0) {
+			/* Keep the count of free sectors (for promises, alloc.c)
+			 * honest between recounts. */
+			uint64_t used = q->op == X_EXTENT ? q->b : q->op == X_CHILD ? UFS_MAP_SECT : 0;
+			fs->free_est -= used < fs->free_est ? used : fs->free_est;
 			if (q->op != X_READ) {
 				int e = ufs_touch(fs, sector, slot, q->depth);
 				if (e == 0 && q->op == X_CHILD)

@@ -490,6 +490,63 @@ static void test_two_owners(void)
 	ufx_free(&u);
 }
 
+/* A file of hundreds of extents: the inode's direct entries, the single
+ * indirect node and leaves of the double one, grown, read, shrunk back
+ * through each, across a reboot. */
+static void test_fragmented(void)
+{
+	struct ufx u;
+	ufx_new(&u, 65536, HD_SYNC, 8);
+	ufx_mkfs(&u, OPTS ",cache=32");
+	CHECK_EQ(vfs_mount("/", "unixfs", OPTS ",cache=32", 1), 0);
+	/* Two files written a block at a time, in turn, with a sync between:
+	 * delayed allocation gives each its next block then, so they
+	 * interleave and neither gets two neighbouring blocks. */
+	const int nb = 320;
+	static uint8_t a[320 * 4096], b[4096];
+	pattern(a, sizeof a, 21);
+	struct vfile *fa, *fb;
+	CHECK_EQ(vfs_open("/frag", LIBFS_O_READ | LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &fa), 0);
+	CHECK_EQ(vfs_open("/other", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &fb), 0);
+	for (int i = 0; i < nb; i++) {
+		CHECK_EQ(vfs_pwrite(fa, a + (size_t)i * 4096, 4096, (uint64_t)i * 4096), 4096);
+		CHECK_EQ(vfs_sync(), 0);
+		CHECK_EQ(vfs_pwrite(fb, b, 4096, (uint64_t)i * 4096), 4096);
+		CHECK_EQ(vfs_sync(), 0);
+	}
+	CHECK_EQ(vfs_close(fa), 0);
+	CHECK_EQ(vfs_close(fb), 0);
+	expect("/frag", a, sizeof a);
+	struct libfs_stat st;
+	CHECK_EQ(vfs_stat("/frag", &st), 0);
+	CHECK(st.blocks > (uint64_t)nb * 8 + 3 * 4);      /* map nodes as well as data */
+	umount_it();
+	struct ufs_fsck_stats fst;
+	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &fst), 0);
+	CHECK(fst.extents >= (uint64_t)nb && fst.mapnodes >= 3);
+	ufx_reboot(&u);
+	mount_it();
+	expect("/frag", a, sizeof a);
+	/* Shrink back through the double node's leaves, the single node, the
+	 * direct entries, mid-extent each time. */
+	static const size_t sizes[] = { 300 * 4096 + 100, 150 * 4096, 130 * 4096 + 1, 20 * 4096,
+	                                 10 * 4096 + 5, 4097, 0 };
+	for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+		CHECK_EQ(vfs_open("/frag", LIBFS_O_WRITE, 0, &fa), 0);
+		CHECK_EQ(vfs_ftruncate(fa, sizes[k]), 0);
+		CHECK_EQ(vfs_close(fa), 0);
+		CHECK_EQ(vfs_sync(), 0);
+		expect("/frag", a, sizes[k]);
+	}
+	/* Nothing left but the inode: no extents, no map nodes. */
+	CHECK_EQ(vfs_stat("/frag", &st), 0);
+	CHECK_EQ(st.blocks, 1);
+	umount_it();
+	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &fst), 0);
+	CHECK(fst.mapnodes >= 3);                           /* /other's */
+	ufx_free(&u);
+}
+
 int main(void)
 {
 	struct ufx u;
@@ -497,6 +554,7 @@ int main(void)
 	ufx_mkfs(&u, OPTS);
 	test_sizes(&u);
 	ufx_free(&u);
+	test_fragmented();
 	test_enospc();
 	test_cache_full();
 	test_corruption();

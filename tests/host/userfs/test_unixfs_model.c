@@ -54,7 +54,9 @@ static uint64_t rnd(void)
 
 static uint64_t rn(uint64_t n) { return n ? rnd() % n : 0; }
 
-#define FAIL(...) do { fprintf(stderr, "op %ld: ", nops); fprintf(stderr, __VA_ARGS__); \
+static uint64_t run_seed;
+
+#define FAIL(...) do { fprintf(stderr, "seed %llu op %ld: ", (unsigned long long)run_seed, nops); fprintf(stderr, __VA_ARGS__); \
 	fprintf(stderr, "\n"); exit(1); } while (0)
 
 /* ---- the model --------------------------------------------------------------- */
@@ -231,7 +233,12 @@ static void random_name(char *s)
 {
 	static const char *names[] = { "a", "b", "c", "data", "notes.txt", "x1", "x2", "dir",
 	                               "a-longer-name-for-a-file", "z" };
-	strcpy(s, names[rn(10)]);
+	/* Half the time one of many names, so some directories grow large
+	 * (past an immediate chunk, and indexed). */
+	if (rn(2))
+		snprintf(s, 64, "file-%02d", (int)rn(70));
+	else
+		strcpy(s, names[rn(10)]);
 }
 
 /* A new path under a random directory (may exist). */
@@ -572,6 +579,8 @@ static void load_tree(const char *dir)
 static void crash(struct ufx *u)
 {
 	ncrash++;
+	if (getenv("VERBOSE"))
+		fprintf(stderr, "op %ld: power failure\n", nops);
 	/* No unmount: the process dies with the power. */
 	vfs_abandon();
 	ufx_crash(u);
@@ -601,6 +610,8 @@ static void crash(struct ufx *u)
 static void reboot(struct ufx *u)
 {
 	nreboot++;
+	if (getenv("VERBOSE"))
+		fprintf(stderr, "op %ld: reboot\n", nops);
 	CHECK_EQ(vfs_umount("/"), 0);
 	ufx_reboot(u);
 	fsck_clean();
@@ -611,6 +622,7 @@ static void reboot(struct ufx *u)
 static void run(uint64_t seed, long ops, int cache, int mode)
 {
 	struct ufx u;
+	run_seed = seed;
 	rng = seed * 0x9e3779b97f4a7c15ull + 1;
 	snprintf(opts, sizeof opts, OPTS_FMT, cache);
 	ufx_new(&u, 131072, mode, seed);
@@ -662,9 +674,10 @@ static void run(uint64_t seed, long ops, int cache, int mode)
 
 int main(int argc, char **argv)
 {
-	long runs = argc > 1 ? atol(argv[1]) : 4;
-	long ops = argc > 2 ? atol(argv[2]) : 1500;
-	for (long r = 0; r < runs; r++) {
+	long runs = argc > 1 ? atol(argv[1]) : 6;
+	long ops = argc > 2 ? atol(argv[2]) : 2000;
+	long first = argc > 3 ? atol(argv[3]) : 0;      /* rerun one failing seed */
+	for (long r = first; r < first + runs; r++) {
 		int cache = r % 2 ? 16 : 256;
 		run((uint64_t)r + 1, ops, cache, r % 3 == 2 ? HD_POLLED : HD_SYNC);
 	}
