@@ -19,10 +19,11 @@
  *   lock        as unixfs: an exonode allocated at super+1 while mounted.
  *
  * An open value is read whole into memory and written back whole when it
- * is closed (or fsynced), like Aerie's get and put.  The order of writes
- * keeps every durable pointer honest: a value's exonode is written back
- * before the index names it; new bytes go to the disk, then a flush, then
- * the metadata that covers them; a name is erased, then a flush, then the
+ * is closed (or fsynced), like Aerie's get and put; a put goes to a new
+ * extent, so it replaces the value atomically.  The order of writes keeps
+ * every durable pointer honest: a value's exonode is written back before
+ * the index names it; new bytes go to the disk, then a flush, then the
+ * metadata that covers them; a name is erased, then a flush, then the
  * exonode is freed.
  */
 #include <errno.h>
@@ -229,8 +230,10 @@ static int load(struct kv *kv, struct kvfile *f)
 	return err(x);
 }
 
-/* Write a whole value back ("put"): into its extent if it fits, else into
- * a new, larger one that replaces it. */
+/* Write a whole value back ("put").  The bytes always go to a new extent
+ * (entries 1 and 2 take turns), made durable before one commit switches the
+ * metadata to it and drops the old one: after a crash a value is wholly the
+ * old one or wholly the new, never a mixture. */
 static int store(struct kv *kv, struct kvfile *f)
 {
 	const struct kv_rec *r = &kv->index[f->rec];
@@ -238,18 +241,20 @@ static int store(struct kv *kv, struct kvfile *f)
 	struct kv_meta m = f->m;
 	uint64_t need = (m.size + 4095) / 4096 * 8;
 	int64_t x = 0;
-	if (need > m.nsect) {
-		uint64_t start = edc_fm_find(&kv->fm, m.nsect ? m.start + m.nsect : r->sector, need, 8);
+	m.ent = 0;
+	m.start = m.nsect = 0;
+	if (need > 0) {
+		uint64_t start = edc_fm_find(&kv->fm, f->m.nsect ? f->m.start : r->sector, need, 8);
 		if (start == UINT64_MAX)
 			return -ENOSPC;
-		m.ent = m.ent == 1 ? 2 : 1;
+		m.ent = f->m.ent == 1 ? 2 : 1;
 		m.start = start;
 		m.nsect = need;
 		RETRY(kv, p, x, edc_xn_add_extent(kv->c, &p, (int)m.ent, start, need * ED_SECTOR));
 		if (x < 0)
 			return x == ED_E_ALLOCATED ? -ENOSPC : err(x);
 	}
-	int e = grow(f, m.nsect * ED_SECTOR);
+	int e = grow(f, need * ED_SECTOR);
 	uint64_t bytes = (m.size + ED_SECTOR - 1) / ED_SECTOR * ED_SECTOR;
 	if (e == 0 && bytes > 0) {
 		RETRY(kv, p, x, edc_write(kv->c, &p, m.start, f->data, bytes));
@@ -263,15 +268,15 @@ static int store(struct kv *kv, struct kvfile *f)
 		RETRY(kv, p, x, edc_xn_add_data(kv->c, &p, 0, &m, sizeof m));
 		e = err(x);
 	}
-	if (e == 0 && m.ent != f->m.ent && f->m.ent != 0) {
+	if (e == 0 && f->m.ent != 0) {
 		RETRY(kv, p, x, edc_xn_remove(kv->c, &p, (int)f->m.ent));
 		e = err(x);
 	}
 	if (e == 0)
 		e = commit(kv, &p);
 	if (e < 0) {
-		/* Leave the value as it was: give back a new extent. */
-		if (m.ent != f->m.ent)
+		/* Give back the new extent; the old value stays as it was. */
+		if (m.ent != 0)
 			RETRY(kv, p, x, edc_xn_remove(kv->c, &p, (int)m.ent));
 		return e;
 	}
