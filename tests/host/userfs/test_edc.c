@@ -85,6 +85,65 @@ static void test_wrappers(struct fx *f, struct edc *c)
 	CHECK(!edc_fm_test(&fm, blk));
 }
 
+/* Self-protected extents, proxies, descendants' capabilities, and the
+ * small operations. */
+static void test_other_ops(struct fx *f, struct edc *c)
+{
+	struct ed_cap rc = cap(11), wc = cap(12);
+	struct edc_fm fm;
+	CHECK_EQ(edc_fm_open(c, f->unit, &fm), 0);
+	uint64_t s = edc_fm_find(&fm, 0, 64, 8);
+	struct ed_protector e = edc_prot_extent(f->unit, s, &rc, &wc);
+	e.length = 16 * 512;
+	CHECK_EQ(edc_extent_alloc(c, &e), 0);
+	CHECK_EQ(edc_extent_grow(c, &e, 8 * 512), 0);
+	CHECK(edc_fm_test(&fm, s + 23) && !edc_fm_test(&fm, s + 24));
+	CHECK_EQ(edc_extent_shrink(c, &e, 4 * 512), 0);
+	CHECK_EQ(edc_extent_write_sync(c, &e), 0);
+	CHECK(!edc_fm_test(&fm, s + 20));
+	/* The header's bytes in the first sector read as zero. */
+	static uint8_t buf[2048], back[2048];
+	memset(buf, 0x77, sizeof buf);
+	CHECK_EQ(edc_write(c, &e, s, buf, sizeof buf), 0);
+	CHECK_EQ(edc_read(c, &e, s, back, sizeof back), 0);
+	CHECK(back[0] == 0 && back[ED_EXT_HDR_BYTES - 1] == 0 && back[ED_EXT_HDR_BYTES] == 0x77 &&
+	      back[sizeof back - 1] == 0x77);
+	CHECK_EQ(edc_mark_replacement(c, &e), 0);
+	CHECK_EQ(edc_extent_read_sync(c, &e), 0);
+	CHECK_EQ(edc_pending(c), 0);
+
+	/* A proxy for two sectors of it, read-only, with its own capabilities. */
+	struct ed_cap prc = cap(13), pwc = cap(14);
+	struct ed_range r = { s + 2, 2 };
+	int64_t id = edc_xn_proxy(c, &e, &r, 1, ED_PROXY_READ, &prc, &pwc);
+	CHECK(id >= 0);
+	struct ed_protector px = edc_prot_extent(f->unit, (uint64_t)id, &prc, &pwc);
+	px.kind = ED_PK_PROXY;
+	CHECK_EQ(edc_read(c, &px, s + 2, back, 1024), 0);
+	CHECK(back[0] == 0x77);
+	CHECK_EQ(edc_read(c, &px, s + 4, back, 512), ED_E_RANGE);    /* outside its ranges */
+	CHECK_EQ(edc_write(c, &px, s + 2, buf, 512), ED_E_CAP);      /* no write right */
+	CHECK_EQ(edc_extent_dealloc(c, &e), 0);
+	CHECK_EQ(edc_extent_write_sync(c, &e), 0);
+	CHECK(!edc_fm_test(&fm, s));
+
+	/* A descendant: its capabilities, discovered through the parent's. */
+	uint64_t b = edc_fm_find(&fm, 0, 1, 8), cb = edc_fm_find(&fm, b + 8, 1, 8);
+	struct ed_protector p = edc_prot_xn(f->unit, b, 0, &rc, &wc);
+	p.length = 256;
+	CHECK_EQ(edc_xn_alloc(c, &p), 0);
+	struct ed_cap crc = cap(15), cwc = cap(16);
+	CHECK_EQ(edc_xn_add_exonode(c, &p, 3, cb, 0, 128, &crc, &cwc), 3);
+	struct ed_cap grc, gwc;
+	CHECK_EQ(edc_xn_cap_discover(c, &p, 3, &grc, &gwc), 3);
+	CHECK(memcmp(&grc, &crc, sizeof grc) == 0 && memcmp(&gwc, &cwc, sizeof gwc) == 0);
+	int64_t ic = edc_in_cache(c, &p);
+	CHECK((ic & ED_IC_CACHED) && (ic & ED_IC_DIRTY) && !(ic & ED_IC_COMMITTED));
+	CHECK_EQ(edc_xn_remove(c, &p, 3), 0);                      /* frees the child */
+	CHECK_EQ(edc_xn_dealloc(c, &p), 0);
+	CHECK(!edc_fm_test(&fm, b) && !edc_fm_test(&fm, cb));
+}
+
 /* Many requests in flight; waiting for any and for all. */
 static void test_async(struct fx *f, struct edc *c)
 {
@@ -206,6 +265,7 @@ int main(void)
 		edc_host_init(&b, &f.h, f.ed);
 		test_wrappers(&f, &a.edc);
 		test_async(&f, &a.edc);
+		test_other_ops(&f, &a.edc);
 		test_freemap(&f, &a.edc);
 		test_two_processes(&f, &a, &b);
 		CHECK(a.edc.nrequests > 0 && a.nflushes == 1);
