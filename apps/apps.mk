@@ -20,3 +20,8 @@ $(BUILD)/bin/%: $(BUILD)/u/apps/%.c.o $$(APP_OBJS_$$*) $$(LIBOS_OBJS) libos/user
 
 $(INITRD): $(BUILD)/tools/mkinitrd $$(APP_BINS) apps/etc/motd
 	$(BUILD)/tools/mkinitrd $@ $(foreach b,$(APPS),bin/$(b)=$(BUILD)/bin/$(b)) $(INITRD_EXTRA)
+
+# The exodisk's guest tests and benchmarks (issue 4): each has its main in
+# apps/NAME.c and the rest in apps/NAME/.
+APPS += edtest
+APP_OBJS_edtest := $(patsubst %.c,$(BUILD)/u/%.c.o,$(wildcard apps/edtest/*.c))
