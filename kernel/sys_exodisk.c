@@ -30,12 +30,17 @@
 #include "drivers/blk.h"
 
 /* Pinned memory of one asynchronous operation: its buffer pages and result word. */
-#define PIN_SEGS  (ED_IO_MAX / 4096 + 1 + 2)   /* an unaligned 1 MiB buffer, plus the core's two */
+#define PIN_HELD  (ED_IO_MAX / 4096 + 1)        /* an unaligned 1 MiB buffer */
+#define PIN_SEGS  (PIN_HELD + 2)                /* plus room for the core's two */
 #define NPINS     192                           /* more than the core's operations in flight */
 
+/* The core rewrites the segment list it is given (it replaces the start of
+ * an extent's first sector by a kernel sector image), so what we pinned is
+ * kept apart, in held[], and released from there. */
 struct pin {
-	struct blk_seg segs[PIN_SEGS];
-	int nseg;                 /* segments pinned by us (the core may add its own after) */
+	struct blk_seg held[PIN_HELD];   /* the application's pages we hold references on */
+	int nheld;
+	struct blk_seg segs[PIN_SEGS];   /* a copy for the core to use and rewrite */
 	int32_t *word;            /* pinned result word, or NULL */
 	struct pin *next_free;
 };
@@ -50,7 +55,7 @@ static struct pin *pin_alloc(void)
 	struct pin *p = free_pins;
 	if (p) {
 		free_pins = p->next_free;
-		p->nseg = 0;
+		p->nheld = 0;
 		p->word = NULL;
 	}
 	return p;
@@ -58,7 +63,7 @@ static struct pin *pin_alloc(void)
 
 static void pin_release(struct pin *p)
 {
-	unpin_segs(p->segs, p->nseg);
+	unpin_segs(p->held, p->nheld);
 	if (p->word) unpin_word(p->word);
 	p->next_free = free_pins;
 	free_pins = p;
@@ -182,9 +187,10 @@ static int pin_for(struct proc *p, uint64_t op, struct ed_args *a, struct pin **
 	if (pin == NULL) return ED_E_NOIO;
 	if (pin_data) {
 		bool dev_writes = (b->b_flags & ED_B_READ) != 0;
-		int n = pin_user(p->pagetable, b->b_memaddr, b->b_bcount, dev_writes, pin->segs, PIN_SEGS - 2);
+		int n = pin_user(p->pagetable, b->b_memaddr, b->b_bcount, dev_writes, pin->held, PIN_HELD);
 		if (n < 0) { pin_release(pin); return K_E_FAULT; }
-		pin->nseg = n;
+		pin->nheld = n;
+		memcpy(pin->segs, pin->held, (size_t)n * sizeof pin->segs[0]);
 		a->seg = pin->segs;
 		a->nseg = (uint32_t)n;
 		a->segcap = PIN_SEGS;
