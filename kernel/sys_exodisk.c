@@ -217,6 +217,10 @@ static int64_t sys_exodisk_request(struct proc *p, uint64_t op, uint64_t uprot, 
 	struct ed_args a;
 
 	if (ed == NULL) return ED_E_UNIT;
+	/* The core takes the operation as an int: a number whose low bits
+	 * happen to name an operation must not become that operation behind
+	 * the checks below, which look at all 64 bits. */
+	if (op >= ED_OP_COUNT) return ED_E_OP;
 	if (op == ED_OP_SHUTDOWN && p->parent != NULL) return K_E_PERM;   /* see docs/exodisk.md */
 	memset(&a, 0, sizeof a);
 	if (uprot) {
