@@ -205,6 +205,15 @@ static int pin_for(struct proc *p, uint64_t op, struct ed_args *a, struct pin **
 	return 0;
 }
 
+/* Only the first process (the shell main.c starts) may shut a unit down.
+ * It is the first process spawned, and pids are never reused, so it is
+ * pid 1.  (A missing parent is no sign of it: a process whose parent has
+ * exited is detached and has none either.) */
+static bool is_first_process(const struct proc *p)
+{
+	return p->pid == 1;
+}
+
 static int64_t sys_exodisk_request(struct proc *p, uint64_t op, uint64_t uprot, uint64_t ubuf,
 				   uint64_t ustuff, uint64_t a4, uint64_t a5)
 {
@@ -221,7 +230,7 @@ static int64_t sys_exodisk_request(struct proc *p, uint64_t op, uint64_t uprot, 
 	 * happen to name an operation must not become that operation behind
 	 * the checks below, which look at all 64 bits. */
 	if (op >= ED_OP_COUNT) return ED_E_OP;
-	if (op == ED_OP_SHUTDOWN && p->parent != NULL) return K_E_PERM;   /* see docs/exodisk.md */
+	if (op == ED_OP_SHUTDOWN && !is_first_process(p)) return K_E_PERM;   /* see docs/exodisk.md */
 	memset(&a, 0, sizeof a);
 	if (uprot) {
 		if (copyin(p->pagetable, &prot, uprot, sizeof prot) < 0) return K_E_FAULT;
