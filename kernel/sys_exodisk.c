@@ -224,6 +224,7 @@ static int64_t sys_exodisk_request(struct proc *p, uint64_t op, uint64_t uprot, 
 	struct ed_buf buf;
 	struct ed_operation stuff;
 	struct ed_args a;
+	uint64_t room = 0;
 
 	if (ed == NULL) return ED_E_UNIT;
 	/* The core takes the operation as an int: a number whose low bits
@@ -256,8 +257,12 @@ static int64_t sys_exodisk_request(struct proc *p, uint64_t op, uint64_t uprot, 
 		a.data = data;
 		a.datalen = len;
 	} else if (a.stuff && op == ED_OP_EXONODE_READ_DATA) {
+		/* The application may offer more room than any entry can fill:
+		 * the core is told of the room it can use here. */
+		room = stuff.one;
 		a.data = data;
-		a.datalen = (uint32_t)MIN(stuff.one, (uint64_t)sizeof data);
+		a.datalen = (uint32_t)MIN(room, (uint64_t)sizeof data);
+		stuff.one = a.datalen;
 	}
 
 	struct pin *pin = NULL;
@@ -270,9 +275,11 @@ static int64_t sys_exodisk_request(struct proc *p, uint64_t op, uint64_t uprot, 
 	if (pin && !a.pin_taken) pin_release(pin);
 	if (r < 0) return r;
 
-	if (op == ED_OP_EXONODE_READ_DATA && r > 0 &&
-	    copyout(p->pagetable, stuff.buf, data, (size_t)MIN((uint64_t)r, (uint64_t)a.datalen)) < 0)
-		return K_E_FAULT;
+	if (op == ED_OP_EXONODE_READ_DATA) {
+		if (r > 0 && copyout(p->pagetable, stuff.buf, data, (size_t)MIN((uint64_t)r, (uint64_t)a.datalen)) < 0)
+			return K_E_FAULT;
+		stuff.one = room;
+	}
 	if ((op == ED_OP_EXONODE_READ_DATA || op == ED_OP_EXONODE_CAP_DISCOVER || op == ED_OP_GET_FREE_MAP) &&
 	    copyout(p->pagetable, ustuff, &stuff, sizeof stuff) < 0)
 		return K_E_FAULT;
