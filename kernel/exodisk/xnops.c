@@ -166,12 +166,13 @@ static void unlink_parent(struct exodisk *ed, struct ed_client *c, struct ed_ent
 	}
 }
 
-/* Entry number to use: the one asked for, or the lowest free one. */
+/* Entry number to use: the one asked for, or for -1 the lowest free one.
+ * Any other negative number is out of range, not a request for a free one. */
 static int pick_idx(struct ed_xnhdr *x, int64_t want)
 {
-	if (want < 0)
+	if (want == -1)
 		return ed_xn_free_idx(x);
-	return want < ED_XN_MAX_ENTRIES ? (int)want : -1;
+	return want >= 0 && want < ED_XN_MAX_ENTRIES ? (int)want : -1;
 }
 
 static int64_t add_extent(struct exodisk *ed, struct ed_client *c, struct ed_obj *o,
