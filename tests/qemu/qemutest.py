@@ -5,7 +5,9 @@ A Case names a shell command line to run in the guest, the exit status QEMU
 must end with, regular expressions the output must (or must not) contain, and
 optionally a check(output) function for anything more involved (ordering,
 numbers).  Each case gets its own scratch directory, exported to the runner as
-EXODISK_SCRATCH, so cases that write disk images can run in parallel.
+EXODISK_SCRATCH, so cases that write disk images can run in parallel.  A
+case's setup(scratch) may boot the guest on those images first (boot()), to
+test what a later boot finds on the disk.
 """
 import os
 import re
@@ -13,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -59,6 +62,41 @@ def guest_output(raw):
     text = raw.replace("\r", "")
     m = BANNER_END.search(text)
     return text[m.start():] if m else text
+
+
+def boot(cmd, scratch, env=None, timeout=60, kill_on=None):
+    """Boot once more on the disk images in scratch (for cases whose setup
+    prepares a disk in earlier boots).  Returns (exit status, guest output).
+    With kill_on, QEMU is killed as soon as a line of output matches that
+    regex - a power failure at that moment - and the status is "killed".
+    A boot that does neither within timeout raises, failing the case."""
+    e = dict(os.environ)
+    e.update(env or {})
+    e.update({"CMD": cmd, "EXODISK_NO_DEPS": "1", "EXODISK_SCRATCH": scratch})
+    proc = subprocess.Popen([os.path.join(ROOT, "tools", "run-qemu.sh")], cwd=ROOT, env=e,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    timer = threading.Timer(timeout, os.killpg, (proc.pid, signal.SIGKILL))
+    timer.start()
+    lines, status = [], None
+    try:
+        for raw in proc.stdout:
+            line = raw.decode("utf-8", "replace")
+            lines.append(line)
+            if kill_on and re.search(kill_on, line):
+                os.killpg(proc.pid, signal.SIGKILL)
+                status = "killed"
+                break
+        proc.wait()
+    finally:
+        timer.cancel()
+    out = guest_output("".join(lines))
+    if status is None:
+        if proc.returncode == -signal.SIGKILL:
+            raise RuntimeError("boot of %r: no power-off within %ds; output ends:\n%s"
+                               % (cmd, timeout, out[-2000:]))
+        status = proc.returncode
+    return status, out
 
 
 def run_case(case):

@@ -1,0 +1,105 @@
+"""cases_exodisk.py - the exodisk through the real system call (issue 4).
+
+edtest (apps/edtest.c, apps/edtest/) does the checking inside the guest and
+prints one ok/FAIL line per check; these cases run it on a virtio disk, on
+the disk model, on the second of two disks and with polled completions, and
+drive its persistence steps across reboots of one disk image: a clean power
+off, a power failure (QEMU killed), tampered metadata, damaged superblocks
+and the wrong boot key.
+"""
+import os
+import re
+
+from qemutest import Case, boot
+
+EDTEST_OK = [r"^edtest: \d+ checks, 0 failed$", r"^edtest: ok$"]
+NO_FAIL = [r"FAIL", r"kernel panic"]
+SECTOR = 512
+
+
+def first_boot(cmd, env=None, kill_on=None, want=0):
+    """A setup step: boot once with cmd on the case's disk; return its output."""
+    def run(scratch):
+        status, out = boot(cmd, scratch, env=env, kill_on=kill_on)
+        if status != want or re.search(r"FAIL|kernel panic", out):
+            raise RuntimeError("first boot (%s) ended with %s:\n%s" % (cmd, status, out[-3000:]))
+        return out
+    return run
+
+
+def flip(scratch, sector, offsets, unit=0):
+    """Invert bytes of one sector of the unit's image, as someone with the disk could."""
+    path = os.path.join(scratch, "disk%d.img" % unit)
+    with open(path, "r+b") as f:
+        for off in offsets:
+            f.seek(sector * SECTOR + off)
+            b = f.read(1)
+            f.seek(sector * SECTOR + off)
+            f.write(bytes([b[0] ^ 0xff]))
+
+
+def written_then(tamper):
+    """Setup: persist-write in a first boot, then tamper(scratch, extent, block)."""
+    def setup(scratch):
+        out = first_boot("edtest persist-write")(scratch)
+        m = re.search(r"^persist: base (\d+) extent (\d+) exonode-block (\d+)", out, re.M)
+        if not m:
+            raise RuntimeError("persist-write did not say where its objects are")
+        tamper(scratch, int(m.group(2)), int(m.group(3)))
+    return setup
+
+
+def header_and_block(scratch, extent, block):
+    flip(scratch, extent, [8, 30, 70])        # stamp, length, tag of the extent header
+    flip(scratch, block, [12, 100])          # the block's stamp, a byte of exonode 0
+
+
+def superblocks(scratch, extent, block):
+    flip(scratch, 0, [40, 41])
+    flip(scratch, 8, [40, 41])
+
+
+def nothing(scratch, extent, block):
+    pass
+
+
+CASES = [
+    Case("exodisk-edtest-virtio", "edtest", timeout=120, expect=EDTEST_OK, reject=NO_FAIL),
+    Case("exodisk-edtest-model", "edtest", env={"DISK": "model"}, timeout=180,
+         expect=EDTEST_OK + [r"unit 0, 832536 sectors"], reject=NO_FAIL),
+    Case("exodisk-edtest-second-disk", "edtest -u 1", env={"DISKS": "2"}, timeout=120,
+         expect=EDTEST_OK + [r"== extents \(unit 1\)", r"ok: both free maps show it",
+                             r"ok: only unit 0's map changed"], reject=NO_FAIL),
+    # Polled completions let a process outpace the disk for sure: the kernel's
+    # limit on operations in flight, and exits with plenty in flight.
+    Case("exodisk-edtest-polled", "edtest busy absurd exit", env={"BOOTARGS": "polled=1"}, timeout=120,
+         expect=EDTEST_OK + [r"^ok: 12[0-8] writes of 4 KB in flight .* then refused",
+                             r"^ok: the next write -> -154",
+                             r"child: \d+ operations queued, [1-9]\d* pending at exit",
+                             r"^ok: round 2: a child exits with I/O in flight -> 0"],
+         reject=NO_FAIL),
+
+    # Persistence across reboots of the same image.
+    Case("exodisk-persist-reboot", "edtest persist-check", timeout=60,
+         setup=written_then(nothing),
+         expect=[r"^persist-check: \d+ checks, 0 failed"], reject=NO_FAIL),
+    Case("exodisk-persist-power-failure", "edtest persist-check", timeout=60,
+         setup=first_boot("edtest persist-write crash", kill_on=r"EDTEST-CRASH-NOW", want="killed"),
+         expect=[r"^persist-check: \d+ checks, 0 failed"], reject=NO_FAIL),
+    Case("exodisk-tampered-metadata", "edtest persist-tampered; echo still-alive", timeout=60,
+         setup=written_then(header_and_block),
+         expect=[r"^ok: read E1, whose header was tampered with -> -144",
+                 r"^ok: EXONODE_READ of X, whose block was tampered with -> -144",
+                 r"^persist-tampered: \d+ checks, 0 failed", r"^still-alive$"], reject=NO_FAIL),
+    Case("exodisk-damaged-superblocks", "edtest persist-nodisk; echo still-alive", timeout=60,
+         setup=written_then(superblocks),
+         expect=[r"^exodisk: unit 0 not mounted: error -144 \(metadata fails its MAC",
+                 r"^persist-nodisk: \d+ checks, 0 failed", r"^still-alive$"],
+         reject=NO_FAIL + [r"formatting"]),
+    Case("exodisk-wrong-key", "edtest persist-nodisk; echo still-alive", timeout=60,
+         env={"BOOTARGS": "edkey=000102030405060708090a0b0c0d0e0f"},
+         setup=written_then(nothing),
+         expect=[r"^exodisk: unit 0 not mounted: error -144 \(metadata fails its MAC",
+                 r"^persist-nodisk: \d+ checks, 0 failed", r"^still-alive$"],
+         reject=NO_FAIL + [r"formatting"]),
+]
