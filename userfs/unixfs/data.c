@@ -450,6 +450,9 @@ int ufs_truncate(struct ufs *fs, struct uinode *ip, uint64_t len)
 			memset(b->data + len % UFS_BSIZE, 0, UFS_BSIZE - len % UFS_BSIZE);
 			bc_dirty(&fs->bc, b);
 			ufs_idirty(fs, ip);
+			/* Reading that block may have read ahead past the new end
+			 * (the size is still the old one): forget those too. */
+			bc_drop(&fs->bc, ip->ino, keepblk);
 		}
 		ip->d.size = len;
 		if (len == 0)

@@ -547,6 +547,43 @@ static void test_fragmented(void)
 	ufx_free(&u);
 }
 
+/* Shrinking a file and growing it again shows zeros, never the old bytes -
+ * also when reading the block the new end falls in brings the blocks after
+ * it into the cache (read-ahead, from a cold cache). */
+static void test_shrink_regrow(void)
+{
+	struct ufx u;
+	ufx_new(&u, 65536, HD_SYNC, 9);
+	ufx_mkfs(&u, OPTS);
+	mount_it();
+	static uint8_t buf[70000], model[70000];
+	pattern(buf, sizeof buf, 31);
+	put("/f", buf, 64861);
+	umount_it();
+	mount_it();                              /* a cold cache */
+	struct vfile *f;
+	CHECK_EQ(vfs_open("/f", LIBFS_O_READ | LIBFS_O_WRITE, 0, &f), 0);
+	CHECK_EQ(vfs_ftruncate(f, 3141), 0);
+	CHECK_EQ(vfs_pwrite(f, buf, 5000, 15006), 5000);
+	CHECK_EQ(vfs_close(f), 0);
+	memset(model, 0, sizeof model);
+	memcpy(model, buf, 3141);
+	memcpy(model + 15006, buf, 5000);
+	expect("/f", model, 20006);
+	/* Growing by truncation, and across a remount. */
+	CHECK_EQ(vfs_open("/f", LIBFS_O_WRITE, 0, &f), 0);
+	CHECK_EQ(vfs_ftruncate(f, 1000), 0);
+	CHECK_EQ(vfs_ftruncate(f, 60000), 0);
+	CHECK_EQ(vfs_close(f), 0);
+	memset(model + 1000, 0, sizeof model - 1000);
+	expect("/f", model, 60000);
+	umount_it();
+	mount_it();
+	expect("/f", model, 60000);
+	umount_it();
+	ufx_free(&u);
+}
+
 int main(void)
 {
 	struct ufx u;
@@ -554,6 +591,7 @@ int main(void)
 	ufx_mkfs(&u, OPTS);
 	test_sizes(&u);
 	ufx_free(&u);
+	test_shrink_regrow();
 	test_fragmented();
 	test_enospc();
 	test_cache_full();
