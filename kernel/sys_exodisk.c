@@ -367,6 +367,17 @@ static int hexval(char c)
 	return -1;
 }
 
+/* A decimal boot option, or 0 if it is absent (digits up to the first other
+ * character count; the core checks the ranges). */
+static uint64_t bootopt_number(const char *key)
+{
+	const char *s = bootopt(key);
+	uint64_t n = 0;
+	for (; s != NULL && *s >= '0' && *s <= '9' && n < (1ull << 40); s++)
+		n = n * 10 + (uint64_t)(*s - '0');
+	return n;
+}
+
 /* edkey=<32 hex digits> on the command line, else the development key. */
 static void boot_key(uint8_t key[16])
 {
@@ -405,12 +416,14 @@ void exodisk_init(void)
 	boot_key(key);
 	struct ed_config cfg;
 	memset(&cfg, 0, sizeof cfg);
-	const char *cache = bootopt("edcache");
-	if (cache) {
-		uint32_t n = 0;
-		for (const char *s = cache; *s >= '0' && *s <= '9'; s++) n = n * 10 + (uint32_t)(*s - '0');
-		cfg.cache_entries = n;
-	}
+	cfg.cache_entries = (uint32_t)bootopt_number("edcache");
+	/* How many headers and exonode blocks a blank unit's binding table
+	 * will hold (0: the default, a sector in 128).  A disk of small
+	 * self-protected extents needs more: 10,000 one-kilobyte extents do
+	 * not fit the default table of the RZ25 model (6,504). */
+	struct ed_format_opts fo;
+	memset(&fo, 0, sizeof fo);
+	fo.max_bindings = bootopt_number("edbind");
 	int err = 0;
 	ed = ed_create(&env, &cfg, key, &err);
 	if (ed == NULL) {
@@ -422,7 +435,7 @@ void exodisk_init(void)
 		err = ed_mount(ed, unit);
 		if (err == ED_E_FORMAT && format_blank && unit_is_blank(unit)) {
 			kprintf("exodisk: unit %d is blank; formatting it\n", unit);
-			err = ed_format(ed, unit, NULL);
+			err = ed_format(ed, unit, &fo);
 			if (err == 0) err = ed_mount(ed, unit);
 		}
 		if (err < 0) {

@@ -78,6 +78,11 @@ CASES = [
                              r"child: \d+ operations queued, [1-9]\d* pending at exit",
                              r"^ok: round 2: a child exits with I/O in flight -> 0"],
          reject=NO_FAIL),
+    # A blank disk formatted with a small binding table (edbind=256): the
+    # write-back that needs one binding too many fails, and loses nothing.
+    Case("exodisk-binding-table-full", "edtest bindfull", env={"BOOTARGS": "edbind=256"}, timeout=60,
+         expect=EDTEST_OK + [r"^ok: its write-back's result -> -160", r"^ok: now the refused one can be written back"],
+         reject=NO_FAIL),
 
     # Persistence across reboots of the same image.
     Case("exodisk-persist-reboot", "edtest persist-check", timeout=60,
