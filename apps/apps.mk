@@ -25,3 +25,6 @@ $(INITRD): $(BUILD)/tools/mkinitrd $$(APP_BINS) apps/etc/motd
 # apps/NAME.c and the rest in apps/NAME/.
 APPS += edtest
 APP_OBJS_edtest := $(patsubst %.c,$(BUILD)/u/%.c.o,$(wildcard apps/edtest/*.c))
+APPS += exobench
+APP_OBJS_exobench := $(patsubst %.c,$(BUILD)/u/%.c.o,$(wildcard apps/exobench/*.c)) \
+                     $(BUILD)/u/apps/rawlib.c.o

@@ -7,6 +7,7 @@ drive its persistence steps across reboots of one disk image: a clean power
 off, a power failure (QEMU killed), tampered metadata, damaged superblocks
 and the wrong boot key.
 """
+import json
 import os
 import re
 
@@ -63,6 +64,41 @@ def nothing(scratch, extent, block):
     pass
 
 
+def exobench_lines(out):
+    rows = []
+    for line in out.splitlines():
+        if line.startswith("EXOBENCH "):
+            rows.append(json.loads(line[len("EXOBENCH "):]))
+    return rows
+
+
+def exobench_well_formed(out):
+    """The benchmark runs and says what it should: every organization and
+    phase summarised, request counts that follow from the layout (one
+    request per file for Raw's writes and reads), every reqcost call timed.
+    Timings are not judged."""
+    try:
+        rows = exobench_lines(out)
+    except ValueError as e:
+        return "an EXOBENCH line is not JSON: %s" % e
+    summ = {(r["org"], r["phase"]): r for r in rows if r.get("summary")}
+    for org in ("raw", "extent", "exonode"):
+        for ph in ("write", "read", "dealloc"):
+            if (org, ph) not in summ:
+                return "no summary for %s %s" % (org, ph)
+    for ph in ("write", "read"):
+        rq = summ[("raw", ph)]["requests_per_file_x1000"]
+        if not 1000 <= rq <= 1020:
+            return "raw %s: %.3f requests per file" % (ph, rq / 1000)
+    if summ[("extent", "read")]["requests_per_file_x1000"] != 1000:
+        return "extent reads took more than one request per file"
+    calls = {r["call"] for r in rows if r.get("bench") == "reqcost" and "call" in r}
+    want = {"getpid", "poll", "in-cache", "io-extent-cap", "io-exonode-cap", "read-data"}
+    if calls != want:
+        return "reqcost measured %s" % sorted(calls)
+    return None
+
+
 CASES = [
     Case("exodisk-edtest-virtio", "edtest", timeout=120, expect=EDTEST_OK, reject=NO_FAIL),
     Case("exodisk-edtest-model", "edtest", env={"DISK": "model"}, timeout=180,
@@ -83,6 +119,11 @@ CASES = [
     Case("exodisk-binding-table-full", "edtest bindfull", env={"BOOTARGS": "edbind=256"}, timeout=60,
          expect=EDTEST_OK + [r"^ok: its write-back's result -> -160", r"^ok: now the refused one can be written back"],
          reject=NO_FAIL),
+
+    # The benchmark program runs (a small size; the measurements are in
+    # docs/exodisk.md, made with full runs outside the test suite).
+    Case("exodisk-exobench-smoke", "exobench smallfile -r 1 -n 60 -s 1024; exobench reqcost -n 1000",
+         env={"BOOTARGS": "rawio=1"}, timeout=120, check=exobench_well_formed, reject=[r"kernel panic"]),
 
     # Persistence across reboots of the same image.
     Case("exodisk-persist-reboot", "edtest persist-check", timeout=60,

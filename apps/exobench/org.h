@@ -1,0 +1,89 @@
+/*
+ * org.h - file organizations (thesis section 5.2.2) and the layout they
+ * share, so that every organization keeps its file data in the same
+ * sectors and the differences measured are those of protection alone.
+ *
+ * Layout: files come in groups of `group`; each group is one sector (the
+ * Exonode organization's block holding the group's exonodes) followed by
+ * the group's file data, file after file.  The thesis put ten exonodes in a
+ * sector; this exodisk's exonode holding one extent entry is 72 bytes, and
+ * (512 - 32) / 72 = 6 fit, so group = 6.  Extent and Raw leave that sector
+ * unused: one sector skipped every six files.
+ *
+ * Each operation works on one file and returns 0 or an error code; the
+ * *_end functions finish a phase (wait for write-backs, flush) so that
+ * what each phase leaves is durable, for every organization alike.
+ */
+#ifndef APPS_EXOBENCH_ORG_H
+#define APPS_EXOBENCH_ORG_H
+
+#include <stdint.h>
+#include "libos/edc.h"
+
+struct layout {
+	uint64_t start;         /* first sector of the area                    */
+	int nfiles;
+	uint32_t fsect;         /* sectors per file                            */
+	int group;              /* files per group (per exonode sector)        */
+	uint32_t xnlen;         /* bytes per exonode                           */
+};
+
+static inline uint64_t lay_block(const struct layout *l, int g)
+{
+	return l->start + (uint64_t)g * (1 + (uint64_t)l->group * l->fsect);
+}
+
+static inline uint64_t lay_data(const struct layout *l, int i)
+{
+	return lay_block(l, i / l->group) + 1 + (uint64_t)(i % l->group) * l->fsect;
+}
+
+static inline uint64_t lay_span(const struct layout *l)
+{
+	return lay_block(l, (l->nfiles + l->group - 1) / l->group);
+}
+
+/* Write-backs: the objects whose metadata is complete wait in `pend` until
+ * `batch` of them are there, then all are issued at once (asynchronously:
+ * the kernel commits write-backs that arrive together in one log record,
+ * up to 32 blocks per record); the end of a phase issues the rest and
+ * waits for all.  batch 1 writes each object back as soon as it is done. */
+#define WB_RING 64
+
+struct wbq {
+	volatile int32_t word[WB_RING];
+	int head, n;                       /* issued, in flight             */
+	struct ed_protector pend[WB_RING]; /* waiting for the batch to fill */
+	int npend, batch;
+	int32_t err;
+};
+
+/* The state one run of one organization works with. */
+struct sf {
+	struct layout L;
+	uint8_t *buf;           /* one file's data                             */
+	struct ed_cap rc, wc;
+	struct wbq wb;
+	uint64_t readins;       /* headers / blocks read in synchronously      */
+};
+
+struct org {
+	const char *name;
+	int (*write)(struct sf *s, int i);          /* allocate and write      */
+	int (*write_end)(struct sf *s);
+	int (*read)(struct sf *s, int i);
+	int (*dealloc)(struct sf *s, int i);
+	int (*dealloc_end)(struct sf *s);
+};
+
+extern const struct org org_raw, org_extent, org_exonode;
+
+/* Write-back queue helpers (org_common.c): queue an extent's header or an
+ * exonode block for write-back; issue the rest and wait for all. */
+int wb_extent(struct sf *s, const struct ed_protector *p);
+int wb_exonode(struct sf *s, const struct ed_protector *p);
+int wb_drain(struct sf *s);
+/* One synchronous transfer through prot. */
+int io_sync(const struct ed_protector *p, int write, uint64_t blkno, void *mem, uint64_t bytes);
+
+#endif
