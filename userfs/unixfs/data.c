@@ -688,9 +688,8 @@ static int convert_out(struct ufs *fs, struct uinode *ip)
 	return err;
 }
 
-int ufs_flush_data(struct ufs *fs, struct uinode *ip, struct edc_batch *b)
+int ufs_flush_data(struct ufs *fs, struct uinode *ip)
 {
-	(void)b;
 	if (ip->persist == LIBFS_P_MEMORY)
 		return 0;
 	if (ip->d.flags & UFS_DF_IMMEDIATE)

@@ -461,7 +461,6 @@ int ufs_nameiparent(struct ufs *fs, const char *path, struct uinode **dirp, char
 	}
 	char next_name[UFS_NAME_MAX + 1];
 	for (;;) {
-		const char *save = path;
 		r = component(&path, next_name);
 		if (r < 0) {
 			ufs_iput(fs, ip);
@@ -476,7 +475,6 @@ int ufs_nameiparent(struct ufs *fs, const char *path, struct uinode **dirp, char
 			return err;
 		ip = next;
 		strcpy(name, next_name);
-		(void)save;
 	}
 	if (ip->d.type != UFS_T_DIR) {
 		ufs_iput(fs, ip);

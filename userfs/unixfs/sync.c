@@ -168,7 +168,7 @@ static int flush_type(struct ufs *fs, struct uinode **list, uint32_t n, int type
 	int err = 0;
 	for (uint32_t i = 0; i < n && err == 0; i++)
 		if (list[i]->d.type == type && !doomed(list[i]))
-			err = ufs_flush_data(fs, list[i], NULL);
+			err = ufs_flush_data(fs, list[i]);
 	if (err == 0 && fs->cnt.data_writes != writes)
 		err = ufs_barrier(fs);
 	for (uint32_t i = 0; i < n && err == 0; i++)
@@ -260,7 +260,7 @@ int ufs_writebehind(struct ufs *fs)
 	int err = 0;
 	for (struct uinode *ip = fs->dirty; ip && err == 0; ip = ip->dnext)
 		if (ip->d.type == UFS_T_REG && !doomed(ip) && !(ip->d.flags & UFS_DF_IMMEDIATE))
-			err = ufs_flush_data(fs, ip, NULL);
+			err = ufs_flush_data(fs, ip);
 	return err;
 }
 
@@ -271,7 +271,7 @@ int ufs_fsync(struct ufs *fs, struct uinode *ip)
 	if (ip->isnew || ip->d.type == UFS_T_DIR)
 		return ufs_sync(fs);
 	uint64_t writes = fs->cnt.data_writes;
-	int err = ufs_flush_data(fs, ip, NULL);
+	int err = ufs_flush_data(fs, ip);
 	if (err == 0 && fs->cnt.data_writes != writes)
 		err = ufs_barrier(fs);
 	if (err == 0)

@@ -227,9 +227,9 @@ int  ufs_map_shrink(struct ufs *fs, struct uinode *ip, uint64_t keep);
 long ufs_read(struct ufs *fs, struct uinode *ip, void *buf, size_t n, uint64_t off);
 long ufs_write(struct ufs *fs, struct uinode *ip, const void *buf, size_t n, uint64_t off);
 int  ufs_truncate(struct ufs *fs, struct uinode *ip, uint64_t len);
-/* Write the file's dirty data (allocating as needed), without waiting:
- * requests go into b.  Immediate files push their bytes into the exonode. */
-int  ufs_flush_data(struct ufs *fs, struct uinode *ip, struct edc_batch *b);
+/* Write the file's dirty data out (allocating as needed; not yet durable:
+ * the caller flushes).  Immediate files push their bytes into the exonode. */
+int  ufs_flush_data(struct ufs *fs, struct uinode *ip);
 /* After the data is durable: bring the exonode's metadata up to date. */
 int  ufs_push_meta(struct ufs *fs, struct uinode *ip);
 int  ufs_set_persist(struct ufs *fs, struct uinode *ip, int model);
