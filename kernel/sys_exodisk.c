@@ -445,8 +445,11 @@ void exodisk_init(void)
 			continue;
 		}
 		export_free_map(unit);
-		if (!bootopt_flag("quiet"))
-			kprintf("exodisk: unit %d mounted, %lu sectors\n", unit, blk_capacity(unit));
+		struct ed_unit_stats st;
+		if (!bootopt_flag("quiet") && ed_unit_stats(ed, unit, &st) == 0)
+			kprintf("exodisk: unit %d mounted, %lu sectors (data from %lu, log %lu, snapshot %lu, "
+				"bindings %lu of %lu), replayed %lu log records\n", unit, st.nsectors, st.data_start,
+				st.log_sectors, st.snapshot_sectors, st.bindings, st.max_bindings, st.replayed);
 	}
 }
 
@@ -458,6 +461,12 @@ static void exodisk_shutdown_all(void)
 	if (ed == NULL) return;
 	static struct ed_client kclient = { .slot = -1 };
 	for (int unit = 0; unit < blk_nunits(); unit++) {
+		struct ed_unit_stats st;
+		if (bootopt_flag("edstats") && ed_unit_stats(ed, unit, &st) == 0)
+			kprintf("exodisk: unit %d since mount: %lu blocks committed in %lu log records, %lu home "
+				"writes, %lu checkpoints; header+data writes %lu, uncached extent reads %lu, "
+				"cached reads %lu\n", unit, st.commits, st.records, st.homes, st.checkpoints,
+				st.sg_writes, st.bounce_reads, st.cached_reads);
 		volatile int32_t word = 0;
 		struct ed_protector prot;
 		memset(&prot, 0, sizeof prot);

@@ -144,6 +144,21 @@ void ed_client_exit(struct exodisk *ed, struct ed_client *c);
  * as a crash would.  Nothing of that unit may be in flight. */
 void ed_unmount_forget(struct exodisk *ed, int unit);
 
+/* What a mounted unit looks like and what it has done since it was
+ * mounted (for boot messages and measurements).  0 or ED_E_UNIT. */
+struct ed_unit_stats {
+	uint64_t nsectors, data_start;
+	uint64_t log_sectors;          /* the commit log                          */
+	uint64_t snapshot_sectors;     /* one snapshot: free map + binding table  */
+	uint64_t bindings, max_bindings;
+	uint64_t replayed, redone;     /* at mount: log records applied, homes rewritten */
+	uint64_t commits, records;     /* blocks committed, log records written   */
+	uint64_t homes, checkpoints;   /* home writes, checkpoints                */
+	/* for the whole core, all units together */
+	uint64_t sg_writes, bounce_reads, cached_reads;
+};
+int ed_unit_stats(struct exodisk *ed, int unit, struct ed_unit_stats *out);
+
 /* For the kernel's exported pages: the free map of a mounted unit is
  * ed_freemap_npages() pages; ed_freemap_page(i) is the i-th.  They stay
  * valid for the life of the core and change in place. */

@@ -386,6 +386,30 @@ int64_t ed_request(struct exodisk *ed, struct ed_client *c, int op, struct ed_ar
 	return r;
 }
 
+int ed_unit_stats(struct exodisk *ed, int unit, struct ed_unit_stats *out)
+{
+	ed_memset(out, 0, sizeof(*out));
+	struct ed_disk *d = unit >= 0 && unit < BLK_MAX_UNITS ? ed->disk[unit] : NULL;
+	if (d == NULL || !d->mounted)
+		return ED_E_UNIT;
+	out->nsectors = d->nsectors;
+	out->data_start = d->data_start;
+	out->log_sectors = d->sb.log_len;
+	out->snapshot_sectors = ((uint64_t)d->sb.fm_pages + d->sb.vt_pages) * ED_SECT_PER_PAGE;
+	out->bindings = d->vt_count;
+	out->max_bindings = d->vt_max;
+	out->replayed = d->st_replayed;
+	out->redone = d->st_redone;
+	out->commits = d->st_commits;
+	out->records = d->st_records;
+	out->homes = d->st_homes;
+	out->checkpoints = d->st_ckpts;
+	out->sg_writes = ed->st_sg_writes;
+	out->bounce_reads = ed->st_bounce_reads;
+	out->cached_reads = ed->st_cached_reads;
+	return 0;
+}
+
 uint32_t ed_freemap_npages(struct exodisk *ed, int unit)
 {
 	if (unit < 0 || unit >= BLK_MAX_UNITS || ed->disk[unit] == NULL)
