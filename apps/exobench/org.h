@@ -78,6 +78,10 @@ struct org {
 
 extern const struct org org_raw, org_extent, org_exonode;
 
+/* What one flush costs on this device (raw path): the median over `n` of a
+ * one-sector write to `sector` then RAW_FLUSH, the flush alone timed. */
+uint64_t raw_flush_ns(uint64_t sector, int n);
+
 /* Write-back queue helpers (org_common.c): queue an extent's header or an
  * exonode block for write-back; issue the rest and wait for all. */
 int wb_extent(struct sf *s, const struct ed_protector *p);

@@ -50,6 +50,21 @@ static int rw_dealloc_end(struct sf *s)
 	return 0;
 }
 
+uint64_t raw_flush_ns(uint64_t sector, int n)
+{
+	static uint8_t one[ED_SECTOR];
+	uint64_t t[32];
+	if (n > 32)
+		n = 32;
+	for (int i = 0; i < n; i++) {
+		raw_sync(RAW_WRITE, sector, one, ED_SECTOR);
+		uint64_t t0 = now();
+		raw_sync(RAW_FLUSH, 0, NULL, 0);
+		t[i] = ns_since(t0);
+	}
+	return median_u64(t, n);
+}
+
 const struct org org_raw = {
 	.name = "raw",
 	.write = rw_write,

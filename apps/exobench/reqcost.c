@@ -121,11 +121,11 @@ int reqcost_main(int argc, char **argv)
 	uint64_t c0 = cycles(), t0 = now();
 	while (ns_since(t0) < 20000000)
 		;
-	uint64_t rate = (cycles() - c0) * 1000 / ns_since(t0);     /* cycles per us */
+	uint64_t rate = (cycles() - c0) * 1000 / ns_since(t0);     /* cycles per ns, x1000 */
 	char a[24], b[24];
-	printf("reqcost: rdcycle counts %s per microsecond (rdtime: %lu Hz, %lu ns per tick), %d calls each\n",
+	printf("reqcost: rdcycle counts %s per nanosecond (rdtime: %lu Hz, %lu ns per tick), %d calls each\n",
 	       fmt_milli(a, sizeof a, rate), (unsigned long)B.hz, (unsigned long)(1000000000 / B.hz), n);
-	emit("\"bench\":\"reqcost\",\"dev\":\"%s\",\"cycles_per_us_x1000\":%lu,\"timebase_hz\":%lu", B.dev,
+	emit("\"bench\":\"reqcost\",\"dev\":\"%s\",\"cycles_per_ns_x1000\":%lu,\"timebase_hz\":%lu", B.dev,
 	     (unsigned long)rate, (unsigned long)B.hz);
 
 	uint64_t *cyc = malloc(sizeof(uint64_t) * (size_t)n), *bat = malloc(sizeof(uint64_t) * (size_t)(n / BATCH));

@@ -197,6 +197,17 @@ static int experiment(const struct experiment *x)
 	printf("smallfile: %d files of %u bytes (%u sectors), %d per exonode sector, sectors %lu-%lu of unit %d "
 	       "(%s), metadata written back %d at a time\n", x->nfiles, x->bytes, s.L.fsect, s.L.group,
 	       (unsigned long)s.L.start, (unsigned long)(s.L.start + span - 1), B.unit, B.dev, x->batch);
+	if (x->orgs[0] == &org_raw) {
+		/* Durability costs flushes: how much one costs here explains
+		 * much of the write-back overhead (the last request of each log
+		 * record is written with FUA: write and flush). */
+		uint64_t fl = raw_flush_ns(s.L.start, 16);
+		char a[24];
+		printf("smallfile: one flush after a one-sector write takes %s ms here (median of 16)\n",
+		       fmt_ms(a, sizeof a, fl));
+		emit("\"bench\":\"smallfile\",\"flush\":true,\"dev\":\"%s\",\"median_ns\":%lu", B.dev,
+		     (unsigned long)fl);
+	}
 	memset(cells, 0, sizeof cells);
 	for (int run = 0; run < x->runs; run++) {
 		for (int k = 0; k < x->norgs; k++) {
