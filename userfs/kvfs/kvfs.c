@@ -244,13 +244,20 @@ static int store(struct kv *kv, struct kvfile *f)
 	m.ent = 0;
 	m.start = m.nsect = 0;
 	if (need > 0) {
-		uint64_t start = edc_fm_find(&kv->fm, f->m.nsect ? f->m.start : r->sector, need, 8);
-		if (start == UINT64_MAX)
-			return -ENOSPC;
 		m.ent = f->m.ent == 1 ? 2 : 1;
-		m.start = start;
 		m.nsect = need;
-		RETRY(kv, p, x, edc_xn_add_extent(kv->c, &p, (int)m.ent, start, need * ED_SECTOR));
+		uint64_t goal = f->m.nsect ? f->m.start : r->sector;
+		/* The free map is live, but another process may take the run
+		 * between our look and our request: then look again. */
+		for (int tries = 0; tries < 8; tries++) {
+			m.start = edc_fm_find(&kv->fm, goal, need, 8);
+			if (m.start == UINT64_MAX)
+				return -ENOSPC;
+			RETRY(kv, p, x, edc_xn_add_extent(kv->c, &p, (int)m.ent, m.start,
+			                                  need * ED_SECTOR));
+			if (x != ED_E_ALLOCATED)
+				break;
+		}
 		if (x < 0)
 			return x == ED_E_ALLOCATED ? -ENOSPC : err(x);
 	}
@@ -326,9 +333,11 @@ static int create(struct kv *kv, uint64_t *sector, uint32_t *slot, uint32_t gen)
 			*slot = 0;
 			return 0;
 		}
-		if (r != ED_E_ALLOCATED && r != ED_E_NOTCACHED)
+		/* Taken meanwhile: an extent, or another's exonode block. */
+		if (r != ED_E_ALLOCATED && r != ED_E_NOTCACHED && r != ED_E_SLOT &&
+		    r != ED_E_KIND && r != ED_E_XNSIZE)
 			return err(r);
-		goal = b + 1;          /* taken meanwhile */
+		goal = b + 1;
 	}
 	return -ENOSPC;
 }

@@ -2,7 +2,7 @@
  * alloc.c - where unixfs puts things, decided from the free map the kernel
  * exports (no system call to look).  The map may change under us as other
  * programs allocate, so every choice is only a proposal: the exodisk
- * refuses a sector someone else took (ED_E_ALLOCATED) and we look again.
+ * refuses a sector someone else took and we look again (ufs_taken).
  *
  * Policy, after thesis section 4.1 and the small-file experiments of 5.4:
  *  - inodes are packed four to a block, and a new block goes near the
@@ -84,6 +84,18 @@ void ufs_memblk_put(struct ufs *fs, uint64_t sector)
 		}
 }
 
+int ufs_taken(int64_t r)
+{
+	/* The free map is live, but between our look and our request another
+	 * process may allocate there: its extent (ED_E_ALLOCATED, or ED_E_KIND
+	 * when we asked for an exonode), its exonode block (ED_E_SLOT for the
+	 * slot it took, ED_E_XNSIZE if its exonodes have another size), or a
+	 * block of its that is not in the cache (ED_E_NOTCACHED, and our
+	 * capabilities cannot read it in). */
+	return r == ED_E_ALLOCATED || r == ED_E_KIND || r == ED_E_SLOT || r == ED_E_XNSIZE ||
+	       r == ED_E_NOTCACHED;
+}
+
 /* A free run of n sectors (aligned to `align`) at or after goal that
  * avoids the lock sector; UINT64_MAX if none. */
 static uint64_t find_run(struct ufs *fs, uint64_t goal, uint64_t n, uint64_t align)
@@ -150,7 +162,7 @@ int ufs_alloc_inode(struct ufs *fs, uint64_t near, int memory, uint64_t *sector,
 		}
 		if (memory)
 			fs->nmemblk--;
-		if (r != ED_E_ALLOCATED && r != ED_E_NOTCACHED)
+		if (!ufs_taken(r))
 			return ufs_err(r);
 		goal = b + UFS_IBLK_SECT;     /* someone was faster: look further on */
 	}

@@ -181,7 +181,7 @@ static int new_node(struct ufs *fs, struct uinode *ip, int parent, int idx, int 
 			ip->node[parent].nent++;
 			return 0;
 		}
-		if (r != ED_E_ALLOCATED)
+		if (!ufs_taken(r))
 			return ufs_err(r);
 		goal = start + UFS_MAP_SECT;
 	}
@@ -275,7 +275,7 @@ int ufs_map_grow(struct ufs *fs, struct uinode *ip, uint64_t upto)
 					fs->data_goal = end + n;
 					continue;
 				}
-				if (r != ED_E_ALLOCATED && r != ED_E_XNFULL)
+				if (!ufs_taken(r) && r != ED_E_XNFULL)
 					return ufs_err(r);
 			}
 		}
@@ -293,7 +293,7 @@ int ufs_map_grow(struct ufs *fs, struct uinode *ip, uint64_t upto)
 		struct unode *nd = &ip->node[node];
 		int64_t r = ufs_xn_add_extent(fs, nd->sector, nd->slot, idx, start, (uint64_t)n,
 		                              node_depth(node));
-		if (r == ED_E_ALLOCATED && ++fails < 16)
+		if (ufs_taken(r) && ++fails < 16)
 			continue;              /* taken meanwhile: choose again */
 		if (r < 0)
 			return ufs_err(r);

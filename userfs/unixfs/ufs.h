@@ -186,6 +186,9 @@ int  ufs_alloc_inode(struct ufs *fs, uint64_t near, int memory, uint64_t *sector
  * run's length and its start in *start, or -ENOSPC. */
 int64_t ufs_alloc_run(struct ufs *fs, uint64_t goal, uint64_t want, uint64_t min, uint64_t unit,
                       uint64_t *start);
+/* Did an allocation fail because another program took the place between
+ * our look at the free map and our request (so looking further helps)? */
+int  ufs_taken(int64_t r);
 /* Promise the sectors a write ending at byte `end` of ip will need when
  * its blocks are allocated (delayed allocation): -ENOSPC now rather than
  * a failed write-back later.  unreserve gives back what ip holds beyond

@@ -2,7 +2,8 @@
  * test_unixfs.c - unixfs through the mount table on a host test disk:
  * files small (immediate) and large (map nodes), directories, rename,
  * persistence across a clean reboot, the three persistence models, the
- * mount lock, a wrong key, and bad input (long names, missing files, a full
+ * mount lock, a wrong key, two owners on one disk, another process taking
+ * the sectors unixfs chose, and bad input (long names, missing files, a full
  * disk, corrupted directories and inodes).  test_unixfs_model.c does the
  * long randomized runs against a model.
  */
@@ -584,6 +585,110 @@ static void test_shrink_regrow(void)
 	ufx_free(&u);
 }
 
+/* ---- a rival that takes the place unixfs chose ---------------------------
+ * The free map is live, but between unixfs's look at it and its request
+ * another process may allocate there.  This transport sits between unixfs
+ * and the core and, on chosen allocations, lets a rival process take the
+ * sectors first: an extent, an exonode block like an inode block, or one
+ * with exonodes of another size.  unixfs must look elsewhere, not fail. */
+struct rival {
+	struct edc_host *inner;     /* unixfs's process */
+	struct edc_host *other;     /* the rival */
+	int every, n;               /* steal at every `every`th chance */
+	int stolen[3];              /* by kind */
+};
+
+static int steal(struct rival *rv, uint64_t at)
+{
+	static const struct ed_cap junk = { { 0x5eed, 0xbad } };
+	int kind = (rv->stolen[0] + rv->stolen[1] + rv->stolen[2]) % 3;
+	struct ed_protector p = kind == 0 ? edc_prot_extent(0, at, &junk, &junk)
+	                                  : edc_prot_xn(0, at, 0, &junk, &junk);
+	p.length = kind == 0 ? 512 : kind == 1 ? UFS_INODE_BYTES : 64;
+	int64_t r = kind == 0 ? edc_extent_alloc(&rv->other->edc, &p)
+	                      : edc_xn_alloc(&rv->other->edc, &p);
+	if (r == 0)
+		rv->stolen[kind]++;
+	return r == 0;
+}
+
+static int64_t rival_request(void *ctx, int op, struct ed_protector *prot, struct ed_buf *buf,
+                             struct ed_operation *stuff)
+{
+	struct rival *rv = ctx;
+	uint64_t at = UINT64_MAX;
+	if (op == ED_OP_EXONODE_ALLOCATE && prot->xn_num == 0)
+		at = prot->blkno;
+	else if (op == ED_OP_EXONODE_ADD_EXTENT || op == ED_OP_EXONODE_ADD_EXONODE)
+		at = stuff->one;
+	if (at != UINT64_MAX && rv->every > 0 && ++rv->n % rv->every == 0)
+		steal(rv, at);
+	return rv->inner->edc.t->request(rv->inner, op, prot, buf, stuff);
+}
+
+/* The rest is unixfs's process's own transport. */
+static struct edc_host *in(void *ctx) { return ((struct rival *)ctx)->inner; }
+static void rival_idle(void *ctx) { in(ctx)->edc.t->idle(in(ctx)); }
+static const uint64_t *rival_fm(void *ctx, int unit, uint32_t i)
+{
+	return in(ctx)->edc.t->fm_page(in(ctx), unit, i);
+}
+static uint64_t rival_nsect(void *ctx, int unit) { return in(ctx)->edc.t->nsectors(in(ctx), unit); }
+static int32_t rival_flush(void *ctx, int unit) { return in(ctx)->edc.t->flush(in(ctx), unit); }
+
+static const struct edc_transport rival_transport = {
+	rival_request, rival_idle, rival_fm, rival_nsect, rival_flush,
+};
+
+static void test_alloc_race(void)
+{
+	struct ufx u;
+	ufx_new(&u, 65536, HD_SYNC, 10);
+	ufx_mkfs(&u, OPTS);
+	struct edc_host other;
+	edc_host_init(&other, &u.f.h, u.f.ed);
+	struct rival rv = { .inner = &u.p, .other = &other };
+	struct edc wrapped;
+	edc_init(&wrapped, &rival_transport, &rv);
+	edc_set_default(&wrapped);
+	mount_it();
+	rv.every = 3;                  /* the mount's lock is left alone */
+	static uint8_t buf[300000];
+	pattern(buf, sizeof buf, 41);
+	CHECK_EQ(vfs_mkdir("/d", 0755), 0);
+	/* Files of every shape, and one large file grown in pieces between
+	 * them so that it needs many extents and map nodes. */
+	struct vfile *big;
+	CHECK_EQ(vfs_open("/big", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &big), 0);
+	for (int i = 0; i < 40; i++) {
+		char path[32];
+		snprintf(path, sizeof path, i % 2 ? "/d/f%d" : "/f%d", i);
+		put(path, buf + i, (size_t)(i * 997) % 20000);
+		CHECK_EQ(vfs_write(big, buf + i * 7000, 7000), 7000);
+		CHECK_EQ(vfs_fsync(big), 0);
+	}
+	CHECK_EQ(vfs_close(big), 0);
+	CHECK_EQ(vfs_sync(), 0);
+	rv.every = 0;
+	for (int k = 0; k < 3; k++)
+		CHECK(rv.stolen[k] > 0);
+	umount_it();
+	edc_host_exit(&other);          /* what the rival took is given back */
+	edc_set_default(&u.p.edc);
+	ufx_reboot(&u);
+	mount_it();
+	for (int i = 0; i < 40; i++) {
+		char path[32];
+		snprintf(path, sizeof path, i % 2 ? "/d/f%d" : "/f%d", i);
+		expect(path, buf + i, (size_t)(i * 997) % 20000);
+	}
+	expect("/big", buf, 280000);
+	umount_it();
+	struct ufs_fsck_stats st;
+	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
+	ufx_free(&u);
+}
+
 int main(void)
 {
 	struct ufx u;
@@ -599,6 +704,7 @@ int main(void)
 	test_persistence();
 	test_lock();
 	test_two_owners();
+	test_alloc_race();
 	printf("test_unixfs: ok\n");
 	return 0;
 }
