@@ -43,3 +43,10 @@ $(BUILD)/host/test_elf: tests/host/kernel/test_elf.c kernel/elf.c kernel/elf.h $
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@.bin tests/host/kernel/test_elf.c kernel/elf.c
 	printf '#!/bin/sh\nexec %s %s\n' "$(abspath $@.bin)" "$(abspath $(BUILD)/bin/echo)" > $@ && chmod +x $@
+
+# Every guest program's TLS segment starts where crt0 points tp.
+HOST_TESTS += $(BUILD)/host/check_tls
+$(BUILD)/host/check_tls: tests/host/kernel/check_tls.sh $$(APP_BINS)
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nexec %s %s %s %s\n' "$(abspath $<)" "$(TOOLPREFIX)readelf" "$(TOOLPREFIX)nm" \
+		"$(abspath $(APP_BINS))" > $@ && chmod +x $@

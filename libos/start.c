@@ -16,13 +16,6 @@ void edc_sys_init(void);
 
 extern char **environ;
 
-/* An initialised thread-local variable, so that every program has a .tdata
- * section.  libos/user.ld sets __tls_base (where crt0 points tp) with
- * ALIGN(16) inside .tdata; when .tdata is empty the TLS block (.tbss:
- * errno) lands before that aligned address, and tp-relative errno would
- * overwrite the first variable in .bss.  With .tdata present the two agree.
- * (Reported; the lasting fix belongs in user.ld.) */
-static _Thread_local volatile int tls_anchor = 1;
 extern void __libc_init_array(void);
 int main(int argc, char **argv, char **envp);
 
@@ -38,7 +31,6 @@ static void flush_stdio(void)
 void libos_start(int argc, char **argv, char **envp)
 {
 	environ = envp;
-	(void)tls_anchor;
 	fd_init();
 	edc_sys_init();
 	/* atexit handlers run last-registered first: stdio, then files. */
