@@ -216,7 +216,6 @@ struct xn {
 	struct edc *c;
 	struct ed_protector p;
 	uint64_t start;
-	uint64_t epoch;
 };
 
 static int x_write(void *ctx, uint64_t off, void *b, size_t n)
@@ -234,12 +233,7 @@ static int x_read(void *ctx, uint64_t off, void *b, size_t n)
 static int x_flush(void *ctx)
 {
 	struct xn *x = ctx;
-	/* The exonode itself is the anchor edc_flush may need to write back. */
-	x->epoch++;
-	if (edc_xn_add_data(x->c, &x->p, 0, &x->epoch, sizeof x->epoch) < 0)
-		return -1;
-	int32_t r = edc_flush(x->c, x->p.unit, &x->p);
-	return r < 0 && r != ED_E_CLEAN ? -1 : 0;
+	return edc_flush(x->c, x->p.unit) < 0 ? -1 : 0;
 }
 
 /* ---- the raw path ------------------------------------------------------------------ */

@@ -365,13 +365,13 @@ int32_t edc_extent_write_sync(struct edc *c, const struct ed_protector *prot)
 
 /* ---- durability ------------------------------------------------------------------ */
 
-int32_t edc_flush(struct edc *c, int unit, const struct ed_protector *anchor)
+int32_t edc_flush(struct edc *c, int unit)
 {
-	if (c->t->flush != NULL)
-		return c->t->flush(c->ctx, unit);
-	if (anchor == NULL)
-		return ED_E_OP;
-	return edc_xn_write_sync(c, anchor);
+	struct ed_protector p;
+	memset(&p, 0, sizeof p);
+	p.unit = (uint16_t)unit;
+	p.xn_entry = -1;
+	return meta_sync(c, ED_OP_FLUSH, &p);
 }
 
 /* ---- batches ------------------------------------------------------------------ */

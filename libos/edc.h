@@ -43,10 +43,6 @@ struct edc_transport {
 	const uint64_t *(*fm_page)(void *ctx, int unit, uint32_t i);
 	/* The unit's size in sectors as the exodisk sees it (0: unknown unit). */
 	uint64_t (*nsectors)(void *ctx, int unit);
-	/* Make every write of the unit that has completed durable; 0 or an
-	 * error.  NULL where the kernel offers no such operation (see
-	 * edc_flush). */
-	int32_t (*flush)(void *ctx, int unit);
 };
 
 struct edc {
@@ -154,16 +150,11 @@ int32_t edc_extent_write_sync(struct edc *c, const struct ed_protector *prot);
 
 /* ---- durability -------------------------------------------------------------
  * A device may hold completed writes in a volatile cache; they are durable
- * only after a flush.  edc_flush makes every write of the unit that has
- * completed before the call durable by the time it returns.  Where the
- * transport has a flush operation it is used.  Otherwise the caller names
- * an exonode it has just changed (`anchor`): writing it back commits a log
- * record written with FUA, which the virtio-blk driver carries out as a
- * write followed by a device flush - so on that device it flushes
- * everything completed before it.  (docs/libfs.md, "Durability", explains
- * why a kernel flush operation is the proper fix.)  Returns 0 or an error;
- * ED_E_OP when neither way is available. */
-int32_t edc_flush(struct edc *c, int unit, const struct ed_protector *anchor);
+ * only after a flush.  edc_flush (ED_OP_FLUSH) makes every write of the unit
+ * that completed before the call durable by the time it returns: 0 or an
+ * error.  A single write can instead be made durable by itself with
+ * ED_B_FUA (edc_io with flags ED_B_WRITE | ED_B_FUA). */
+int32_t edc_flush(struct edc *c, int unit);
 
 /* ---- batches ---------------------------------------------------------------
  * A batch keeps up to `cap` requests in flight in caller-provided slots.

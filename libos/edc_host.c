@@ -19,6 +19,8 @@ static int64_t host_request(void *ctx, int op, struct ed_protector *prot, struct
 	struct ed_protector p;
 	struct ed_buf b;
 	struct ed_operation s;
+	if (op == ED_OP_FLUSH)
+		eh->nflushes++;
 	struct ed_protector *pp = NULL;
 	struct ed_buf *bp = NULL;
 	struct ed_operation *sp = NULL;
@@ -89,37 +91,11 @@ static uint64_t host_nsectors(void *ctx, int unit)
 	return s.one;
 }
 
-static void flush_done(struct blkreq *r)
-{
-	*(volatile int32_t *)r->priv = r->status;
-}
-
-/* A device flush, as a kernel operation for it would issue. */
-static int32_t host_flush(void *ctx, int unit)
-{
-	struct edc_host *eh = ctx;
-	volatile int32_t word = ED_PENDING;
-	struct blkreq r;
-	memset(&r, 0, sizeof r);
-	r.op = BLK_FLUSH;
-	r.unit = unit;
-	r.done = flush_done;
-	r.priv = (void *)&word;
-	eh->nflushes++;
-	int err = blk_submit(&r);
-	if (err != 0)
-		return err;
-	while (word == ED_PENDING)
-		blk_poll();
-	return word;
-}
-
 static const struct edc_transport host_transport = {
 	.request = host_request,
 	.idle = host_idle,
 	.fm_page = host_fm_page,
 	.nsectors = host_nsectors,
-	.flush = host_flush,
 };
 
 void edc_host_init(struct edc_host *eh, struct harness *h, struct exodisk *ed)

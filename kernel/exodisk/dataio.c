@@ -138,6 +138,7 @@ static int submit(struct ed_io *io, uint64_t sector, uint32_t nsect, struct blk_
 	struct blkreq *r = &io->req;
 	ed_memset(r, 0, sizeof(*r));
 	r->op = io->write ? BLK_WRITE : BLK_READ;
+	r->flags = io->write && io->fua ? BLK_F_FUA : 0;
 	r->unit = io->unit;
 	r->sector = sector;
 	r->nsectors = nsect;
@@ -345,7 +346,7 @@ static void bounce_done(struct blkreq *r)
 static int check_buf(const struct ed_args *a)
 {
 	const struct ed_buf *b = a->buf;
-	if (b->b_flags != ED_B_READ && b->b_flags != ED_B_WRITE)
+	if (b->b_flags != ED_B_READ && b->b_flags != ED_B_WRITE && b->b_flags != (ED_B_WRITE | ED_B_FUA))
 		return ED_E_ARG;
 	if (b->b_pad != 0 || b->b_dev != a->prot->unit)
 		return ED_E_ARG;
@@ -381,7 +382,7 @@ int64_t ed_op_io(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 	uint32_t nsect = (uint32_t)(b->b_bcount / ED_SECTOR);
 	if (!ed_range_ok(d, b->b_blkno, nsect))
 		return ED_E_RANGE;
-	bool write = b->b_flags == ED_B_WRITE;
+	bool write = (b->b_flags & ED_B_WRITE) != 0;
 
 	struct ed_obj o;
 	err = ed_obj_find(ed, prot, &o);
@@ -409,6 +410,7 @@ int64_t ed_op_io(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 		return err;
 	io->unit = prot->unit;
 	io->write = write;
+	io->fua = (b->b_flags & ED_B_FUA) != 0;
 	io->sector = b->b_blkno;
 	io->nsect = nsect;
 	io->pkind = prot->kind;

@@ -138,7 +138,7 @@ static inline struct ed_exthdr *ed_ext(const struct ed_entry *e)
 }
 
 /* ---- asynchronous operations --------------------------------------------------- */
-enum ed_iotype { IO_FREE = 0, IO_DATA, IO_READIN, IO_COMMIT, IO_SHUTDOWN };
+enum ed_iotype { IO_FREE = 0, IO_DATA, IO_READIN, IO_COMMIT, IO_SHUTDOWN, IO_FLUSH };
 
 struct ed_bounce {
 	struct ed_pvec pages;
@@ -161,6 +161,7 @@ struct ed_io {
 	struct ed_entry *ent;
 	/* ED_OP_IO */
 	bool     write;
+	bool     fua;              /* a write that is durable when it completes */
 	uint64_t sector;           /* requested range */
 	uint32_t nsect;
 	uint8_t  pkind;            /* protector, kept to re-check at completion */

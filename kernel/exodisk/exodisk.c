@@ -318,6 +318,46 @@ static int64_t shutdown(struct exodisk *ed, struct ed_client *c, struct ed_args 
 	return 0;
 }
 
+/* ED_OP_FLUSH: a device flush on the unit.  It reveals and changes no data,
+ * so it needs no capability; it exists because a device may keep completed
+ * writes in a volatile cache, and a library's fsync must be able to empty it. */
+static void flush_done(struct blkreq *r)
+{
+	struct ed_io *io = r->priv;
+	struct exodisk *ed = io->ed;
+	ed_lock(ed);
+	ed_io_finish(ed, io, r->status);
+	ed_unlock(ed);
+}
+
+static int64_t flush(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
+{
+	int err;
+	if (a->prot == NULL)
+		return ED_E_ARG;
+	struct ed_disk *d = ed_disk_get(ed, a->prot->unit, &err);
+	if (d == NULL)
+		return err;
+	struct ed_io *io = ed_io_alloc(ed, c, IO_FLUSH, &err);
+	if (io == NULL)
+		return err;
+	io->unit = a->prot->unit;
+	struct blkreq *r = &io->req;
+	ed_memset(r, 0, sizeof(*r));
+	r->op = BLK_FLUSH;
+	r->unit = a->prot->unit;
+	r->done = flush_done;
+	r->priv = io;
+	ed_io_start(ed, io, a);
+	/* As on the data path, a request the block layer refuses completes at
+	 * once with its error in the result word. */
+	if ((err = blk_submit(r)) != 0) {
+		r->status = err;
+		flush_done(r);
+	}
+	return 0;
+}
+
 /* ---- dispatch -------------------------------------------------------------------- */
 
 int64_t ed_request(struct exodisk *ed, struct ed_client *c, int op, struct ed_args *a)
@@ -376,6 +416,9 @@ int64_t ed_request(struct exodisk *ed, struct ed_client *c, int op, struct ed_ar
 			break;
 		case ED_OP_SHUTDOWN:
 			r = shutdown(ed, c, a);
+			break;
+		case ED_OP_FLUSH:
+			r = flush(ed, c, a);
 			break;
 		default:
 			r = ED_E_OP;

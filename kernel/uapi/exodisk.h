@@ -52,7 +52,8 @@
 #define ED_OP_IN_CACHE             23   /* is a header / exonode block cached?       */
 #define ED_OP_GET_FREE_MAP         24   /* where the free map is mapped              */
 #define ED_OP_SHUTDOWN             25   /* checkpoint the unit and stop it (async)   */
-#define ED_OP_COUNT                26
+#define ED_OP_FLUSH                26   /* make the unit's completed writes durable (async) */
+#define ED_OP_COUNT                27
 
 /* ---- capabilities ------------------------------------------------------- */
 /* Application-chosen, 128 bits.  Compared in constant time; stored encrypted. */
@@ -82,9 +83,10 @@ struct ed_protector {
 /* ---- struct ed_buf (the thesis's struct buf, Table 3.4) ----------------- */
 #define ED_B_READ   0x1
 #define ED_B_WRITE  0x2
+#define ED_B_FUA    0x4   /* with ED_B_WRITE: durable when it completes           */
 
 struct ed_buf {
-	uint32_t b_flags;     /* ED_B_READ or ED_B_WRITE (ED_OP_IO only)               */
+	uint32_t b_flags;     /* ED_B_READ, ED_B_WRITE or ED_B_WRITE|ED_B_FUA (ED_OP_IO) */
 	uint16_t b_dev;       /* disk unit; must equal prot->unit                      */
 	uint16_t b_pad;       /* must be zero                                          */
 	uint64_t b_blkno;     /* first sector to transfer                              */
@@ -95,8 +97,8 @@ struct ed_buf {
 
 /* The result word: the kernel stores ED_PENDING when an asynchronous
  * operation is queued, then 0 or a negative error code when it completes.
- * For ED_OP_EXTENT_READ/WRITE, ED_OP_EXONODE_READ/WRITE and ED_OP_SHUTDOWN
- * only b_resptr of reqbp is used (reqbp may be NULL: no notification). */
+ * For ED_OP_EXTENT_READ/WRITE, ED_OP_EXONODE_READ/WRITE, ED_OP_SHUTDOWN and
+ * ED_OP_FLUSH only b_resptr of reqbp is used (reqbp may be NULL: no notification). */
 #define ED_PENDING  1
 
 /* ---- struct ed_operation (thesis Table 3.5) ----------------------------- */

@@ -49,7 +49,7 @@ struct kv_super {
 	uint32_t nslots;          /* index records */
 	uint32_t pad;
 	uint64_t index;           /* first sector of the index extent */
-	uint64_t epoch;           /* bumped by every flush (kv_flush) */
+	uint64_t reserved;        /* zero */
 };
 
 struct kv_rec {
@@ -114,18 +114,10 @@ static int err(int64_t r)
 	return r >= 0 ? 0 : -edc_errno(r);
 }
 
-/* Make every completed write durable (libos/edc.h: edc_flush).  Bumping the
- * superblock's epoch gives the flush an exonode to write back where the
- * kernel has no flush operation. */
+/* Make every completed write durable (libos/edc.h: edc_flush). */
 static int kv_flush(struct kv *kv)
 {
-	struct ed_protector p = prot(kv, kv->sbsec, 0);
-	kv->sb.epoch++;
-	int64_t r;
-	RETRY(kv, p, r, edc_xn_add_data(kv->c, &p, 0, &kv->sb, sizeof kv->sb));
-	if (r >= 0)
-		r = edc_flush(kv->c, kv->unit, &p);
-	return r == ED_E_CLEAN ? 0 : err(r);
+	return err(edc_flush(kv->c, kv->unit));
 }
 
 static int commit(struct kv *kv, struct ed_protector *p)

@@ -32,7 +32,7 @@ uint32_t ufs_newgen(struct ufs *fs)
 	/* Distinct from the generation an earlier inode in the same slot had,
 	 * with overwhelming probability: a stale directory entry then fails
 	 * the generation check instead of naming the new file. */
-	uint64_t x = ufs_now(fs) ^ fs->sb.fsid ^ (fs->sb.epoch << 17);
+	uint64_t x = ufs_now(fs) ^ fs->sb.fsid;
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdull;
 	x ^= x >> 33;

@@ -105,7 +105,7 @@ struct ufs_super {
 	uint32_t bsize;           /* UFS_BSIZE                                       */
 	uint64_t lock_sector;
 	uint64_t created;         /* ns, from the clock of whoever ran mkfs          */
-	uint64_t epoch;           /* counts barriers (see sync.c)                    */
+	uint64_t reserved;        /* zero                                            */
 	char     label[32];
 	struct ufs_intent intent[UFS_NINTENT];
 };

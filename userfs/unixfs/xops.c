@@ -341,14 +341,7 @@ int ufs_writeback_all(struct ufs *fs)
 
 int ufs_barrier(struct ufs *fs)
 {
-	/* Bump the epoch so the superblock is changed: where the kernel has no
-	 * flush operation, writing it back is the flush (edc_flush). */
-	fs->sb.epoch++;
-	int64_t r = ufs_xn_add_data(fs, fs->sb_sector, 0, 0, &fs->sb, sizeof fs->sb);
-	if (r < 0)
-		return ufs_err(r);
-	struct ed_protector p = ufs_prot(fs, fs->sb_sector, 0);
 	fs->cnt.barriers++;
-	int32_t f = edc_flush(fs->c, fs->unit, &p);
-	return f < 0 && f != ED_E_CLEAN ? ufs_err(f) : 0;
+	int32_t f = edc_flush(fs->c, fs->unit);
+	return f < 0 ? ufs_err(f) : 0;
 }

@@ -1093,6 +1093,58 @@ static void test_request_counts(void)
 	fx_free(&f);
 }
 
+/* ED_OP_FLUSH and ED_B_FUA: a completed write sits in the device's volatile
+ * cache (the test disk keeps it apart from its medium) until a flush; a FUA
+ * write reaches the medium by itself. */
+static bool on_medium(struct fx *f, uint64_t s, const uint8_t *want, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (f->hd.cached[s + (uint64_t)i] ||
+		    memcmp(f->hd.medium + (s + (uint64_t)i) * SECT, want + i * SECT, SECT) != 0)
+			return false;
+	return true;
+}
+
+static void test_flush(void)
+{
+	struct fx f;
+	fx_new(&f, D, HD_POLLED, NULL, 12);
+	uint64_t S = data_start(&f) + 10;
+	static uint8_t w[8 * SECT];
+	fill(w, sizeof(w), 13);
+	struct ed_protector p = h_ext(0, S, 8 * SECT, RC, WC);
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXTENT_ALLOCATE, &p, NULL), 0);
+	CHECK_EQ(h_io(&f.h, f.ed, &f.a, &p, 1, S + 1, w, 7 * SECT), 0);
+	h_settle();
+	CHECK(!on_medium(&f, S + 1, w, 7));          /* completed, but only cached */
+	uint64_t nflush = f.hd.nflush;
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_FLUSH, &p), 0);
+	CHECK_EQ(f.hd.nflush, nflush + 1);
+	CHECK(on_medium(&f, S + 1, w, 7));
+
+	/* A FUA write needs no flush after it. */
+	fill(w, sizeof(w), 14);
+	int32_t res = 12345;
+	struct ed_buf b;
+	memset(&b, 0, sizeof(b));
+	b.b_flags = ED_B_WRITE | ED_B_FUA;
+	b.b_blkno = S + 1;
+	b.b_bcount = 7 * SECT;
+	CHECK_EQ(h_req(&f.h, f.ed, &f.a, ED_OP_IO, &p, &b, NULL, w, 7 * SECT, NULL, 0, &res), 0);
+	CHECK_EQ(h_wait(&res), 0);
+	CHECK(on_medium(&f, S + 1, w, 7));
+
+	/* Bad input: FUA on a read, no protector, no such unit. */
+	b.b_flags = ED_B_READ | ED_B_FUA;
+	CHECK_EQ(h_req(&f.h, f.ed, &f.a, ED_OP_IO, &p, &b, NULL, w, 7 * SECT, NULL, 0, &res), ED_E_ARG);
+	CHECK_EQ(h_req(&f.h, f.ed, &f.a, ED_OP_FLUSH, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL), ED_E_ARG);
+	struct ed_protector nounit = p;
+	nounit.unit = 5;
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_FLUSH, &nounit), ED_E_UNIT);
+	fx_check_live(&f);
+	fx_free(&f);
+}
+
 int main(void)
 {
 	RC = h_cap(0x1111, 0xaaaa);
@@ -1108,6 +1160,7 @@ int main(void)
 	test_async();
 	test_bounce();
 	test_request_counts();
+	test_flush();
 	printf("test_ed_ops: ok\n");
 	return 0;
 }

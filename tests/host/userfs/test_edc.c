@@ -72,7 +72,7 @@ static void test_wrappers(struct fx *f, struct edc *c)
 	/* Write back, with a barrier through the transport's flush. */
 	CHECK_EQ(edc_xn_write_sync(c, &p), 0);
 	CHECK_EQ(edc_xn_write_sync(c, &p), ED_E_CLEAN);
-	CHECK_EQ(edc_flush(c, f->unit, NULL), 0);
+	CHECK_EQ(edc_flush(c, f->unit), 0);
 	int64_t ic = edc_in_cache(c, &p);
 	CHECK((ic & ED_IC_CACHED) && (ic & ED_IC_COMMITTED) && (ic & ED_IC_EXONODE) && !(ic & ED_IC_DIRTY));
 

@@ -634,10 +634,9 @@ static const uint64_t *rival_fm(void *ctx, int unit, uint32_t i)
 	return in(ctx)->edc.t->fm_page(in(ctx), unit, i);
 }
 static uint64_t rival_nsect(void *ctx, int unit) { return in(ctx)->edc.t->nsectors(in(ctx), unit); }
-static int32_t rival_flush(void *ctx, int unit) { return in(ctx)->edc.t->flush(in(ctx), unit); }
 
 static const struct edc_transport rival_transport = {
-	rival_request, rival_idle, rival_fm, rival_nsect, rival_flush,
+	rival_request, rival_idle, rival_fm, rival_nsect,
 };
 
 static void test_alloc_race(void)
