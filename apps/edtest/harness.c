@@ -14,29 +14,11 @@ struct edc *E;
 int U;
 struct edc_fm FM;
 
-/* The client: the library's system-call transport, except that waiting
- * for a result sleeps in ED_OP_POLL until one of our operations completes
- * instead of spinning (which, under the disk model's -icount, would burn
- * simulated time as well as the CPU). */
-static struct edc_transport transport;
-static struct edc client;
-
-static void idle_sleep(void *ctx)
-{
-	int64_t n = transport.request(ctx, ED_OP_POLL, NULL, NULL, NULL);
-	if (n > 0) {
-		struct ed_operation most = { .one = (uint64_t)n - 1 };
-		transport.request(ctx, ED_OP_POLL, NULL, NULL, &most);
-	}
-}
-
+/* The client: the library's system-call transport (its waits sleep in
+ * ED_OP_POLL until one of our operations completes). */
 void client_init(void)
 {
-	struct edc *sys = edc_default();
-	transport = *sys->t;
-	transport.idle = idle_sleep;
-	edc_init(&client, &transport, sys->ctx);
-	E = &client;
+	E = edc_default();
 }
 
 static unsigned long nchecks, nfailed;

@@ -298,15 +298,29 @@ static int64_t get_free_map(struct exodisk *ed, struct ed_args *a)
 	return 0;
 }
 
+/* The start of a unit-wide asynchronous operation (SHUTDOWN, FLUSH): the
+ * protector names only a mounted unit.  NULL with *err set on failure. */
+static struct ed_io *unit_io(struct exodisk *ed, struct ed_client *c, struct ed_args *a, int type,
+                             struct ed_disk **dp, int *err)
+{
+	if (a->prot == NULL) {
+		*err = ED_E_ARG;
+		return NULL;
+	}
+	*dp = ed_disk_get(ed, a->prot->unit, err);
+	if (*dp == NULL)
+		return NULL;
+	struct ed_io *io = ed_io_alloc(ed, c, type, err);
+	if (io != NULL)
+		io->unit = a->prot->unit;
+	return io;
+}
+
 static int64_t shutdown(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 {
 	int err;
-	if (a->prot == NULL)
-		return ED_E_ARG;
-	struct ed_disk *d = ed_disk_get(ed, a->prot->unit, &err);
-	if (d == NULL)
-		return err;
-	struct ed_io *io = ed_io_alloc(ed, c, IO_SHUTDOWN, &err);
+	struct ed_disk *d;
+	struct ed_io *io = unit_io(ed, c, a, IO_SHUTDOWN, &d, &err);
 	if (io == NULL)
 		return err;
 	ed_io_start(ed, io, a);
@@ -333,15 +347,10 @@ static void flush_done(struct blkreq *r)
 static int64_t flush(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 {
 	int err;
-	if (a->prot == NULL)
-		return ED_E_ARG;
-	struct ed_disk *d = ed_disk_get(ed, a->prot->unit, &err);
-	if (d == NULL)
-		return err;
-	struct ed_io *io = ed_io_alloc(ed, c, IO_FLUSH, &err);
+	struct ed_disk *d;
+	struct ed_io *io = unit_io(ed, c, a, IO_FLUSH, &d, &err);
 	if (io == NULL)
 		return err;
-	io->unit = a->prot->unit;
 	struct blkreq *r = &io->req;
 	ed_memset(r, 0, sizeof(*r));
 	r->op = BLK_FLUSH;
