@@ -133,3 +133,68 @@ void emit(const char *fmt, ...)
 	printf("}\n");
 	va_end(ap);
 }
+
+void emit_meta(const char *exp, int runs)
+{
+	emit("\"bench\":\"meta\",\"exp\":\"%s\",\"dev\":\"%s\",\"unit\":%d,\"runs\":%d,\"timebase_hz\":%lu,"
+	     "\"resolution_ns\":%lu,\"raw\":%d", exp, B.dev, B.unit, runs, (unsigned long)B.hz,
+	     (unsigned long)(B.hz ? 1000000000ull / B.hz : 0), B.raw ? 1 : 0);
+}
+
+void summarize(const uint64_t *v, int n, struct summary *s)
+{
+	uint64_t tmp[BENCH_MAXRUNS];
+	memset(s, 0, sizeof *s);
+	if (n <= 0 || n > BENCH_MAXRUNS)
+		return;
+	s->min = UINT64_MAX;
+	for (int i = 0; i < n; i++) {
+		tmp[i] = v[i];
+		s->min = v[i] < s->min ? v[i] : s->min;
+		s->max = v[i] > s->max ? v[i] : s->max;
+	}
+	mean_sd(v, n, &s->mean, &s->sd);
+	s->median = median_u64(tmp, n);
+}
+
+uint64_t rnd(uint64_t *seed)
+{
+	return rnd_next(seed);
+}
+
+void shuffle(uint32_t *a, uint32_t n, uint64_t *seed)
+{
+	for (uint32_t i = 0; i < n; i++)
+		a[i] = i;
+	for (uint32_t i = n; i > 1; i--) {
+		uint32_t j = (uint32_t)(rnd(seed) % i);
+		uint32_t t = a[i - 1];
+		a[i - 1] = a[j];
+		a[j] = t;
+	}
+}
+
+void stamp_block(void *p, uint64_t tag, uint64_t id)
+{
+	memcpy(p, &tag, 8);
+	memcpy((uint8_t *)p + 8, &id, 8);
+}
+
+int stamp_ok(const void *p, uint64_t tag, uint64_t id)
+{
+	uint64_t t, i;
+	memcpy(&t, p, 8);
+	memcpy(&i, (const uint8_t *)p + 8, 8);
+	return t == tag && i == id;
+}
+
+long arg_num(const char *s, void (*usage)(void))
+{
+	char *end;
+	if (s == NULL || *s < '0' || *s > '9')
+		usage();
+	long v = strtol(s, &end, 10);
+	if (*end != 0)
+		usage();
+	return v;
+}

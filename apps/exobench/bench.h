@@ -59,9 +59,42 @@ const char *fmt_ms(char *buf, size_t n, uint64_t ns);
 /* One machine-readable line: "EXOBENCH {" then the caller's key/values
  * (a printf format producing `"k":v,...` without braces), then "}". */
 void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The first line of every experiment: what ran, where, and the clock's
+ * rate, so a reader of the lines alone knows the resolution. */
+void emit_meta(const char *exp, int runs);
+
+/* Runs per experiment: at most this many in one boot. */
+#define BENCH_MAXRUNS 16
+
+/* Mean, standard deviation (of the population: the runs are all there
+ * is), median, minimum and maximum of n values (v is not changed). */
+struct summary {
+	uint64_t mean, sd, median, min, max;
+};
+void summarize(const uint64_t *v, int n, struct summary *s);
+
+/* Seeded pseudo-random numbers (xorshift64*), the same in every boot, and
+ * a random permutation of a[0..n) built with them. */
+uint64_t rnd(uint64_t *seed);
+void shuffle(uint32_t *a, uint32_t n, uint64_t *seed);
+
+/* Data that names itself: the first 16 bytes of a block hold `tag` and
+ * `id`, so a read that returns the wrong block (or a stale one) shows. */
+void stamp_block(void *p, uint64_t tag, uint64_t id);
+int stamp_ok(const void *p, uint64_t tag, uint64_t id);
+
+/* An option's number: s must be all decimal digits (usage() otherwise,
+ * which does not return). */
+long arg_num(const char *s, void (*usage)(void));
 
 /* Experiments: argv[0] is the subcommand's name. */
 int smallfile_main(int argc, char **argv);
+int largefile_main(int argc, char **argv);
+int unixfs_main(int argc, char **argv);
+int interleave_main(int argc, char **argv);
+int insert_main(int argc, char **argv);
+int ddio_main(int argc, char **argv);
+int persist_main(int argc, char **argv);
 int reqcost_main(int argc, char **argv);
 
 #endif

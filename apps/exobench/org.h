@@ -26,11 +26,20 @@ struct layout {
 	uint32_t fsect;         /* sectors per file                            */
 	int group;              /* files per group (per exonode sector)        */
 	uint32_t xnlen;         /* bytes per exonode                           */
+	int stride;             /* group g is the (g * stride)th group slot
+	                           from start: 1 packs the groups; 2 leaves
+	                           every other slot to someone else (the
+	                           interleaved layout of thesis 5.3)           */
 };
+
+static inline uint64_t lay_gsect(const struct layout *l)
+{
+	return 1 + (uint64_t)l->group * l->fsect;      /* sectors per group */
+}
 
 static inline uint64_t lay_block(const struct layout *l, int g)
 {
-	return l->start + (uint64_t)g * (1 + (uint64_t)l->group * l->fsect);
+	return l->start + (uint64_t)g * (uint64_t)(l->stride > 1 ? l->stride : 1) * lay_gsect(l);
 }
 
 static inline uint64_t lay_data(const struct layout *l, int i)
@@ -87,6 +96,9 @@ uint64_t raw_flush_ns(uint64_t sector, int n);
 int wb_extent(struct sf *s, const struct ed_protector *p);
 int wb_exonode(struct sf *s, const struct ed_protector *p);
 int wb_drain(struct sf *s);
+/* One synchronous request on the raw path (RAW_READ, RAW_WRITE, RAW_FLUSH),
+ * waiting by sleeping in RAW_WAIT; 0 or an error. */
+int raw_sync(int op, uint64_t sector, void *buf, uint32_t nbytes);
 /* One synchronous transfer through prot. */
 int io_sync(const struct ed_protector *p, int write, uint64_t blkno, void *mem, uint64_t bytes);
 

@@ -11,7 +11,7 @@
 #include "apps/exobench/org.h"
 #include "apps/rawlib.h"
 
-static int raw_sync(int op, uint64_t sector, void *buf, uint32_t nbytes)
+int raw_sync(int op, uint64_t sector, void *buf, uint32_t nbytes)
 {
 	volatile int32_t word = RAW_PENDING;
 	struct raw_req q;
