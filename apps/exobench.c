@@ -6,6 +6,7 @@
  *   exobench smallfile ...   thesis Tables A.1 and A.2 (apps/exobench/smallfile.c)
  *   exobench largefile ...   thesis Table A.3 (largefile.c)
  *   exobench unixfs ...      the full-file-system rows of A.1-A.3 (unixfs.c)
+ *   exobench interleave ...  thesis Table A.4, two processes (interleave.c)
  *   exobench reqcost ...     the cost of one exodisk_request (reqcost.c)
  *   exobench list            the subcommands
  *
@@ -25,6 +26,7 @@ static const struct {
 	{ "smallfile", smallfile_main, "small files: allocate+write, read, deallocate (Tables A.1/A.2)" },
 	{ "largefile", largefile_main, "one large file: allocate, sequential and random I/O, deallocate (Table A.3)" },
 	{ "unixfs", unixfs_main, "the small- and large-file work through POSIX on a unixfs (Tables A.1-A.3)" },
+	{ "interleave", interleave_main, "two applications, partitioned, neighboring or interleaved (Table A.4)" },
 	{ "reqcost", reqcost_main, "cycles and time per exodisk_request, against getpid" },
 };
 
