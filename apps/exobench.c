@@ -7,6 +7,7 @@
  *   exobench largefile ...   thesis Table A.3 (largefile.c)
  *   exobench unixfs ...      the full-file-system rows of A.1-A.3 (unixfs.c)
  *   exobench interleave ...  thesis Table A.4, two processes (interleave.c)
+ *   exobench insert ...      thesis Table A.5 (insert.c)
  *   exobench reqcost ...     the cost of one exodisk_request (reqcost.c)
  *   exobench list            the subcommands
  *
@@ -27,6 +28,7 @@ static const struct {
 	{ "largefile", largefile_main, "one large file: allocate, sequential and random I/O, deallocate (Table A.3)" },
 	{ "unixfs", unixfs_main, "the small- and large-file work through POSIX on a unixfs (Tables A.1-A.3)" },
 	{ "interleave", interleave_main, "two applications, partitioned, neighboring or interleaved (Table A.4)" },
+	{ "insert", insert_main, "16 bytes into the middle of files: indexed against copy (Table A.5)" },
 	{ "reqcost", reqcost_main, "cycles and time per exodisk_request, against getpid" },
 };
 
