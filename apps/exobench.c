@@ -8,6 +8,7 @@
  *   exobench unixfs ...      the full-file-system rows of A.1-A.3 (unixfs.c)
  *   exobench interleave ...  thesis Table A.4, two processes (interleave.c)
  *   exobench insert ...      thesis Table A.5 (insert.c)
+ *   exobench ddio ...        thesis Figure 5-6, over libos/ddio.h (ddio.c)
  *   exobench reqcost ...     the cost of one exodisk_request (reqcost.c)
  *   exobench list            the subcommands
  *
@@ -29,6 +30,7 @@ static const struct {
 	{ "unixfs", unixfs_main, "the small- and large-file work through POSIX on a unixfs (Tables A.1-A.3)" },
 	{ "interleave", interleave_main, "two applications, partitioned, neighboring or interleaved (Table A.4)" },
 	{ "insert", insert_main, "16 bytes into the middle of files: indexed against copy (Table A.5)" },
+	{ "ddio", ddio_main, "disk-directed I/O: N random reads at once against one at a time (Figure 5-6)" },
 	{ "reqcost", reqcost_main, "cycles and time per exodisk_request, against getpid" },
 };
 
