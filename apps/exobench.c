@@ -9,6 +9,7 @@
  *   exobench interleave ...  thesis Table A.4, two processes (interleave.c)
  *   exobench insert ...      thesis Table A.5 (insert.c)
  *   exobench ddio ...        thesis Figure 5-6, over libos/ddio.h (ddio.c)
+ *   exobench persist ...     thesis Table A.6 (persist.c)
  *   exobench reqcost ...     the cost of one exodisk_request (reqcost.c)
  *   exobench list            the subcommands
  *
@@ -31,6 +32,7 @@ static const struct {
 	{ "interleave", interleave_main, "two applications, partitioned, neighboring or interleaved (Table A.4)" },
 	{ "insert", insert_main, "16 bytes into the middle of files: indexed against copy (Table A.5)" },
 	{ "ddio", ddio_main, "disk-directed I/O: N random reads at once against one at a time (Figure 5-6)" },
+	{ "persist", persist_main, "persistence models Memory, Metadata, Data (Table A.6)" },
 	{ "reqcost", reqcost_main, "cycles and time per exodisk_request, against getpid" },
 };
 
