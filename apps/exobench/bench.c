@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "apps/exobench/bench.h"
 #include "apps/rawlib.h"
 #include "libos/exo.h"
@@ -45,6 +46,13 @@ const char *bench_open(int unit)
 	if (B.raw && raw_info((unsigned)unit, &in) == 0) {
 		memcpy(B.dev, in.name, sizeof B.dev - 1);
 		B.dev[sizeof B.dev - 1] = 0;
+	} else {
+		/* Without the raw path to ask, the boot option that chose unit
+		 * 0's kind (tools/qemu-disks.sh); other units are virtio. */
+		char kind[16] = "";
+		exo_bootopt("disk", kind, sizeof kind);
+		strcpy(B.dev, unit == 0 && strcmp(kind, "model") == 0 ? "model"
+		              : unit == 0 && strcmp(kind, "ram") == 0 ? "ramdisk" : "virtio-blk");
 	}
 	return NULL;
 }
@@ -124,14 +132,24 @@ const char *fmt_ms(char *buf, size_t n, uint64_t ns)
 	return buf;
 }
 
+/* The line is made whole first and written with one write(): stdout's
+ * buffer may flush a long line in pieces, and with two processes on one
+ * console (exobench interleave) another's line could land in the middle. */
 void emit(const char *fmt, ...)
 {
+	char line[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	printf("EXOBENCH {");
-	vprintf(fmt, ap);
-	printf("}\n");
+	int n = snprintf(line, sizeof line, "EXOBENCH {");
+	n += vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
 	va_end(ap);
+	if (n > (int)sizeof line - 3)
+		n = (int)sizeof line - 3;        /* (no line is this long) */
+	line[n++] = '}';
+	line[n++] = '\n';
+	fflush(stdout);
+	if (write(1, line, (size_t)n) != n)
+		fprintf(stderr, "exobench: lost an EXOBENCH line\n");
 }
 
 void emit_meta(const char *exp, int runs)

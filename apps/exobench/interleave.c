@@ -29,9 +29,9 @@
  * replaced anyway are read back in (counted as readins).
  *
  * The parent starts the two applications (`exobench interleave -A ...`,
- * an internal form) once per layout and run, and waits for both.  Each
- * application prints its own lines; `make bench`'s report averages the
- * two.
+ * an internal form) once per layout and run, waits until both have raised
+ * their "done" flags, and ends them.  Each application prints its own
+ * lines; `make bench`'s report averages the two.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,17 +61,30 @@ static struct ed_protector xprot(int i)
 	return p;
 }
 
-/* Meet the other application before phase k: raise our flag (allocate a
- * sector, never written back: it vanishes when we exit), wait for theirs. */
+/* Flag sectors, from `flags`: two per phase (one per application), then
+ * each application's "done" and "failed".  A flag is raised by allocating
+ * its sector, never written back, and seen by anyone in the exported free
+ * map.  It stays up until its process exits - which is why an application
+ * does not exit when it is done, but waits for the parent to end it: had
+ * it exited, its last flag could vanish before the other saw it. */
+#define F_DONE 10
+#define F_FAIL 12
+
+static int raise_flag(int k)
+{
+	struct ed_protector p = edc_prot_extent(B.unit, flags + (uint64_t)k, &s.rc, &s.wc);
+	p.length = ED_SECTOR;
+	return (int)edc_extent_alloc(B.c, &p);
+}
+
+/* Meet the other application before phase k: raise our flag, wait for
+ * theirs (sleeping: a spinning wait would take the CPU from the other). */
 static int barrier(int k)
 {
-	uint64_t mine = flags + 2 * (uint64_t)k + (uint64_t)app, theirs = flags + 2 * (uint64_t)k + (uint64_t)(1 - app);
-	struct ed_protector p = edc_prot_extent(B.unit, mine, &s.rc, &s.wc);
-	p.length = ED_SECTOR;
-	int64_t r = edc_extent_alloc(B.c, &p);
+	int r = raise_flag(2 * k + app);
 	if (r != 0)
-		return (int)r;
-	while (!edc_fm_test(&B.fm, theirs))
+		return r;
+	while (!edc_fm_test(&B.fm, flags + 2 * (uint64_t)k + (uint64_t)(1 - app)))
 		exo_sleep_ns(1000000);
 	return 0;
 }
@@ -210,7 +223,7 @@ static int phase(int ph, const uint32_t *order, uint64_t wtag_seq, uint64_t wtag
 }
 
 /* One application: interleave -A app run layout start stride flags nfiles unit */
-static int app_main(int argc, char **argv)
+static int app_run(int argc, char **argv)
 {
 	if (argc != 10) {
 		printf("interleave: -A takes 8 numbers (it is how the parent starts an application)\n");
@@ -269,6 +282,20 @@ static int app_main(int argc, char **argv)
 		     (unsigned long)(s.readins - in0));
 	}
 	return 0;
+}
+
+static int app_main(int argc, char **argv)
+{
+	int r = app_run(argc, argv);
+	if (B.c == NULL) {
+		printf("interleave: app %s could not start; the parent will wait for ever\n", argc > 2 ? argv[2] : "?");
+		return r;
+	}
+	if (r != 0)
+		raise_flag(F_FAIL + app);
+	raise_flag(F_DONE + app);
+	for (;;)
+		exo_sleep_ns(1000000000);       /* until the parent ends us */
 }
 
 /* ---- the parent -------------------------------------------------------------- */
@@ -365,11 +392,13 @@ int interleave_main(int argc, char **argv)
 					return 1;
 				}
 			}
-			int bad = 0;
+			while (!edc_fm_test(&B.fm, fl + F_DONE) || !edc_fm_test(&B.fm, fl + F_DONE + 1))
+				exo_sleep_ns(1000000);
+			int bad = edc_fm_test(&B.fm, fl + F_FAIL) || edc_fm_test(&B.fm, fl + F_FAIL + 1);
 			for (int a = 0; a < 2; a++) {
-				int status = -1;
+				int status;
+				exo_kill(pid[a]);
 				exo_wait(pid[a], &status);
-				bad |= status != 0;
 			}
 			if (bad) {
 				printf("interleave: an application failed (%s, run %d)\n", layouts[l], run + 1);

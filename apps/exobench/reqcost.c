@@ -116,6 +116,7 @@ int reqcost_main(int argc, char **argv)
 		printf("reqcost: unit %d: %s\n", unit, err ? err : "cannot set up the extent and exonode");
 		return 1;
 	}
+	emit_meta("reqcost", 1);
 
 	/* What rdcycle counts: its rate against rdtime over 20 ms of work. */
 	uint64_t c0 = cycles(), t0 = now();

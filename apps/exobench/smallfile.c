@@ -271,6 +271,7 @@ int smallfile_main(int argc, char **argv)
 		printf("smallfile: unit %d: %s\n", unit, err);
 		return 1;
 	}
+	emit_meta("smallfile", runs);
 	struct experiment x;
 	memset(&x, 0, sizeof x);
 	x.runs = runs;
