@@ -8,3 +8,5 @@ host-tools: $(HOST_TOOLS)
 $(BUILD)/tools/mkinitrd: tools/mkinitrd.c kernel/uapi/initrd.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_TOOL_CFLAGS) -o $@ $<
+
+include tools/bench/bench.mk
