@@ -13,29 +13,14 @@
 
 struct bench B;
 
-/* The library's system-call client, except that waiting sleeps in
- * ED_OP_POLL until one of our operations completes, as the raw path's
- * RAW_WAIT sleeps: both sides of every comparison wait the same way, and
- * under -icount an idle CPU lets simulated time skip ahead. */
-static struct edc_transport transport;
-static struct edc client;
-
-static void idle_sleep(void *ctx)
-{
-	int64_t n = transport.request(ctx, ED_OP_POLL, NULL, NULL, NULL);
-	if (n > 0) {
-		struct ed_operation most = { .one = (uint64_t)n - 1 };
-		transport.request(ctx, ED_OP_POLL, NULL, NULL, &most);
-	}
-}
-
 const char *bench_open(int unit)
 {
-	struct edc *sys = edc_default();
-	transport = *sys->t;
-	transport.idle = idle_sleep;
-	edc_init(&client, &transport, sys->ctx);
-	B.c = &client;
+	/* The library's system-call client: it waits by sleeping in
+	 * ED_OP_POLL until one of our operations completes, as the raw
+	 * path's RAW_WAIT sleeps, so both sides of every comparison wait the
+	 * same way and under -icount an idle CPU lets simulated time skip
+	 * ahead. */
+	B.c = edc_default();
 	B.unit = unit;
 	B.hz = exo_kinfo()->timebase_hz;
 	strcpy(B.dev, "?");

@@ -24,7 +24,7 @@
  *
  * No control over layout: unixfs places everything itself.  If the unit
  * holds no unixfs for the development secret, one is made first.  The
- * unixfs waits through exobench's client (sleeping in ED_OP_POLL).
+ * unixfs waits as every library client does: sleeping in ED_OP_POLL.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -318,9 +318,6 @@ int unixfs_main(int argc, char **argv)
 		printf("unixfs: unit %d: %s\n", unit, err);
 		return 1;
 	}
-	/* Every unixfs mounted from here on waits the way the rest of
-	 * exobench does: sleeping in the kernel. */
-	edc_set_default(B.c);
 	uint64_t sb;
 	snprintf(opts, sizeof opts, "unit=%d", unit);
 	int r = unixfs_mkfs(opts, &sb);
