@@ -186,6 +186,30 @@ def table(head, rows):
 
 # ---- plots -------------------------------------------------------------------
 
+def beside(label, rows, cols, thesis, ours, plats):
+    """A table with the thesis's value, then ours on each platform, per column.
+    rows: (name, thesis row, our key prefix or None for a thesis-only row);
+    cols: (our last key part, thesis column)."""
+    head = [label]
+    for _, col in cols:
+        head += ["%s: thesis" % col] + [PLATFORM_TITLE.get(p, p) for p in plats]
+    out = []
+    for name, trow, key in rows:
+        r = [name]
+        for ph, col in cols:
+            r.append(num(thesis.get((trow, col))))
+            r += [ms(ours[p].get(key + (ph,))) if key is not None else "–" for p in plats]
+        out.append(r)
+    return table(head, out)
+
+
+def org_rows():
+    """The organizations of Tables A.1-A.3, named as beside the thesis's rows."""
+    names = {"raw": "Raw (thesis: Disk Driver)", "unixfs": "unixfs (thesis: Ultrix FS)"}
+    return ([(names.get(org, trow), trow, (org,)) for org, trow in SMALL_ROWS] +
+            [("thesis only: Raw Ultrix", "Raw Ultrix", None)])
+
+
 def plots(outdir, plats, T, th):
     import matplotlib
     matplotlib.use("Agg")
@@ -368,20 +392,7 @@ def write_report(outdir, info, plats, T, th, figs):
     for tab, what in (("A.1", "1,000 x 10 KB files"), ("A.2", "10,000 x 1 KB files")):
         t = thesis_table(th, tab)
         add("## Table %s: small file I/O, %s (ms per file)\n" % (tab, what))
-        head = ["organization"]
-        for _, col in SMALL_PHASES:
-            head += ["%s: thesis" % col] + [PLATFORM_TITLE.get(p, p) for p in plats]
-        rows = []
-        for org, trow in SMALL_ROWS + [(None, "Raw Ultrix")]:
-            name = {"raw": "Raw (thesis: Disk Driver)", "unixfs": "unixfs (thesis: Ultrix FS)"}.get(org, trow)
-            if org is None:
-                name = "thesis only: Raw Ultrix"
-            r = [name]
-            for ph, col in SMALL_PHASES:
-                r.append(num(t.get((trow, col))))
-                r += [ms(T[tab][p].get((org, ph))) if org else "–" for p in plats]
-            rows.append(r)
-        add(table(head, rows))
+        add(beside("organization", org_rows(), SMALL_PHASES, t, T[tab], plats))
         add("\n![Figure %s](plots/%s.png)\n" % ("5-1" if tab == "A.1" else "5-2", "fig5-1" if tab == "A.1" else "fig5-2"))
         add("Protection overhead against Raw (the thesis: against its Disk Driver):\n")
         rows = []
@@ -397,20 +408,7 @@ def write_report(outdir, info, plats, T, th, figs):
     # A.3
     t = thesis_table(th, "A.3")
     add("## Table A.3: large file I/O, 80 MB (MB/s)\n")
-    head = ["organization"]
-    for _, col in LARGE_PHASES:
-        head += ["%s: thesis" % col] + [PLATFORM_TITLE.get(p, p) for p in plats]
-    rows = []
-    for org, trow in SMALL_ROWS + [(None, "Raw Ultrix")]:
-        name = {"raw": "Raw (thesis: Disk Driver)", "unixfs": "unixfs (thesis: Ultrix FS)"}.get(org, trow)
-        if org is None:
-            name = "thesis only: Raw Ultrix"
-        r = [name]
-        for ph, col in LARGE_PHASES:
-            r.append(num(t.get((trow, col))))
-            r += [ms(T["A.3"][p].get((org, ph))) if org else "–" for p in plats]
-        rows.append(r)
-    add(table(head, rows))
+    add(beside("organization", org_rows(), LARGE_PHASES, t, T["A.3"], plats))
     add("\nAllocation and deallocation (seconds; the thesis: under 0.06 s and 0.035 s, Ultrix deallocation "
         "1.39 s):\n")
     add(table(["organization"] + ["%s %s" % (ph, PLATFORM_TITLE.get(p, p)) for ph in ("alloc", "dealloc")
@@ -432,17 +430,7 @@ def write_report(outdir, info, plats, T, th, figs):
     # A.4
     t = thesis_table(th, "A.4")
     add("## Table A.4: two applications, 1,000 x 10 KB files each (ms per file, mean of the two)\n")
-    head = ["layout"]
-    for _, col in IL_PHASES:
-        head += ["%s: thesis" % col] + [PLATFORM_TITLE.get(p, p) for p in plats]
-    rows = []
-    for lay, trow in LAYOUTS:
-        r = [trow]
-        for ph, col in IL_PHASES:
-            r.append(num(t.get((trow, col))))
-            r += [ms(T["A.4"][p].get((lay, ph))) for p in plats]
-        rows.append(r)
-    add(table(head, rows))
+    add(beside("layout", [(trow, trow, (lay,)) for lay, trow in LAYOUTS], IL_PHASES, t, T["A.4"], plats))
     add("\nGain over Partitioned (1 - layout / partitioned):\n")
     rows = []
     for lay, trow in LAYOUTS[1:]:
@@ -456,17 +444,8 @@ def write_report(outdir, info, plats, T, th, figs):
     # A.5
     t = thesis_table(th, "A.5")
     add("## Table A.5: file insertion (ms per file)\n")
-    head = ["operation"]
-    for _, s in INSERT_SIZES:
-        head += ["%s: thesis" % s] + [PLATFORM_TITLE.get(p, p) for p in plats]
-    rows = []
-    for m, ph, name in INSERT_ROWS:
-        r = [name]
-        for size, s in INSERT_SIZES:
-            r.append(num(t.get((name, s))))
-            r += [ms(T["A.5"][p].get((m, ph, size))) for p in plats]
-        rows.append(r)
-    add(table(head, rows))
+    add(beside("operation", [(name, name, (m, ph)) for m, ph, name in INSERT_ROWS], INSERT_SIZES, t, T["A.5"],
+               plats))
     add("\nSpeed-up of Indexed over Copy (copy / indexed), for the insert alone and for insert + read:\n")
     rows = []
     for size, s in INSERT_SIZES:
@@ -506,17 +485,7 @@ def write_report(outdir, info, plats, T, th, figs):
     # A.6
     t = thesis_table(th, "A.6")
     add("## Table A.6: persistence models, 1,000 x 10 KB files (ms per file)\n")
-    head = ["model"]
-    for _, col in SMALL_PHASES:
-        head += ["%s: thesis" % col] + [PLATFORM_TITLE.get(p, p) for p in plats]
-    rows = []
-    for m, trow in PERSIST_ROWS:
-        r = [trow]
-        for ph, col in SMALL_PHASES:
-            r.append(num(t.get((trow, col))))
-            r += [ms(T["A.6"][p].get((m, ph))) for p in plats]
-        rows.append(r)
-    add(table(head, rows))
+    add(beside("model", [(trow, trow, (m,)) for m, trow in PERSIST_ROWS], SMALL_PHASES, t, T["A.6"], plats))
     add("\nData / Memory (how many times faster Memory is):\n")
     rows = []
     for what, phs in (("allocate+write", ("write",)), ("all three phases", ("write", "read", "dealloc"))):
