@@ -14,16 +14,13 @@
 # BENCH_ARGS='--platforms model --only ddio'.
 
 BENCH_OUT ?= results
-# The report draws with matplotlib: take the first python3 that has it
-# (on some hosts `python3` on PATH is a private interpreter without it;
-# Debian's /usr/bin/python3 has it once tools/deps.sh installed
-# python3-matplotlib).
-BENCH_PY := $(shell for p in python3 /usr/bin/python3; do \
-	$$p -c 'import matplotlib' >/dev/null 2>&1 && { command -v $$p; break; }; done)
+# The report draws with matplotlib; python.sh picks, when the recipe runs,
+# an interpreter that has it (never at parse time: see the script).
+BENCH_PY := tools/bench/python.sh
 
 .PHONY: bench bench-check bench-python
-bench-python:
-	@test -n "$(BENCH_PY)" || { echo "bench: no python3 can import matplotlib (apt-get install python3-matplotlib)"; exit 1; }
+bench-python: deps
+	@$(BENCH_PY) -c 'pass'
 
 # The report is written even when a boot failed, so what did run shows;
 # the exit status is still a failure.
