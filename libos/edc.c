@@ -209,6 +209,12 @@ int64_t edc_in_cache(struct edc *c, const struct ed_protector *prot)
 	return op_plain(c, ED_OP_IN_CACHE, prot, NULL);
 }
 
+int64_t edc_drop_cache(struct edc *c, int unit)
+{
+	struct ed_protector p = edc_prot_extent(unit, 0, NULL, NULL);
+	return req(c, ED_OP_DROP_CACHE, &p, NULL, NULL);
+}
+
 /* ---- asynchronous operations ----------------------------------------------- */
 
 /* Make an asynchronous request whose only notification is the word in buf. */

@@ -3,7 +3,7 @@
  * cleaning up after them, and dispatching each exodisk_request to the file
  * that implements the operation.  The small operations that only look at
  * the cache or the unit (ED_OP_POLL, IN_CACHE, MARK_REPLACEMENT,
- * GET_FREE_MAP, SHUTDOWN) live here too.
+ * DROP_CACHE, GET_FREE_MAP, SHUTDOWN) live here too.
  */
 #include "kernel/exodisk/edcore.h"
 #include "kernel/exodisk/xnode.h"
@@ -284,6 +284,35 @@ static int64_t mark_replacement(struct exodisk *ed, struct ed_client *c, struct 
 	return 0;
 }
 
+/* ED_OP_DROP_CACHE: evict every entry of the unit that is clean, idle and
+ * held by nobody but the caller (whose holds go with it), so that the next
+ * use reads from the disk - what a benchmark needs before timing cold
+ * reads.  It takes nothing a client could not already take by allocating:
+ * replacement may always choose an entry nobody else holds, and dirty or
+ * busy entries stay.  No capability is needed and no data is revealed.
+ * Returns how many of the unit's entries are still cached (held by other
+ * clients, dirty, or being read or written). */
+static int64_t drop_cache(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
+{
+	int err;
+	if (a->prot == NULL)
+		return ED_E_ARG;
+	if (ed_disk_get(ed, a->prot->unit, &err) == NULL)
+		return err;
+	uint64_t others = ~(1ull << c->slot);
+	int64_t left = 0;
+	for (uint32_t i = 0; i < ed->cfg.cache_entries; i++) {
+		struct ed_entry *e = ed_cache_ent(ed, i);
+		if (e->kind == 0 || e->unit != a->prot->unit)
+			continue;
+		if ((e->holders & others) == 0 && ed_cache_evictable(e))
+			ed_cache_evict(ed, e);
+		else
+			left++;
+	}
+	return left;
+}
+
 static int64_t get_free_map(struct exodisk *ed, struct ed_args *a)
 {
 	int err;
@@ -419,6 +448,9 @@ int64_t ed_request(struct exodisk *ed, struct ed_client *c, int op, struct ed_ar
 			break;
 		case ED_OP_IN_CACHE:
 			r = in_cache(ed, c, a);
+			break;
+		case ED_OP_DROP_CACHE:
+			r = drop_cache(ed, c, a);
 			break;
 		case ED_OP_GET_FREE_MAP:
 			r = get_free_map(ed, a);

@@ -53,7 +53,8 @@
 #define ED_OP_GET_FREE_MAP         24   /* where the free map is mapped              */
 #define ED_OP_SHUTDOWN             25   /* checkpoint the unit and stop it (async)   */
 #define ED_OP_FLUSH                26   /* make the unit's completed writes durable (async) */
-#define ED_OP_COUNT                27
+#define ED_OP_DROP_CACHE           27   /* evict the unit's clean entries nobody else holds */
+#define ED_OP_COUNT                28
 
 /* ---- capabilities ------------------------------------------------------- */
 /* Application-chosen, 128 bits.  Compared in constant time; stored encrypted. */

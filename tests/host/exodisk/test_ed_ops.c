@@ -1145,6 +1145,67 @@ static void test_flush(void)
 	fx_free(&f);
 }
 
+/* ED_OP_DROP_CACHE: clean, idle entries held by nobody else go (the
+ * caller's own holds with them); another client's, dirty ones and exonode
+ * blocks' changes stay.  The result counts what stayed. */
+static void test_drop_cache(void)
+{
+	struct fx f;
+	fx_new(&f, D, HD_SYNC, NULL, 13);
+	uint64_t S = data_start(&f) + 10;
+	static uint8_t w[2 * SECT], r[2 * SECT];
+	fill(w, sizeof(w), 21);
+	struct ed_protector e[4];
+	for (int i = 0; i < 4; i++) {
+		e[i] = h_ext(0, S + 4 * (uint64_t)i, 3 * SECT, RC, WC);
+		struct ed_client *c = i == 2 ? &f.b : &f.a;
+		CHECK_EQ(op(&f, c, ED_OP_EXTENT_ALLOCATE, &e[i], NULL), 0);
+		if (i < 3)
+			CHECK_EQ(h_sync(&f.h, f.ed, c, ED_OP_EXTENT_WRITE, &e[i]), 0);
+	}
+	CHECK_EQ(h_io(&f.h, f.ed, &f.a, &e[0], 1, S + 1, w, 2 * SECT), 0);
+	struct ed_protector x = h_xn(0, S + 40, 0, 120, RC, WC);
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_ALLOCATE, &x, NULL), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXONODE_WRITE, &x), 0);
+	h_settle();
+
+	/* a's clean extents and exonode block go; b's stays, e[3] is dirty. */
+	struct ed_protector unit = h_ext(0, 0, 0, BAD, BAD);
+	CHECK_EQ(op(&f, &f.a, ED_OP_DROP_CACHE, &unit, NULL), 2);
+	CHECK_EQ(op(&f, &f.a, ED_OP_IN_CACHE, &e[0], NULL), 0);
+	CHECK_EQ(op(&f, &f.a, ED_OP_IN_CACHE, &e[1], NULL), 0);
+	CHECK_EQ(op(&f, &f.a, ED_OP_IN_CACHE, &x, NULL), 0);
+	CHECK_EQ(op(&f, &f.b, ED_OP_IN_CACHE, &e[2], NULL), ED_IC_CACHED | ED_IC_HELD | ED_IC_COMMITTED);
+	CHECK_EQ(op(&f, &f.a, ED_OP_IN_CACHE, &e[3], NULL), ED_IC_CACHED | ED_IC_DIRTY | ED_IC_HELD);
+
+	/* Once b lets go of its entry, a's drop takes it too. */
+	CHECK_EQ(op(&f, &f.b, ED_OP_MARK_REPLACEMENT, &e[2], NULL), 0);
+	CHECK_EQ(op(&f, &f.a, ED_OP_DROP_CACHE, &unit, NULL), 1);
+	CHECK_EQ(op(&f, &f.a, ED_OP_IN_CACHE, &e[2], NULL), 0);
+
+	/* Dropped entries come back from the disk intact. */
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &e[0]), 0);
+	CHECK_EQ(h_io(&f.h, f.ed, &f.a, &e[0], 0, S + 1, r, 2 * SECT), 0);
+	CHECK(memcmp(r, w, sizeof(r)) == 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXONODE_READ, &x), 0);
+	CHECK_EQ(op(&f, &f.a, ED_OP_IN_CACHE, &x, NULL), ED_IC_CACHED | ED_IC_HELD | ED_IC_COMMITTED |
+	         ED_IC_EXONODE);
+
+	/* Written back, the last one goes as well; an empty cache stays empty. */
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &e[3]), 0);
+	h_settle();
+	CHECK_EQ(op(&f, &f.a, ED_OP_DROP_CACHE, &unit, NULL), 0);
+	CHECK_EQ(op(&f, &f.b, ED_OP_DROP_CACHE, &unit, NULL), 0);
+
+	/* Bad input. */
+	CHECK_EQ(op(&f, &f.a, ED_OP_DROP_CACHE, NULL, NULL), ED_E_ARG);
+	struct ed_protector nounit = unit;
+	nounit.unit = 5;
+	CHECK_EQ(op(&f, &f.a, ED_OP_DROP_CACHE, &nounit, NULL), ED_E_UNIT);
+	fx_check_live(&f);
+	fx_free(&f);
+}
+
 int main(void)
 {
 	RC = h_cap(0x1111, 0xaaaa);
@@ -1161,6 +1222,7 @@ int main(void)
 	test_bounce();
 	test_request_counts();
 	test_flush();
+	test_drop_cache();
 	printf("test_ed_ops: ok\n");
 	return 0;
 }
