@@ -1,0 +1,124 @@
+/*
+ * commit.c - ordered commit: never a durable pointer before what it points
+ * to.
+ *
+ * A disk may keep completed writes in a volatile cache (QEMU's virtio disk
+ * does), so "written" is not "durable": only a flush makes every write that
+ * completed before it durable.  The exodisk makes metadata durable itself
+ * (a write-back is a FUA log record), so a file system's order is always
+ *
+ *   1. write the data (kit_io, kit_bytes_write);
+ *   2. the barrier (kit_barrier: ED_OP_FLUSH, skipped when nothing was
+ *      written through the kit since the last one);
+ *   3. change the metadata that points at it (sizes, extents, names) and
+ *      write it back (kit_commit).  kit_publish is 2 and 3.
+ *
+ * A crash before 3 leaves the old metadata, pointing at old data; after
+ * it, the new; never metadata pointing at data that is not there.  The
+ * same rule orders metadata among itself: an exonode is written back
+ * before the entry (or record) naming it, deepest first for trees
+ * (kit_dirty).  And since the exodisk writes back whole blocks - a sibling
+ * exonode's write-back, or a full cache, can write ours at any moment -
+ * whatever an exonode says must be safe to become durable at any moment:
+ * change a size only after its data is durable, add extents early (past
+ * the size they mean nothing), remove them only after the smaller size.
+ *
+ * Sectors freed by a commit are not reused before the commit is durable
+ * (the exodisk sees to that), and freed sectors are not scrubbed: whoever
+ * allocates them next must not read them before writing (bytes.c).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "libos/kit/kit.h"
+
+int kit_barrier(struct kit *k)
+{
+	if (k->unflushed == 0)
+		return 0;
+	uint64_t pending = k->unflushed;
+	int32_t r = edc_flush(k->c, k->unit);
+	k->st.flushes++;
+	if (r < 0)
+		return kit_err(r);
+	k->unflushed -= pending;
+	return 0;
+}
+
+int kit_commit(struct kit *k, uint64_t sector, uint16_t slot)
+{
+	int64_t r = kit_xn_write(k, sector, slot);
+	k->st.commits++;
+	return r == ED_E_CLEAN ? 0 : kit_err(r);
+}
+
+int kit_publish(struct kit *k, uint64_t sector, uint16_t slot)
+{
+	int e = kit_barrier(k);
+	return e < 0 ? e : kit_commit(k, sector, slot);
+}
+
+int kit_dirty_add(struct kit_dirty *d, uint64_t sector, uint16_t slot, int depth)
+{
+	for (uint32_t i = 0; i < d->n; i++)
+		if (d->v[i].sector == sector) {
+			if (depth > d->v[i].depth)
+				d->v[i].depth = (int16_t)depth;
+			return 0;
+		}
+	if (d->n == d->cap) {
+		uint32_t cap = d->cap ? d->cap * 2 : 32;
+		struct kit_dblk *v = realloc(d->v, cap * sizeof *v);
+		if (v == NULL)
+			return -ENOMEM;
+		d->v = v;
+		d->cap = cap;
+	}
+	d->v[d->n++] = (struct kit_dblk){ sector, slot, (int16_t)depth };
+	return 0;
+}
+
+static int deepest_first(const void *x, const void *y)
+{
+	const struct kit_dblk *a = x, *b = y;
+	if (a->depth != b->depth)
+		return a->depth > b->depth ? -1 : 1;
+	return a->sector < b->sector ? -1 : a->sector > b->sector;
+}
+
+int kit_dirty_commit(struct kit *k, struct kit_dirty *d)
+{
+	qsort(d->v, d->n, sizeof *d->v, deepest_first);
+	struct edc_slot slots[32];
+	struct edc_batch b;
+	uint32_t i = 0;
+	int32_t err = 0;
+	while (i < d->n && err == 0) {
+		/* One depth at a time, all of it durable before the next. */
+		uint32_t j = i;
+		edc_batch_init(&b, k->c, slots, 32);
+		for (; j < d->n && d->v[j].depth == d->v[i].depth; j++) {
+			struct ed_protector p = kit_prot(k, d->v[j].sector, d->v[j].slot);
+			int32_t r = edc_batch_xn_write(&b, &p);
+			/* Clean, or gone (a block whose exonodes were all freed
+			 * before it was ever written): nothing to do. */
+			if (r < 0 && r != ED_E_CLEAN && r != ED_E_NOTBOUND && r != ED_E_NOTCACHED && err == 0)
+				err = r;
+		}
+		int32_t r = edc_batch_wait(&b);
+		if (err == 0)
+			err = r;
+		k->st.commits += j - i;
+		if (err == 0)
+			i = j;
+	}
+	memmove(d->v, d->v + i, (d->n - i) * sizeof *d->v);
+	d->n -= i;
+	return kit_err(err);
+}
+
+void kit_dirty_free(struct kit_dirty *d)
+{
+	free(d->v);
+	memset(d, 0, sizeof *d);
+}

@@ -1,0 +1,259 @@
+/*
+ * kit.h - the libFS kit: the pieces every library file system needs, so
+ * that a new one is its own format and policy and little else.  Each piece
+ * is one small file in libos/kit/, described at its top:
+ *
+ *   kit.c     struct kit: the unit, the owner's key and the free map of one
+ *             file system; options; errors; mount and mkfs in one call
+ *   caps.c    capabilities from the owner's secret (over libos/capkey.h)
+ *   xn.c      exonode calls and I/O with the retries every call needs
+ *   anchor.c  the superblock finder: where the file system is after a reboot
+ *   lock.c    the mount lock: one mounting process at a time
+ *   alloc.c   allocation over the exported free map, absorbing rivals' races
+ *   bytes.c   the byte store: a file's bytes at any offset, on extents
+ *   commit.c  ordered commit: flush barrier, then the metadata
+ *
+ * Tests: tests/host/userfs/test_kit.c (each piece, races included) and the
+ * power-cut harness tests/host/userfs/powercut.h.  docs/libfs.md ("The
+ * libFS kit") explains the pieces; docs/writing-a-libfs.md builds kvfs and
+ * flatfs from them.
+ *
+ * Conventions.  kit_xn_* and kit_io return 0 (kit_xn_get: the bytes read)
+ * or what the exodisk said: a negative ED_E_* (or BLK_E_*) code, so a
+ * caller can tell ED_E_SLOT from ED_E_CAP; kit_err() turns that into an
+ * errno.  Every other function returns 0 (or a count) or a negative errno.  Portable C11: the
+ * guest links the kit into every program, the host tests and tools too.
+ */
+#ifndef LIBOS_KIT_KIT_H
+#define LIBOS_KIT_KIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "libos/edc.h"
+#include "libos/capkey.h"
+#include "libos/libfs.h"
+
+/* ---- kit.c: one file system's handle ------------------------------------ */
+
+/* What the anchor exonode's entry 0 holds (anchor.c). */
+struct kit_anchor {
+	uint64_t magic;           /* KIT_ANCHOR_MAGIC                                 */
+	uint64_t self;            /* the anchor's own sector: a copy elsewhere is not one */
+	uint64_t lock;            /* the lock sector (lock.c)                         */
+	uint64_t fsid;            /* different for every mkfs                         */
+	uint64_t created;         /* libos_time_ns() at mkfs                          */
+	char     type[16];        /* the file system's type name                      */
+};
+
+struct kit {
+	struct edc *c;            /* edc_default() when opened                        */
+	int unit;                 /* option unit= (default 0)                         */
+	char type[16];
+	struct capkey key;        /* from key= / keyhex= (capkey.h)                   */
+	struct edc_fm fm;         /* the unit's free map                              */
+	uint64_t anchor;          /* the anchor exonode's sector (slot 0); 0: none     */
+	struct kit_anchor a;      /* its record                                       */
+	int locked;
+	uint64_t unflushed;       /* data writes since the last barrier (commit.c)    */
+	/* Optional: write back every exonode block you have changed.  The kit
+	 * calls it when the exodisk cache is full of dirty entries
+	 * (ED_E_CACHEDIRTY, ED_E_QUOTA) or a block waits for its write-back
+	 * (ED_E_DEALLOC), then tries again.  Only safe if whatever your
+	 * exonodes say may become durable at any moment (commit.c). */
+	int (*writeback)(struct kit *k);
+	void *fs;                 /* the file system's own, for writeback          */
+	struct { uint64_t flushes, commits, retries, raced, probes; } st;
+};
+
+/* Open the unit and key named by opts (unit=N, key=TEXT or keyhex=HEX) for
+ * a file system of `type`: 0, -ENODEV (no client or unit), -EINVAL. */
+int kit_open(struct kit *k, const char *type, const char *opts);
+/* kit_open, find the anchor (anchor.c: sb=SECTOR, else the well-known
+ * places) and take the lock (lock.c: wait=MS, default KIT_LOCK_WAIT_MS).
+ * -ENODEV when there is no such file system, -EBUSY when another process
+ * has it mounted. */
+int kit_mount(struct kit *k, const char *type, const char *opts);
+/* Release the lock.  (The file system makes itself durable first.) */
+void kit_unmount(struct kit *k);
+/* kit_open and kit_anchor_make: a new, not yet durable, anchor exonode of
+ * xnlen bytes.  The file system adds its superblock (entries 1..255) and
+ * calls kit_commit(k, k->anchor, 0). */
+int kit_mkfs(struct kit *k, const char *type, const char *opts, uint32_t xnlen);
+/* A number option: *out = its value, or def when absent.  0 or -EINVAL. */
+int kit_opt_num(const char *opts, const char *key, uint64_t def, uint64_t *out);
+/* An exodisk result as an errno: r >= 0 unchanged (as int), else -errno. */
+int kit_err(int64_t r);
+
+/* ---- caps.c: capabilities from the secret ---------------------------------- */
+
+/* The protector of exonode (sector, slot): capabilities derived from the
+ * owner's key and the place, so they need never be stored. */
+struct ed_protector kit_prot(const struct kit *k, uint64_t sector, uint16_t slot);
+/* The protector of a self-protected extent whose header is at sector. */
+struct ed_protector kit_prot_extent(const struct kit *k, uint64_t sector);
+
+/* ---- xn.c: exonode calls with their retries ---------------------------------- */
+
+/* Should a call that returned r be made again?  It fixes what it can first:
+ * ED_E_NOTCACHED reads the exonode's block in, ED_E_BUSY and ED_E_NOIO
+ * wait, ED_E_CACHEDIRTY/ED_E_QUOTA/ED_E_DEALLOC call k->writeback.
+ * *tries counts the attempts (a few at most). */
+int kit_again(struct kit *k, int64_t r, uint64_t sector, uint16_t slot, int *tries);
+/* r = call, repeated while kit_again says so, for calls the kit does not
+ * wrap (any edc_* on exonode (sector, slot)). */
+#define KIT_RETRY(k, sector, slot, r, call) \
+	for (int kit_tries_ = 0; (r) = (call), kit_again((k), (r), (sector), (slot), &kit_tries_);)
+
+int64_t kit_xn_alloc(struct kit *k, uint64_t sector, uint16_t slot, uint32_t len);
+int64_t kit_xn_free(struct kit *k, uint64_t sector, uint16_t slot);
+/* Add or replace application data entry `ent` (len need not be a multiple
+ * of 8: it is padded with zeros). */
+int64_t kit_xn_put(struct kit *k, uint64_t sector, uint16_t slot, int ent, const void *data,
+                   uint32_t len);
+/* Read data entry `ent` into buf (at most len bytes); returns bytes read. */
+int64_t kit_xn_get(struct kit *k, uint64_t sector, uint16_t slot, int ent, void *buf,
+                   uint32_t len);
+/* Allocate sectors [start, start + nsect) as extent entry `ent`. */
+int64_t kit_xn_extent(struct kit *k, uint64_t sector, uint16_t slot, int ent, uint64_t start,
+                      uint64_t nsect);
+int64_t kit_xn_remove(struct kit *k, uint64_t sector, uint16_t slot, int ent);
+int64_t kit_xn_combine(struct kit *k, uint64_t sector, uint16_t slot, int first, int second);
+/* Write the exonode's block back and wait: the commit point (commit.c has
+ * the ordered forms).  ED_E_CLEAN when there was nothing to write. */
+int64_t kit_xn_write(struct kit *k, uint64_t sector, uint16_t slot);
+/* A copy of the exonode's map page (struct ed_xnmap_hdr and entries) in
+ * page[4096]: what it holds, extents included. */
+int64_t kit_xn_map(struct kit *k, uint64_t sector, uint16_t slot, void *page);
+/* Synchronous I/O through exonode (sector, slot): bytes (a multiple of
+ * 512) at disk sector blkno.  Writes count towards the next barrier. */
+int64_t kit_io(struct kit *k, uint64_t sector, uint16_t slot, int write, uint64_t blkno,
+               void *buf, uint64_t bytes);
+
+/* ---- anchor.c: the superblock finder ------------------------------------- */
+
+#define KIT_ANCHOR_MAGIC   0x31524f48434e414bull   /* "KANCHOR1" */
+#define KIT_ANCHOR_ENTRY   0        /* the anchor exonode's entry the kit uses  */
+#define KIT_ANCHOR_MAX_LEN 480u     /* a one-sector block: the lock goes next   */
+#define KIT_ANCHOR_PLACES  64       /* well-known places tried, in order        */
+
+/* The i-th well-known place for this owner, type and disk: a multiple of 8
+ * derived from the key, so others cannot know it. */
+uint64_t kit_anchor_place(const struct kit *k, unsigned i);
+/* Make an anchor exonode (slot 0, xnlen bytes, at most KIT_ANCHOR_MAX_LEN)
+ * at the first well-known place whose sector and the next are free (or at
+ * sb=SECTOR), with its record in entry 0; not yet written back.  -EEXIST if
+ * this owner already has a file system of this type on the unit, -ENOSPC
+ * if every place is taken (give sb=). */
+int kit_anchor_make(struct kit *k, const char *opts, uint32_t xnlen);
+/* Find this owner's anchor: at sb=SECTOR if given, else the first
+ * well-known place holding one.  Sets k->anchor and k->a.  -ENODEV if
+ * there is none. */
+int kit_anchor_find(struct kit *k, const char *opts);
+
+/* ---- lock.c: one mounting process at a time -------------------------------- */
+
+#define KIT_LOCK_LEN      64u       /* the lock exonode's length */
+#define KIT_LOCK_WAIT_MS  5000u
+
+/* Take the lock: allocate an exonode at k->a.lock and never write it back.
+ * Waits up to wait_ms while another process holds it, then -EBUSY.  A
+ * process that dies holding it loses it (the exodisk undoes what a process
+ * did not write back), so a crash never leaves it taken. */
+int kit_lock(struct kit *k, uint64_t wait_ms);
+void kit_unlock(struct kit *k);
+
+/* ---- alloc.c: the free map, and rivals ----------------------------------------- */
+
+#define KIT_UNIT 8u                 /* sectors: data is allocated in aligned 4 KiB */
+
+/* Did an allocation fail because another process allocated there first
+ * (between our look at the free map and our request)?  ED_E_ALLOCATED,
+ * ED_E_SLOT, ED_E_XNSIZE, ED_E_NOTCACHED, ED_E_KIND, ED_E_DEALLOC: look
+ * elsewhere.  docs/libfs.md says what each means. */
+int kit_taken(int64_t r);
+/* A free run of n sectors aligned to align at or after goal (wrapping
+ * once), never starting at sector 1 of an aligned group of 8 (where
+ * anchors keep their lock sector); UINT64_MAX if none. */
+uint64_t kit_find(const struct kit *k, uint64_t goal, uint64_t n, uint64_t align);
+/* Allocate between min and want sectors (rounded up to KIT_UNIT, aligned
+ * to it; as long a run as the free map has, halving down to min) at or
+ * after goal, as extent entry `ent` of exonode (sector, slot).  Returns the
+ * number of sectors and their start in *start; -ENOSPC if no run of min
+ * is free; other errors (ED_E_XNFULL: -ENOSPC, ...) as errno. */
+int64_t kit_alloc_extent(struct kit *k, uint64_t sector, uint16_t slot, int ent, uint64_t goal,
+                         uint64_t want, uint64_t min, uint64_t *start);
+
+/* Exonodes of one length, packed into blocks. */
+struct kit_pool {
+	uint32_t len;             /* exonode length in bytes (a multiple of 8)       */
+	uint64_t hint;            /* a block of ours that may have a free slot, or 0  */
+};
+/* A new exonode of p->len bytes: in a free slot of the hinted block, else
+ * in a new block near goal.  0, or -ENOSPC. */
+int kit_alloc_xn(struct kit *k, struct kit_pool *p, uint64_t goal, uint64_t *sector,
+                 uint16_t *slot);
+
+/* ---- bytes.c: the byte store ------------------------------------------------------ */
+
+#define KIT_BYTES_EXT  64           /* extents one store keeps track of          */
+
+/* A file's bytes, in the extent entries first, first+1, ... of one exonode,
+ * in file order.  Reads past size give nothing; writes past the end
+ * allocate and make the gap read as zeros (freed sectors are not scrubbed:
+ * the gap is written).  Only size changes in memory: the file system keeps
+ * it in its metadata and commits it after a barrier (commit.c). */
+struct kit_bytes {
+	uint64_t sector;          /* the exonode                                     */
+	uint16_t slot;
+	int first;                /* its first extent entry                          */
+	int n;                    /* extents in use                                  */
+	uint64_t size;            /* bytes                                           */
+	uint64_t nsect;           /* sectors held                                    */
+	struct { uint64_t start, nsect; } ext[KIT_BYTES_EXT];
+};
+
+/* Set b up for exonode (sector, slot), entries from `first`, holding size
+ * bytes: its extents are read from the exonode (kit_xn_map). */
+int  kit_bytes_open(struct kit *k, struct kit_bytes *b, uint64_t sector, uint16_t slot,
+                    int first, uint64_t size);
+/* An empty store (a new file: nothing to read). */
+void kit_bytes_init(struct kit_bytes *b, uint64_t sector, uint16_t slot, int first);
+long kit_bytes_read(struct kit *k, struct kit_bytes *b, void *buf, size_t n, uint64_t off);
+/* Write n bytes at off, growing the store; -EFBIG when the exonode has no
+ * room for another extent, -ENOSPC when the disk is full. */
+long kit_bytes_write(struct kit *k, struct kit_bytes *b, const void *buf, size_t n,
+                     uint64_t off);
+/* Change the size: growing allocates and zero-fills; shrinking only
+ * changes b->size (the bytes past it become garbage, zeroed if it grows
+ * again). */
+int  kit_bytes_truncate(struct kit *k, struct kit_bytes *b, uint64_t len);
+/* Remove the extents wholly past the size (the exodisk frees their sectors
+ * once the commit that drops them is durable).  Record the smaller size in
+ * the exonode first: a write-back may come at any moment. */
+int  kit_bytes_trim(struct kit *k, struct kit_bytes *b);
+
+/* ---- commit.c: ordered commit ---------------------------------------------------- */
+
+/* The flush barrier: every data write made through the kit before it is
+ * durable when it returns (skipped when there has been none). */
+int kit_barrier(struct kit *k);
+/* Write exonode (sector, slot)'s block back: durable when it returns. */
+int kit_commit(struct kit *k, uint64_t sector, uint16_t slot);
+/* Barrier, then commit: the metadata becomes durable only after the data
+ * it points to.  The usual end of an fsync. */
+int kit_publish(struct kit *k, uint64_t sector, uint16_t slot);
+
+/* A set of changed exonode blocks, committed deepest first so that a
+ * durable descendant entry never names a block that is not. */
+struct kit_dirty {
+	struct kit_dblk { uint64_t sector; uint16_t slot; int16_t depth; } *v;
+	uint32_t n, cap;
+};
+int  kit_dirty_add(struct kit_dirty *d, uint64_t sector, uint16_t slot, int depth);
+/* Write back every block, one depth at a time, deepest first, each level
+ * durable before the next; the set is then empty (on error it keeps the
+ * blocks not known to be written). */
+int  kit_dirty_commit(struct kit *k, struct kit_dirty *d);
+void kit_dirty_free(struct kit_dirty *d);
+
+#endif

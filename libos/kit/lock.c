@@ -1,0 +1,52 @@
+/*
+ * lock.c - the mount lock: one process at a time has a file system
+ * mounted, because a library file system keeps its caches and allocation
+ * state in the process that mounted it.
+ *
+ * The lock is an exonode allocated at the anchor's lock sector (the one
+ * after the anchor, kept free by mkfs) and never written back.  A second
+ * process's allocation there fails (ED_E_SLOT: the block exists and its
+ * slot is taken) until the first frees it - or dies: the exodisk undoes
+ * the allocations a process never wrote back when it exits, so a crash
+ * never leaves a file system locked, and after a power cut there is
+ * nothing on the disk to clean up.  Freeing a never-written exonode frees
+ * its block at once.
+ *
+ * The sector must stay free while nobody has the file system mounted, so
+ * the kit's allocator never starts a run at sector 1 of an aligned group
+ * of 8 (alloc.c), where every anchor's lock sector is.
+ *
+ * This is the whole of the locking policy, on purpose: a file system that
+ * can be shared by concurrent processes (issue 15) replaces this file.
+ */
+#include <errno.h>
+#include "libos/kit/kit.h"
+#include "libos/clock.h"
+
+int kit_lock(struct kit *k, uint64_t wait_ms)
+{
+	if (k->anchor == 0)
+		return -EINVAL;
+	uint64_t deadline = libos_time_ns() + wait_ms * 1000000ull;
+	for (;;) {
+		int64_t r = kit_xn_alloc(k, k->a.lock, 0, KIT_LOCK_LEN);
+		if (r == 0) {
+			k->locked = 1;
+			return 0;
+		}
+		/* Anything else on the sector (ED_E_ALLOCATED: a stranger's
+		 * extent) is waited out the same way: it may be freed. */
+		if (!kit_taken(r))
+			return kit_err(r);
+		if (libos_time_ns() >= deadline)
+			return -EBUSY;
+		libos_sleep_ns(10 * 1000 * 1000);
+	}
+}
+
+void kit_unlock(struct kit *k)
+{
+	if (k->locked)
+		kit_xn_free(k, k->a.lock, 0);
+	k->locked = 0;
+}
