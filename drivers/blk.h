@@ -136,6 +136,9 @@ int   blk_set_sched(int unit, int sched);
 /* Give the unit a page to keep its queue exported in (the kernel then maps it
  * read-only at UDISKQ(unit)); the block layer updates it from then on. */
 int   blk_export_attach(int unit, struct blk_export *page);
+/* Have fn told of every request the block layer accepts, before it is
+ * started (the kernel's per-process counters: kernel/prof.c). */
+void  blk_set_submit_hook(void (*fn)(const struct blkreq *r));
 /* Forget every unit.  For host tests and tools that run several experiments;
  * the kernel registers its units once at boot and never calls this. */
 void  blk_reset(void);

@@ -66,6 +66,7 @@ struct unit {
 
 static struct unit units[BLK_MAX_UNITS];
 static int nunits;
+static void (*submit_hook)(const struct blkreq *r);
 
 static struct unit *unit_of(int32_t n)
 {
@@ -331,6 +332,8 @@ int blk_submit(struct blkreq *r)
 
 	r->status = 0;
 	r->seq = ++u->seq;
+	if (submit_hook != NULL)
+		submit_hook(r);
 	if (r->op != BLK_FLUSH && u->held == NULL && !u->flush_inflight)
 		ready_insert(u, r);
 	else
@@ -432,6 +435,11 @@ int blk_export_attach(int unit, struct blk_export *page)
 	u->xp = page;
 	publish(u, unit);
 	return 0;
+}
+
+void blk_set_submit_hook(void (*fn)(const struct blkreq *r))
+{
+	submit_hook = fn;
 }
 
 int blk_nunits(void)

@@ -49,9 +49,7 @@ void devices_wait(void)
 		blk_poll();
 		return;
 	}
-	intr_on();
-	wfi();
-	intr_off();
+	intr_wait();
 }
 
 /* A decimal number, or dflt if s is missing or not a number. */

@@ -13,6 +13,7 @@
 #include "kernel/kshare.h"
 #include "kernel/console.h"
 #include "kernel/memlayout.h"
+#include "kernel/prof.h"
 #include "drivers/uart.h"
 #include "drivers/devices.h"
 
@@ -65,6 +66,7 @@ void kmain(uint64_t hartid, uint64_t dtb)
 	kinfo_init();
 	proc_init();
 	sysproc_init();
+	prof_init();
 	devices_init();
 	exodisk_init();
 

@@ -19,6 +19,7 @@
 #include "kernel/memlayout.h"
 #include "kernel/sbi.h"
 #include "kernel/power.h"
+#include "kernel/prof.h"
 #include "kernel/uapi/errno.h"
 
 struct proc procs[NPROC];
@@ -146,7 +147,9 @@ void sched(void)
 	struct proc *p = myproc();
 	if (p->state == P_RUNNING) panic("sched: %s still running", p->name);
 	/* An exiting orphan is P_UNUSED here and never comes back. */
+	int token = prof_sched_out(p);
 	swtch(&p->ctx, &mycpu()->sched_ctx);
+	prof_sched_in(p, token);
 }
 
 void yield(void)

@@ -18,6 +18,7 @@
 #include "kernel/elf.h"
 #include "kernel/initrd.h"
 #include "kernel/kshare.h"
+#include "kernel/prof.h"
 #include "kernel/uapi/errno.h"
 #include "kernel/uapi/layout.h"
 
@@ -113,6 +114,7 @@ int proc_spawn(struct proc *parent, const char *path, int argc, char **argv, int
 	for (const char *s = path; *s; s++) if (*s == '/') base = s + 1;
 	strncpy_safe(p->name, base, PROC_NAME);
 	p->parent = parent;
+	prof_spawn(parent, p, path);
 	p->state = P_RUNNABLE;
 	return p->pid;
 }

@@ -142,9 +142,7 @@ static uint64_t env_entropy(void *ctx)
 static void env_wait(void *ctx)
 {
 	blk_poll();
-	intr_on();
-	wfi();
-	intr_off();
+	intr_wait();
 }
 
 static const struct ed_env env = {

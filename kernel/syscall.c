@@ -5,6 +5,7 @@
 #include "kernel/syscall.h"
 #include "kernel/klib.h"
 #include "kernel/kshare.h"
+#include "kernel/prof.h"
 #include "kernel/uapi/errno.h"
 #include "kernel/uapi/kinfo.h"
 
@@ -24,9 +25,10 @@ void syscall(struct proc *p)
 	struct trapframe *tf = &p->tf;
 	uint64_t num = tf->a7;
 	kinfo->syscalls++;
-	if (num >= NSYSCALL || table[num].fn == NULL) {
+	prof_syscall_enter(p);
+	if (num >= NSYSCALL || table[num].fn == NULL)
 		tf->a0 = (uint64_t)(int64_t)K_E_NOSYS;
-		return;
-	}
-	tf->a0 = (uint64_t)table[num].fn(p, tf->a0, tf->a1, tf->a2, tf->a3, tf->a4, tf->a5);
+	else
+		tf->a0 = (uint64_t)table[num].fn(p, tf->a0, tf->a1, tf->a2, tf->a3, tf->a4, tf->a5);
+	prof_syscall_exit(p);
 }

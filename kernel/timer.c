@@ -4,13 +4,15 @@
  * times for drivers (the mechanical disk model completes requests this way).
  *
  * There is one hardware comparator (programmed through SBI), so the timer
- * always arms it for the earliest of the next tick and the first pending event.
+ * always arms it for the earliest of the next tick, the first pending event
+ * and, while a profile is sampling, the next sample (kernel/prof.c).
  */
 #include "kernel/trap.h"
 #include "kernel/proc.h"
 #include "kernel/sbi.h"
 #include "kernel/klib.h"
 #include "kernel/bootinfo.h"
+#include "kernel/prof.h"
 
 volatile uint64_t ticks;
 
@@ -31,11 +33,22 @@ void kpoll_run(void)
 static uint64_t tick_interval, next_tick;
 static struct timer_event *events;      /* sorted by when */
 
-static void arm(void)
+uint64_t timer_deadline(void)
 {
 	uint64_t when = next_tick;
 	if (events && events->when < when) when = events->when;
-	sbi_set_timer(when);
+	return when;
+}
+
+/* The profiler's samples share the comparator (kernel/prof.c). */
+static void arm(void)
+{
+	sbi_set_timer(MIN(timer_deadline(), prof_next_sample()));
+}
+
+void timer_rearm(void)
+{
+	arm();
 }
 
 void timer_init(void)
@@ -68,6 +81,7 @@ void timer_event_cancel(struct timer_event *e)
 void timer_interrupt(void)
 {
 	uint64_t now = rdtime();
+	prof_tick(now);
 	if (now >= next_tick) {
 		ticks++;
 		/* Skip ticks missed while the machine was busy rather than firing a burst. */

@@ -5,14 +5,16 @@
  * handled and may preempt the process at the end of its time slice; anything
  * else is the process's fault, and it is killed with a message naming it and
  * the cause.  From kernel mode only interrupts are expected (the kernel runs
- * with interrupts disabled except while idle); any exception there is a
- * kernel bug and panics with the registers that explain it.
+ * with interrupts disabled except while idle, and inside the system calls of
+ * a process being profiled: kernel/prof.c); any exception there is a kernel
+ * bug and panics with the registers that explain it.
  */
 #include "kernel/trap.h"
 #include "kernel/proc.h"
 #include "kernel/klib.h"
 #include "kernel/riscv.h"
 #include "kernel/syscall.h"
+#include "kernel/prof.h"
 
 extern char trap_vector[];
 
@@ -54,6 +56,16 @@ static bool handle_interrupt(uint64_t scause)
 	return false;
 }
 
+void intr_wait(void)
+{
+	/* A profiled system call's sampling window stays shut while it waits. */
+	int token = prof_wait_begin();
+	intr_on();
+	wfi();
+	intr_off();
+	prof_wait_end(token);
+}
+
 void return_to_user(struct proc *p)
 {
 	/* sret to U-mode with interrupts enabled there. */
@@ -83,12 +95,15 @@ void user_trap(struct trapframe *tf)
 	return_to_user(p);
 }
 
-void kernel_trap(void)
+/* saved: the registers trapentry.S saved (ra first); s0: the interrupted s0. */
+void kernel_trap(uint64_t *saved, uint64_t s0)
 {
 	uint64_t scause = csr_read(scause), sepc = csr_read(sepc), sstatus = csr_read(sstatus);
 	if (!(scause & SCAUSE_INTR))
 		panic("exception in kernel: %s (scause %lu) at sepc %p, stval %p",
 		      scause_name(scause), scause, (void *)sepc, (void *)csr_read(stval));
+	/* A profiling sample inside a system call is all the profiler's. */
+	if (prof_kernel_trap(scause, sepc, saved[0], s0)) return;
 	handle_interrupt(scause);
 	/* Nested trap handling may have clobbered these. */
 	csr_write(sepc, sepc);

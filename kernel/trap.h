@@ -9,9 +9,12 @@
 
 void trap_init(void);
 void user_trap(struct trapframe *tf) __attribute__((noreturn));
-void kernel_trap(void);
+void kernel_trap(uint64_t *saved, uint64_t s0);
 void user_return(struct trapframe *tf) __attribute__((noreturn));
 void return_to_user(struct proc *p) __attribute__((noreturn));
+/* Kernel code with nothing to do until a device finishes: let the next
+ * interrupt in, handle it, and return with interrupts off again. */
+void intr_wait(void);
 const char *scause_name(uint64_t scause);
 
 /* The timer (timer.c). */
@@ -27,6 +30,8 @@ void timer_init(void);
 void timer_interrupt(void);
 void timer_event_add(struct timer_event *e, uint64_t when);
 void timer_event_cancel(struct timer_event *e);
+uint64_t timer_deadline(void);   /* rdtime of the next tick or event, whichever is first */
+void timer_rearm(void);          /* program the comparator again (the profiler's rate changed) */
 extern volatile uint64_t ticks;
 
 /* Polling hooks: run on every timer tick and each time the scheduler finds

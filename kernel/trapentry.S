@@ -4,8 +4,8 @@
 # holds the address of that process's trap frame; while the kernel runs it
 # holds 0.  From user mode we save every user register into the trap frame,
 # switch to the process's kernel stack and call user_trap(), which leaves via
-# user_return.  From kernel mode (only interrupts while idle: the kernel runs
-# with interrupts off and never faults on user memory) we save the
+# user_return.  From kernel mode (only interrupts while idle or profiling: the
+# kernel runs with interrupts off and never faults on user memory) we save the
 # caller-saved registers on the current stack and call kernel_trap().
 # Offsets follow struct trapframe in proc.h.
 
@@ -116,6 +116,8 @@ from_kernel:
 	sd t4, 104(sp)
 	sd t5, 112(sp)
 	sd t6, 120(sp)
+	mv a0, sp                     # kernel_trap(saved registers, interrupted s0)
+	mv a1, s0
 	call kernel_trap
 	ld ra, 0(sp)
 	ld t0, 8(sp)

@@ -22,6 +22,7 @@ static const char *general[] = {
 	[-K_E_NAMETOOLONG] = "name too long",
 	[-K_E_PERM]   = "operation not permitted",
 	[-K_E_INTR]   = "interrupted",
+	[-K_E_BUSY]   = "resource busy",
 };
 
 static const char *blk[] = {
@@ -71,6 +72,7 @@ int exo_errno(long code)
 	case K_E_NAMETOOLONG: return ENAMETOOLONG;
 	case K_E_PERM: case BLK_E_PERM: return EPERM;
 	case K_E_INTR: return EINTR;
+	case K_E_BUSY: return EBUSY;
 	case BLK_E_QFULL: return EAGAIN;
 	case BLK_E_RANGE: case BLK_E_LEN: case BLK_E_ALIGN: case BLK_E_OP: case BLK_E_UNIT: return EINVAL;
 	default: return EIO;

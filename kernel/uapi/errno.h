@@ -23,6 +23,7 @@
 #define K_E_NAMETOOLONG (-10) /* a string argument is longer than allowed        */
 #define K_E_PERM      (-11)  /* operation not permitted                          */
 #define K_E_INTR      (-12)  /* interrupted (the process is being killed)        */
+#define K_E_BUSY      (-13)  /* the resource is in use (a profile is already running) */
 
 #define K_E_FIRST_BLK (-64)
 #define K_E_FIRST_ED  (-128)

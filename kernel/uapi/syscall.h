@@ -22,5 +22,6 @@
 #define SYS_sleep           11   /* sleep(ticks of the timebase)                  -> 0          */
 #define SYS_raw_io          12   /* raw_io(cmd, ...): benchmark-only raw disk path (rawio.h)    */
 #define SYS_kill            13   /* kill(pid)                                     -> 0          */
+#define SYS_prof            14   /* prof(op, ...): the profiler and counters (prof.h)           */
 
 #endif
