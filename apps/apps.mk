@@ -28,3 +28,5 @@ APP_OBJS_edtest := $(patsubst %.c,$(BUILD)/u/%.c.o,$(wildcard apps/edtest/*.c))
 APPS += exobench
 APP_OBJS_exobench := $(patsubst %.c,$(BUILD)/u/%.c.o,$(wildcard apps/exobench/*.c)) \
                      $(BUILD)/u/apps/rawlib.c.o
+
+include apps/prof/prof.mk

@@ -1,0 +1,105 @@
+"""cases_prof.py - the profiler (issue 10, docs/profiling.md): prof finds
+where a CPU-bound program spends its time, sees kernel time and sleeping,
+counts system calls and disk requests per phase, and its record read on
+the host by tools/prof-report says the same as the guest."""
+import os
+import re
+import subprocess
+import tempfile
+
+from qemutest import Case, ROOT
+
+
+def table(out, heading):
+    """Rows (self%, self, total%, name) of the first table after heading."""
+    at = out.find(heading)
+    if at < 0:
+        return None
+    rows = []
+    lines = out[at:].splitlines()
+    first = next(i for i, l in enumerate(lines) if "self%" in l) + 1
+    for line in lines[first:]:
+        m = re.match(r"^\s+([\d.]+)%\s+(\d+)\s+([\d.]+)%(?:\s+[\d.]+%)?\s+(.+)$", line)
+        if not m:
+            break
+        rows.append((float(m.group(1)), int(m.group(2)), float(m.group(3)), m.group(4)))
+    return rows
+
+
+def spin_in_main(out):
+    """Nearly all of spin's running samples are in its main (the busy loop)."""
+    rows = table(out, "Running (user and kernel samples), by self:")
+    if not rows:
+        return "no running-samples table"
+    pct, n, _, name = rows[0]
+    if name != "main" or pct < 80 or n < 100:
+        return "top function %s with %.1f%% of %d samples; expected main with >= 80%% of >= 100" % (name, pct, n)
+    return None
+
+
+def kernel_seen(out):
+    """Spawning through the shell shows kernel time in the spawn system call."""
+    rows = table(out, "Running, by total")
+    if not rows:
+        return "no running-by-total table"
+    names = [r[3] for r in rows]
+    if not any(n in ("sys_spawn [k]", "proc_spawn [k]") for n in names):
+        return "no kernel spawn frames among %s" % names
+    if not re.search(r"^  running in the kernel\s+[1-9]", out, re.M):
+        return "no kernel samples"
+    return None
+
+
+def waits_seen(out):
+    """A shell waiting for its child sleeps in proc_wait."""
+    rows = table(out, "Wall clock (every sample: asleep and ready too), by self:")
+    if not rows or not any(r[3] == "proc_wait [k]" for r in rows):
+        return "proc_wait [k] is not where the shell waited"
+    return None
+
+
+def host_report_agrees(out):
+    """tools/prof-report on the console dump finds spin's main on top too."""
+    with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+        f.write(out)
+        log = f.name
+    try:
+        r = subprocess.run([os.path.join(ROOT, "build", "tools", "prof-report"), "--log", log],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+    finally:
+        os.unlink(log)
+    if r.returncode != 0:
+        return "prof-report failed: %s" % r.stderr.strip()
+    return spin_in_main(r.stdout)
+
+
+def phases_counted(out):
+    """fsbench's phases each get counts per file: a create writes, a read reads."""
+    for phase, col in (("small create+write", 7), ("small read", 5)):
+        m = re.search(r"^  %s\s+(.*)$" % re.escape(phase), out, re.M)
+        if not m:
+            return "no row for phase %s" % phase
+        v = m.group(1).split()
+        # ms units ms/unit syscalls exodisk reads writes flushes ...
+        if int(v[1]) != 30 or float(v[3]) <= 0 or float(v[col - 1]) < 0.5:
+            return "phase %s: unexpected counts %s" % (phase, v)
+    return None
+
+
+CASES = [
+    Case("prof-cpu-bound-main", "prof spin A 3 200", expect=[r"^A 2$", r"^prof: spin A 3 200$"],
+         check=spin_in_main),
+    Case("prof-kernel-and-sleep", "prof -f 10000 -n 60 sh -c 'true; true; true; true; true; true; true; true'",
+         check=lambda out: kernel_seen(out) or waits_seen(out)),
+    Case("prof-host-report", "prof -d -q spin B 2 200", expect=[r"prof-dump: begin \d+", r"prof-dump: end"],
+         check=host_report_agrees),
+    Case("prof-phases-and-counts", "mkfs; mkdir /b; prof -q -o /b.prof fsbench -n 30 -m 1 -r 5 /b; "
+         "prof -n 5 fsbench -n 30 -m 1 -r 5 /b",
+         expect=[r"^Phases", r"^Phase small read: \d+ samples", r"disk requests\s+\d+ reads"],
+         check=phases_counted, timeout=180),
+    Case("prof-errors", "prof; echo st=$?; prof nosuchprog; echo st=$?; prof -f 5 spin A 1; echo st=$?; "
+         "prof prof spin A 1 10; echo st=$?",
+         expect=[r"^usage: prof", r"^st=125$", r"prof: nosuchprog: command not found", r"^st=127$",
+                 r"prof: cannot start a profile: invalid argument",
+                 r"prof: cannot start a profile: resource busy"]),
+]
