@@ -27,6 +27,7 @@
 #include "libos/edc.h"
 #include "libos/exo.h"
 #include "libos/files.h"
+#include "libos/prof.h"
 #include "libos/vfs.h"
 #include "apps/rawlib.h"
 
@@ -83,6 +84,7 @@ static void small_files(void)
 	if (mkdir(path, 0755) < 0 && errno != EEXIST)
 		die(path);
 	remount();
+	exo_phase("small create+write", (uint64_t)nfiles);   /* for prof (docs/profiling.md) */
 	uint64_t t0 = now();
 	for (long i = 0; i < nfiles; i++) {
 		snprintf(path, sizeof path, "%s/small/f%ld", dir, i);
@@ -92,7 +94,9 @@ static void small_files(void)
 	}
 	sync();                   /* everything durable: counted */
 	uint64_t t1 = now();
+	exo_phase(NULL, 0);
 	remount();
+	exo_phase("small read", (uint64_t)nfiles);
 	uint64_t t2 = now();
 	for (long i = 0; i < nfiles; i++) {
 		snprintf(path, sizeof path, "%s/small/f%ld", dir, i);
@@ -100,6 +104,7 @@ static void small_files(void)
 		if (fd < 0 || read(fd, buf, (size_t)fsize) != fsize || close(fd) < 0)
 			die(path);
 	}
+	exo_phase("small delete", (uint64_t)nfiles);
 	uint64_t t3 = now();
 	for (long i = 0; i < nfiles; i++) {
 		snprintf(path, sizeof path, "%s/small/f%ld", dir, i);
@@ -108,6 +113,7 @@ static void small_files(void)
 	}
 	sync();
 	uint64_t t4 = now();
+	exo_phase(NULL, 0);
 	printf("fsbench: unixfs small create+write %ld x %ld B = %.3f ms/file\n", nfiles, fsize,
 	       ms(t1 - t0) / (double)nfiles);
 	printf("fsbench: unixfs small read %ld x %ld B = %.3f ms/file\n", nfiles, fsize,
@@ -136,6 +142,9 @@ static void large(const struct layer *l)
 	uint64_t bytes = (uint64_t)mib << 20;
 	uint8_t *buf = malloc(1 << 20);
 	memset(buf, 0x5a, 1 << 20);
+	char phase[40];
+	snprintf(phase, sizeof phase, "%s large", l->name);
+	exo_phase(phase, 0);
 	uint64_t t0 = now();
 	for (uint64_t off = 0; off < bytes; off += 1 << 20)
 		if (l->write(l->ctx, off, buf, 1 << 20) < 0)
@@ -169,6 +178,7 @@ static void large(const struct layer *l)
 			die("random write");
 	}
 	uint64_t t5 = now();
+	exo_phase(NULL, 0);
 	printf("fsbench: %s large sequential write %ld MiB = %.2f MB/s\n", l->name, mib, mbps(bytes, t1 - t0));
 	printf("fsbench: %s large sequential read %ld MiB = %.2f MB/s\n", l->name, mib,
 	       mbps(bytes, t3_seq - t2));
