@@ -89,7 +89,9 @@ struct libfs_ops {
 	 * state; it is called once, after every file of the mount is closed. */
 	int  (*mount)(const char *opts, void **fs);
 	int  (*unmount)(void *fs);
-	/* Make every change durable: data first, then what points to it. */
+	/* Make every change durable: data first, then what points to it.
+	 * NULL: the VFS calls fsync on each open file of the mount (for a
+	 * libFS whose only unwritten state is its open files'). */
 	int  (*sync)(void *fs);
 	int  (*statfs)(void *fs, struct libfs_statfs *st);
 
@@ -103,7 +105,10 @@ struct libfs_ops {
 	int  (*rmdir)(void *fs, const char *path);                  /* NULL: -ENOTSUP */
 
 	/* Open files.  open returns a handle in *file; the VFS keeps the offset
-	 * and passes it explicitly, so read and write are positional. */
+	 * and passes it explicitly, so read and write are positional.  If
+	 * file_size (below) is not 0, the VFS allocates the handle, zeroed, puts
+	 * it in *file before open, and frees it after close (or a failed open):
+	 * the libFS only fills it in. */
 	int  (*open)(void *fs, const char *path, int flags, uint32_t perm, void **file);
 	int  (*close)(void *fs, void *file);
 	long (*read)(void *fs, void *file, void *buf, size_t n, uint64_t off);
@@ -120,8 +125,13 @@ struct libfs_ops {
 	int  (*persist)(void *fs, void *file, int model);
 	/* Free all memory of the mount and its open files without writing
 	 * anything: what dying does to a process.  Host tests use it to
-	 * simulate a crash; NULL if the libFS cannot. */
+	 * simulate a crash; NULL if the libFS cannot.  The VFS first calls
+	 * forget (if not NULL) on each open file, then frees the handles it
+	 * allocated (file_size), then calls abandon. */
 	void (*abandon)(void *fs);
+	void (*forget)(void *fs, void *file);
+	size_t file_size;       /* bytes of one open file's handle, if the VFS
+	                           allocates them; 0: the libFS does */
 };
 
 /* The libFS types known to this program, for mounting by name

@@ -318,7 +318,14 @@ int vfs_shutdown(void)
 void vfs_abandon(void)
 {
 	for (int i = 0; i < VFS_MAX_FILES; i++) {
-		free(files[i]);
+		struct vfile *f = files[i];
+		if (f != NULL && f->m != NULL) {
+			if (f->m->ops->forget != NULL)
+				f->m->ops->forget(f->m->fs, f->fh);
+			if (f->m->ops->file_size != 0)
+				free(f->fh);
+		}
+		free(f);
 		files[i] = NULL;
 	}
 	for (int i = 0; i < VFS_MAX_MOUNTS; i++) {
@@ -503,7 +510,15 @@ int vfs_sync(void)
 		struct mount *m = &mounts[i];
 		if (!m->used || m->fs == NULL)
 			continue;
-		int r = m->ops->sync(m->fs);
+		int r = 0;
+		if (m->ops->sync != NULL) {
+			r = m->ops->sync(m->fs);
+		} else {
+			/* A libFS whose state is its open files: fsync each. */
+			for (int j = 0; j < VFS_MAX_FILES && r == 0; j++)
+				if (files[j] != NULL && files[j]->m == m)
+					r = m->ops->fsync(m->fs, files[j]->fh);
+		}
 		if (r < 0 && first == 0)
 			first = r;
 	}
@@ -528,7 +543,13 @@ int vfs_open(const char *path, int flags, uint32_t perm, struct vfile **fp)
 		free(f);
 		return r;
 	}
-	r = m->ops->open(m->fs, rel, flags & ~VFS_O_APPEND, perm, &f->fh);
+	/* The libFS's state for the open file: ours to allocate and free if
+	 * it says how large it is. */
+	size_t fsz = m->ops->file_size;
+	if (fsz != 0 && (f->fh = calloc(1, fsz)) == NULL)
+		r = -ENOMEM;
+	if (r == 0)
+		r = m->ops->open(m->fs, rel, flags & ~VFS_O_APPEND, perm, &f->fh);
 	struct libfs_stat st;
 	if (r == 0) {
 		r = m->ops->fstat(m->fs, f->fh, &st);
@@ -536,6 +557,8 @@ int vfs_open(const char *path, int flags, uint32_t perm, struct vfile **fp)
 			m->ops->close(m->fs, f->fh);
 	}
 	if (r < 0) {
+		if (fsz != 0)
+			free(f->fh);
 		untrack(f);
 		free(f);
 		return r;
@@ -560,6 +583,8 @@ int vfs_close(struct vfile *f)
 		return 0;
 	struct mount *m = f->m;
 	int r = m->ops->close(m->fs, f->fh);
+	if (m->ops->file_size != 0)
+		free(f->fh);
 	m->nopen--;
 	untrack(f);
 	free(f);
@@ -661,7 +686,7 @@ int vfs_ftruncate(struct vfile *f, uint64_t len)
 int vfs_fsync(struct vfile *f)
 {
 	if (f->m->ops->fsync == NULL)
-		return f->m->ops->sync(f->m->fs);
+		return f->m->ops->sync != NULL ? f->m->ops->sync(f->m->fs) : 0;
 	return f->m->ops->fsync(f->m->fs, f->fh);
 }
 
