@@ -71,3 +71,12 @@ int kit_mkfs(struct kit *k, const char *type, const char *opts, uint32_t xnlen)
 	int e = kit_open(k, type, opts);
 	return e < 0 ? e : kit_anchor_make(k, opts, xnlen);
 }
+
+void kit_statfs(struct kit *k, struct libfs_statfs *st)
+{
+	memset(st, 0, sizeof *st);
+	strcpy(st->type, k->type);
+	st->bsize = KIT_UNIT * ED_SECTOR;
+	st->blocks = k->fm.nsectors / KIT_UNIT;
+	st->bfree = edc_fm_count_free(&k->fm) / KIT_UNIT;
+}

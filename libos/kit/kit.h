@@ -11,6 +11,7 @@
  *   lock.c    the mount lock: one mounting process at a time
  *   alloc.c   allocation over the exported free map, absorbing rivals' races
  *   bytes.c   the byte store: a file's bytes at any offset, on extents
+ *   flat.c    the directory of a flat file system (optional)
  *   commit.c  ordered commit: flush barrier, then the metadata
  *
  * Tests: tests/host/userfs/test_kit.c (each piece, races included) and the
@@ -83,6 +84,8 @@ int kit_mkfs(struct kit *k, const char *type, const char *opts, uint32_t xnlen);
 int kit_opt_num(const char *opts, const char *key, uint64_t def, uint64_t *out);
 /* An exodisk result as an errno: r >= 0 unchanged (as int), else -errno. */
 int kit_err(int64_t r);
+/* statfs's type and space, from the free map (the file system adds files). */
+void kit_statfs(struct kit *k, struct libfs_statfs *st);
 
 /* ---- caps.c: capabilities from the secret ---------------------------------- */
 
@@ -231,6 +234,67 @@ int  kit_bytes_truncate(struct kit *k, struct kit_bytes *b, uint64_t len);
  * once the commit that drops them is durable).  Record the smaller size in
  * the exonode first: a write-back may come at any moment. */
 int  kit_bytes_trim(struct kit *k, struct kit_bytes *b);
+
+/* ---- flat.c: the directory of a flat file system ------------------------------- */
+
+#define KIT_NAME_MAX 39
+#define KIT_ROOT     (-1000)        /* lookup: the root directory              */
+#define KIT_NEW      (-1001)        /* lookup: absent, to be created (errors are
+                                       -errno, all above -1000)               */
+
+struct kit_name {                 /* one 64-byte record of the table            */
+	char     name[KIT_NAME_MAX + 1];   /* "" = a free record                    */
+	uint64_t sector;              /* the file: exonode (sector, slot)           */
+	uint16_t slot, pad;
+	uint32_t gen;                 /* different for every file created           */
+	uint32_t from;                /* renamed over another name: the record it
+	                                 came from, + 1 (flat.c)                    */
+	uint32_t spare;
+};
+
+/* The state of a flat file system begins with this (so the kit_flat_*
+ * operations below can take its pointer). */
+struct kit_flat {
+	struct kit k;
+	struct kit_pool pool;         /* the files' exonodes                        */
+	struct kit_bytes table;       /* the name table, on the anchor              */
+	struct kit_name *v;           /* ... in memory                              */
+	uint32_t n;                   /* records, used or free                      */
+};
+
+/* mkfs: an anchor of anchor_len bytes and an empty table (option slots=N:
+ * its first size, default 64).  Durable when it returns. */
+int  kit_flat_mkfs(struct kit_flat *fl, const char *type, const char *opts,
+                   uint32_t anchor_len);
+/* mount: kit_mount and the table read; files are exonodes of file_len. */
+int  kit_flat_mount(struct kit_flat *fl, const char *type, const char *opts,
+                    uint32_t file_len);
+void kit_flat_free(struct kit_flat *fl);       /* the table's memory */
+/* Look a path up the way open() does, with LIBFS_O_* flags (0 for stat):
+ * the record's index; KIT_ROOT for ""; KIT_NEW when absent and O_CREAT is
+ * set; else -ENOENT (also for a name with a '/': no directories),
+ * -ENAMETOOLONG, -EEXIST (O_CREAT|O_EXCL), -ENOTDIR (O_DIR on a file),
+ * -EISDIR (the root for writing). */
+int  kit_flat_lookup(struct kit_flat *fl, const char *path, int flags);
+/* kit_flat_lookup, creating a new file when it says KIT_NEW: an exonode
+ * whose entry 0 is meta (len bytes), written back, then named (durably).
+ * Returns the record's index, KIT_ROOT, or an error. */
+int  kit_flat_open(struct kit_flat *fl, const char *path, int flags, const void *meta,
+                   uint32_t len);
+/* A struct libfs_stat for the file a record names (NULL: the root). */
+void kit_flat_stat(struct kit_flat *fl, const struct kit_name *r, uint64_t size,
+                   uint64_t mtime, struct libfs_stat *st);
+/* The record naming file (sector, slot) of generation gen, or -1: an open
+ * file uses it to tell whether it is still named (renames move it). */
+int  kit_flat_named(struct kit_flat *fl, uint64_t sector, uint16_t slot, uint32_t gen);
+/* Operations of struct libfs_ops, for a state that begins with struct
+ * kit_flat.  unlink erases the name durably, then frees the file's
+ * exonode (and with it its extents) and commits that; rename is atomic,
+ * also over an existing name (flat.c). */
+int  kit_flat_statfs(void *fs, struct libfs_statfs *st);
+int  kit_flat_readdir(void *fs, void *dir, uint64_t *cookie, struct libfs_dirent *de);
+int  kit_flat_unlink(void *fs, const char *path);
+int  kit_flat_rename(void *fs, const char *from, const char *to);
 
 /* ---- commit.c: ordered commit ---------------------------------------------------- */
 

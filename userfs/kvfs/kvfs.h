@@ -1,11 +1,12 @@
 /*
  * kvfs.h - a deliberately small library file system: a flat set of named
- * values, each one exonode with one extent, in the spirit of Aerie's KVFS.
- * It is the example that docs/writing-a-libfs.md builds step by step; read
- * kvfs.c with it.
+ * values, each one exonode, read whole and replaced whole, in the spirit of
+ * Aerie's KVFS.  It is the example docs/writing-a-libfs.md builds from the
+ * libFS kit; read kvfs.c with it.
  *
- * Options: unit=N, key=TEXT (or keyhex=HEX), sb=SECTOR, as for unixfs;
- * mkfs also takes slots=N (how many names the index holds, default 512).
+ * Options: unit=N, key=TEXT (or keyhex=HEX), sb=SECTOR, wait=MS (the
+ * kit's, libos/kit/kit.h); mkfs also takes slots=N (names the table holds
+ * at first, default 64; it grows).
  */
 #ifndef USERFS_KVFS_H
 #define USERFS_KVFS_H
@@ -15,7 +16,7 @@
 
 extern const struct libfs_ops kvfs_ops;
 
-/* Make an empty kvfs; its superblock sector in *sb.  0 or a negative errno. */
+/* Make an empty kvfs; its anchor's sector in *sb.  0 or a negative errno. */
 int kvfs_mkfs(const char *opts, uint64_t *sb);
 
 #endif

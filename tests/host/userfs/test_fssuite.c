@@ -7,7 +7,7 @@
  */
 #include <errno.h>
 #include <string.h>
-#include "tests/host/userfs/ufsfix.h"
+#include "tests/host/userfs/fscut.h"
 #include "userfs/fssuite.h"
 #include "userfs/kvfs/kvfs.h"
 
@@ -33,53 +33,19 @@ static int remount(void *arg)
 	return mount_both();
 }
 
-/* kvfs writes a value back when it is closed: after the close returns it
- * survives a power failure, whatever was still unwritten elsewhere. */
-static void kvfs_crash(void)
+/* kvfs across power cuts, at every disk request of a workload of puts,
+ * unlinks and renames: every value closed before the cut is there, whole;
+ * the one being put is wholly old or wholly new. */
+static void kvfs_cut(void)
 {
-	struct ufx c;
-	ufx_new(&c, 65536, HD_POLLED, 31);
-	uint64_t sb;
-	CHECK_EQ(kvfs_mkfs("key=crash,slots=64", &sb), 0);
-	static uint8_t v[30000];
-	for (int round = 0; round < 6; round++) {
-		CHECK_EQ(vfs_mount("/kv", "kvfs", "key=crash", 1), 0);
-		for (int i = 0; i < 10; i++) {
-			char p[32];
-			snprintf(p, sizeof p, "/kv/v%d", i);
-			memset(v, 'a' + round + i, sizeof v);
-			struct vfile *f;
-			CHECK_EQ(vfs_open(p, LIBFS_O_WRITE | LIBFS_O_CREAT | LIBFS_O_TRUNC, 0644, &f), 0);
-			size_t n = 1000 + (size_t)(round * 4000 + i * 700) % 29000;
-			CHECK_EQ(vfs_write(f, v, n), (long)n);
-			CHECK_EQ(vfs_close(f), 0);
-		}
-		/* One more left open and unwritten when the power goes. */
-		struct vfile *f;
-		CHECK_EQ(vfs_open("/kv/open", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f), 0);
-		CHECK_EQ(vfs_write(f, v, 100), 100);
-		vfs_abandon();
-		ufx_crash(&c);
-		CHECK_EQ(vfs_mount("/kv", "kvfs", "key=crash", 1), 0);
-		for (int i = 0; i < 10; i++) {
-			char p[32];
-			snprintf(p, sizeof p, "/kv/v%d", i);
-			size_t n = 1000 + (size_t)(round * 4000 + i * 700) % 29000;
-			uint8_t got[30001];
-			CHECK_EQ(vfs_open(p, LIBFS_O_READ, 0, &f), 0);
-			CHECK_EQ(vfs_read(f, got, sizeof got), (long)n);
-			for (size_t k = 0; k < n; k++)
-				CHECK_EQ(got[k], 'a' + round + i);
-			CHECK_EQ(vfs_close(f), 0);
-		}
-		CHECK_EQ(vfs_umount("/kv"), 0);
-	}
-	ufx_free(&c);
+	struct fscut c = { .type = "kvfs", .opts = "key=cut,slots=8", .mkfs = kvfs_mkfs,
+	                   .rename = 1, .atomic = 1 };
+	CHECK_EQ(fscut_run(&c, 30, 1, 31), 0);
 }
 
 int main(void)
 {
-	kvfs_crash();
+	kvfs_cut();
 	ufx_new(&u, 131072, HD_POLLED, 21);
 	uint64_t sb;
 	CHECK_EQ(unixfs_mkfs("key=suite", &sb), 0);
