@@ -37,9 +37,10 @@
  * missed.
  *
  * The window's sample handler touches only the profile's buffer and the
- * interrupted process's state here, and reads kernel stacks; it never
- * allocates, never walks page tables and never wakes anyone.  Code outside it
- * that appends to the buffer turns interrupts off while it does.
+ * interrupted process's state here, and reads kernel stacks and the user
+ * stacks' pages (found at spawn); it never allocates, never walks page
+ * tables and never wakes anyone.  Code outside it that appends to the buffer
+ * turns interrupts off while it does.
  */
 #include "kernel/prof.h"
 #include "kernel/trap.h"
@@ -75,8 +76,11 @@ struct pstate {
 	uint32_t sysnum;            /* the system call in progress */
 	uint64_t sys_start;         /* rdtime when it started */
 	uint64_t sleep_start;       /* rdtime when the process went to sleep, or 0 */
-	int nuser;                  /* user addresses in uchain */
-	uint64_t uchain[PROF_MAXDEPTH];   /* where the system call was made from */
+	/* The physical pages of the user stack, found when the process joins
+	 * the profile: the sample handler may not walk page tables (it can
+	 * interrupt code changing them), but a process's stack pages stay put
+	 * from spawn to exit. */
+	uint64_t stack_pa[USTACK_SIZE / PGSIZE];
 };
 static struct pstate ps[NPROC];
 
@@ -169,20 +173,15 @@ static bool kernel_read(void *ctx, uint64_t va, uint64_t *val)
 	return true;
 }
 
-/* User memory, through the page table, one translated page remembered. */
-struct uread { pagetable_t pt; uint64_t page, pa; };
-
-static bool user_read(void *ctx, uint64_t va, uint64_t *val)
+/* A word of a process's user stack, through stack_pa. */
+static bool stack_read(void *ctx, uint64_t va, uint64_t *val)
 {
-	struct uread *u = ctx;
-	uint64_t page = PGROUNDDOWN(va);
-	if (page != u->page) {
-		uint64_t pa = uvm_translate(u->pt, page, false);
-		if (pa == 0) return false;
-		u->page = page;
-		u->pa = pa;
-	}
-	*val = *(const uint64_t *)(u->pa + (va - page));
+	const struct pstate *s = ctx;
+	uint64_t base = USTACK_TOP - USTACK_SIZE;
+	if (va < base || va >= USTACK_TOP) return false;
+	uint64_t pa = s->stack_pa[(va - base) / PGSIZE];
+	if (pa == 0) return false;
+	*val = *(const uint64_t *)(pa + (va & (PGSIZE - 1)));
 	return true;
 }
 
@@ -214,13 +213,14 @@ static int walk(uint64_t fp, uint64_t lo, uint64_t hi, read_fn rd, void *ctx, ui
 	return n;
 }
 
-/* [pc, ra, return addresses...] of a context on p's user stack. */
-static int user_chain(struct proc *p, uint64_t pc, uint64_t ra, uint64_t fp, uint64_t *out)
+/* [pc, ra, return addresses...] of p's user context: where it was
+ * interrupted, or where it made the system call it is in. */
+static int user_chain(struct proc *p, uint64_t *out)
 {
-	struct uread u = { p->pagetable, 1, 0 };
-	out[0] = pc;
-	out[1] = ra;
-	return 2 + walk(fp, USTACK_TOP - USTACK_SIZE, USTACK_TOP, user_read, &u, out + 2, PROF_MAXDEPTH - 2);
+	out[0] = p->tf.sepc;
+	out[1] = p->tf.ra;
+	return 2 + walk(p->tf.s0, USTACK_TOP - USTACK_SIZE, USTACK_TOP, stack_read, &ps[p->slot], out + 2,
+	                PROF_MAXDEPTH - 2);
 }
 
 /* The same on p's kernel stack. */
@@ -281,30 +281,29 @@ static void take_samples(uint64_t now, int cur_mode)
 		struct pstate *s = &ps[i];
 		struct proc *q = &procs[i];
 		if (!s->profiled) continue;
+		/* The user part: the trap frame holds where the process was
+		 * interrupted, or where it made the system call it is in. */
 		if (q == cur) {
+			int nu = user_chain(q, u);
 			if (cur_mode == CUR_USER) {
-				sample(q, PROF_K_USER, k, 0, u, user_chain(q, q->tf.sepc, q->tf.ra, q->tf.s0, u));
+				sample(q, PROF_K_USER, k, 0, u, nu);
 			} else if (cur_mode == CUR_KERNEL) {
 				/* Waiting in a wfi for a device is waiting, not running. */
 				int nk = kernel_chain(q, ktrap.pc, ktrap.ra, ktrap.fp, k);
-				sample(q, after_wfi(ktrap.pc) ? PROF_K_WAIT : PROF_K_KERNEL, k, nk, s->uchain, s->nuser);
+				sample(q, after_wfi(ktrap.pc) ? PROF_K_WAIT : PROF_K_KERNEL, k, nk, u, nu);
 			} else {
 				k[0] = s->sysnum;
 				k[1] = 0;
-				sample(q, PROF_K_SYSCALL, k, 2, s->uchain, s->nuser);
+				sample(q, PROF_K_SYSCALL, k, 2, u, nu);
 			}
 		} else if (q->state == P_SLEEPING || q->state == P_RUNNABLE) {
 			int kind = q->state == P_SLEEPING ? PROF_K_WAIT : PROF_K_READY;
-			if (s->in_syscall) {
-				/* Stopped in sched(): its context says where. */
-				int nk = kernel_chain(q, q->ctx.ra, 0, q->ctx.s0, k);
-				sample(q, kind, k, nk, s->uchain, s->nuser);
-			} else {
-				/* Preempted in user mode (or not started yet). */
-				u[0] = q->tf.sepc;
-				u[1] = q->tf.ra;
-				sample(q, kind, k, 0, u, 2);
-			}
+			int nu = user_chain(q, u), nk = 0;
+			/* In a system call it stopped in sched(), whose context
+			 * says where; otherwise it was preempted in user mode (or
+			 * has not started yet) and the kernel part says nothing. */
+			if (s->in_syscall) nk = kernel_chain(q, q->ctx.ra, 0, q->ctx.s0, k);
+			sample(q, kind, k, nk, u, nu);
 		}
 	}
 }
@@ -374,7 +373,6 @@ void prof_syscall_enter(struct proc *p)
 	s->sysnum = (uint32_t)num;
 	s->sys_start = rdtime();
 	if (s->profiled && P.active) {
-		s->nuser = user_chain(p, p->tf.sepc, p->tf.ra, p->tf.s0, s->uchain);
 		window_open(s);
 	}
 }
@@ -443,6 +441,8 @@ void prof_spawn(struct proc *parent, struct proc *child, const char *path)
 	memset(s, 0, sizeof *s);
 	if (!P.active || parent == NULL) return;
 	if (!is_owner(parent) && !(ps[parent->slot].profiled && (P.info.flags & PROF_F_INHERIT))) return;
+	for (uint64_t i = 0; i < USTACK_SIZE / PGSIZE; i++)
+		s->stack_pa[i] = uvm_translate(child->pagetable, USTACK_TOP - USTACK_SIZE + i * PGSIZE, false);
 	s->profiled = true;
 	P.info.nprocs++;
 	bool on = intr_save();
