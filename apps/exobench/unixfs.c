@@ -36,6 +36,7 @@
 #include "apps/exobench/bench.h"
 #include "libos/exo.h"
 #include "libos/files.h"
+#include "libos/prof.h"
 #include "libos/vfs.h"
 #include "userfs/unixfs/unixfs.h"
 
@@ -122,14 +123,18 @@ static int small(int runs, int nfiles, uint32_t bytes, int ndirs)
 	memset(buf, 0x5a, bytes);
 	printf("unixfs: %d files of %u bytes in %d directories, %d run%s\n", nfiles, bytes, ndirs, runs,
 	       runs > 1 ? "s" : "");
+	char phase[40];
 	for (int run = 0; run < runs; run++) {
 		for (int ph = 0; ph < 3; ph++) {
 			if (remount())
 				return 1;
+			snprintf(phase, sizeof phase, "%s %uB", small_phase_name[ph], bytes);
+			exo_phase(phase, (uint64_t)nfiles);   /* for prof (docs/profiling.md) */
 			uint64_t t0 = now();
 			if (small_phase(ph, nfiles, bytes, ndirs, buf, 0x5f11e5ull + (uint64_t)run))
 				return 1;
 			ns[ph][run] = ns_since(t0);
+			exo_phase(NULL, 0);
 			emit("\"bench\":\"smallfile\",\"dev\":\"%s\",\"unit\":%d,\"files\":%d,\"bytes\":%u,\"dirs\":%d,"
 			     "\"org\":\"unixfs\",\"phase\":\"%s\",\"run\":%d,\"ns\":%lu,\"ns_per_file\":%lu",
 			     B.dev, B.unit, nfiles, bytes, ndirs, small_phase_name[ph], run, (unsigned long)ns[ph][run],
