@@ -20,6 +20,7 @@ _start:
 
 .section .bss
 .align 12
+.globl boot_stack
 boot_stack:
 	.space 16384
 .globl boot_stack_top

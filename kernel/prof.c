@@ -100,6 +100,13 @@ static struct {
 /* Where the current kernel-mode trap interrupted the kernel. */
 static struct { uint64_t pc, ra, fp; } ktrap;
 
+/* The window around a device interrupt's handler (prof_irq_enter). */
+static struct { bool open, deferred; uint64_t sie; } irqw;
+
+/* The scheduler's stack, where interrupts arrive while the CPU is idle
+ * (kernel/entry.S). */
+extern char boot_stack[], boot_stack_top[];
+
 /* ---- counters ------------------------------------------------------------ */
 
 static void count_syscall(struct exo_counts *c, uint64_t num, uint64_t op)
@@ -223,13 +230,14 @@ static int user_chain(struct proc *p, uint64_t *out)
 	                PROF_MAXDEPTH - 2);
 }
 
-/* The same on p's kernel stack. */
+/* The same on p's kernel stack, or the scheduler's if p is NULL. */
 static int kernel_chain(struct proc *p, uint64_t pc, uint64_t ra, uint64_t fp, uint64_t *out)
 {
-	uint64_t lo = KSTACK(p->slot);
+	uint64_t lo = p ? KSTACK(p->slot) : (uint64_t)boot_stack;
+	uint64_t hi = p ? lo + KSTACK_PAGES * PGSIZE : (uint64_t)boot_stack_top;
 	out[0] = pc;
 	out[1] = ra;
-	return 2 + walk(fp, lo, lo + KSTACK_PAGES * PGSIZE, kernel_read, NULL, out + 2, PROF_MAXDEPTH - 2);
+	return 2 + walk(fp, lo, hi, kernel_read, NULL, out + 2, PROF_MAXDEPTH - 2);
 }
 
 /* ---- sampling ------------------------------------------------------------ */
@@ -255,8 +263,10 @@ static bool after_wfi(uint64_t pc)
 	return h[0] == (WFI_INSN & 0xffff) && h[1] == (WFI_INSN >> 16);
 }
 
-/* How the running process is to be sampled. */
-enum { CUR_USER, CUR_KERNEL, CUR_SYSCALL };
+/* How the running process is to be sampled: in user mode, in the kernel
+ * (where ktrap says), in a system call but not known where, or not at all
+ * because the CPU is handling a device interrupt (where ktrap says). */
+enum { CUR_USER, CUR_KERNEL, CUR_SYSCALL, CUR_IRQ };
 
 static void sample(struct proc *q, int kind, const uint64_t *k, int nk, const uint64_t *u, int nu)
 {
@@ -277,6 +287,14 @@ static void take_samples(uint64_t now, int cur_mode)
 
 	struct proc *cur = myproc();
 	uint64_t k[PROF_MAXDEPTH], u[PROF_MAXDEPTH];
+	if (cur_mode == CUR_IRQ) {
+		int nk = kernel_chain(cur, ktrap.pc, ktrap.ra, ktrap.fp, k);
+		uint64_t *a = put(PROF_R_SAMPLE, PROF_K_IRQ, nk, 0, 0, (size_t)nk * 8);
+		if (a) {
+			memcpy(a, k, (size_t)nk * 8);
+			P.info.samples[PROF_K_IRQ]++;
+		}
+	}
 	for (int i = 0; i < NPROC; i++) {
 		struct pstate *s = &ps[i];
 		struct proc *q = &procs[i];
@@ -285,7 +303,9 @@ static void take_samples(uint64_t now, int cur_mode)
 		 * interrupted, or where it made the system call it is in. */
 		if (q == cur) {
 			int nu = user_chain(q, u);
-			if (cur_mode == CUR_USER) {
+			if (cur_mode == CUR_IRQ) {
+				/* Its time is the interrupt's: sampled above. */
+			} else if (cur_mode == CUR_USER) {
 				sample(q, PROF_K_USER, k, 0, u, nu);
 			} else if (cur_mode == CUR_KERNEL) {
 				/* Waiting in a wfi for a device is waiting, not running. */
@@ -336,6 +356,14 @@ bool prof_kernel_trap(uint64_t scause, uint64_t sepc, uint64_t ra, uint64_t s0)
 	ktrap.pc = sepc;
 	ktrap.ra = ra;
 	ktrap.fp = s0;
+	if (irqw.open) {
+		/* Inside a device interrupt's handler only the timer is let in. */
+		uint64_t now = rdtime();
+		take_samples(now, CUR_IRQ);
+		if (timer_deadline() <= now) irqw.deferred = true;
+		sbi_set_timer(irqw.deferred ? prof_next_sample() : MIN(timer_deadline(), prof_next_sample()));
+		return true;
+	}
 	struct proc *p = myproc();
 	struct pstate *s = p ? &ps[p->slot] : NULL;
 	if (s == NULL || s->window != WIN_OPEN) return false;
@@ -391,6 +419,33 @@ void prof_syscall_exit(struct proc *p)
 	s->counts.sys_time += t;
 	kinfo->counts.sys_time += t;
 	s->in_syscall = false;
+}
+
+/*
+ * A device interrupt's handler (the virtio completion, and whatever the
+ * exodisk does on completion: its log and home writes) runs in a window of
+ * its own, so its time is seen: only the timer can interrupt it, and only to
+ * take a sample; a tick or event that falls due waits for the handler's end,
+ * as it would without the profiler.
+ */
+int prof_irq_enter(uint64_t scause)
+{
+	if (!P.active || scause != (SCAUSE_INTR | IRQ_S_EXT) || irqw.open) return 0;
+	irqw.sie = csr_read(sie);
+	csr_write(sie, SIE_STIE);
+	irqw.open = true;
+	intr_on();
+	return 1;
+}
+
+void prof_irq_exit(int token)
+{
+	if (!token) return;
+	intr_off();
+	irqw.open = false;
+	csr_write(sie, irqw.sie);
+	if (irqw.deferred) timer_rearm();
+	irqw.deferred = false;
 }
 
 int prof_wait_begin(void)

@@ -25,6 +25,11 @@ bool prof_kernel_trap(uint64_t scause, uint64_t sepc, uint64_t ra, uint64_t s0);
 void prof_tick(uint64_t now);
 uint64_t prof_next_sample(void);
 
+/* trap.c: around the handling of every interrupt (device interrupts are
+ * sampled while a profile is active). */
+int  prof_irq_enter(uint64_t scause);
+void prof_irq_exit(int token);
+
 /* trap.c: intr_wait() brackets its wait for an interrupt. */
 int  prof_wait_begin(void);
 void prof_wait_end(int token);

@@ -82,7 +82,9 @@ void user_trap(struct trapframe *tf)
 	uint64_t scause = csr_read(scause);
 
 	if (scause & SCAUSE_INTR) {
+		int token = prof_irq_enter(scause);
 		handle_interrupt(scause);
+		prof_irq_exit(token);
 	} else if (scause == EXC_ECALL_U) {
 		tf->sepc += 4;
 		syscall(p);
@@ -104,7 +106,9 @@ void kernel_trap(uint64_t *saved, uint64_t s0)
 		      scause_name(scause), scause, (void *)sepc, (void *)csr_read(stval));
 	/* A profiling sample inside a system call is all the profiler's. */
 	if (prof_kernel_trap(scause, sepc, saved[0], s0)) return;
+	int token = prof_irq_enter(scause);
 	handle_interrupt(scause);
+	prof_irq_exit(token);
 	/* Nested trap handling may have clobbered these. */
 	csr_write(sepc, sepc);
 	csr_write(sstatus, sstatus);

@@ -122,6 +122,7 @@ static const char *const kindnames[PROF_NKINDS] = {
 	[PROF_K_USER] = "running in user mode", [PROF_K_KERNEL] = "running in the kernel",
 	[PROF_K_SYSCALL] = "in a system call, place unknown", [PROF_K_WAIT] = "asleep in the kernel",
 	[PROF_K_READY] = "ready, waiting for the CPU",
+	[PROF_K_IRQ] = "the kernel handling interrupts",
 };
 
 /* ---- records -------------------------------------------------------------- */
@@ -199,6 +200,9 @@ static const char *fn_name(struct rep *R, struct frame f, char *buf, size_t size
 		return buf;
 	}
 	const char *name = f.fn < m->t.nsyms ? m->t.syms[f.fn].name : "[unknown]";
+	/* Samples due while the trap came in are taken where the interrupt
+	 * handler's window opens (kernel/prof.c): that is their place. */
+	if (f.img == IMG_KERNEL && strcmp(name, "prof_irq_enter") == 0) name = "[entering an interrupt]";
 	if (f.img == IMG_KERNEL) {
 		snprintf(buf, size, "%s [k]", name);
 	} else if (R->nimg > IMG_FIRST_USER + 1) {
@@ -279,7 +283,7 @@ static int phase_for(struct rep *R, const char *name)
 static void add_sample(struct rep *R, const struct prof_rec *r, const uint64_t *a)
 {
 	struct proc_ent *p = proc_of(R, r->pid);
-	if (p == NULL) {
+	if (p == NULL && r->kind != PROF_K_IRQ) {
 		R->unknown_pid++;
 		return;
 	}
@@ -291,13 +295,13 @@ static void add_sample(struct rep *R, const struct prof_rec *r, const uint64_t *
 	} else {
 		nf = part(R, IMG_KERNEL, a, r->nk, fr);
 	}
-	nf += part(R, p->img, a + r->nk, r->nu, fr + nf);
+	if (p != NULL) nf += part(R, p->img, a + r->nk, r->nu, fr + nf);
 	if (nf == 0) return;
 
 	int self = 0;
 	if (r->kind == PROF_K_WAIT || r->kind == PROF_K_READY)
 		while (self + 1 < nf && sched_frame(R, fr[self])) self++;
-	bool cpu = r->kind == PROF_K_USER || r->kind == PROF_K_KERNEL || r->kind == PROF_K_SYSCALL;
+	bool cpu = r->kind != PROF_K_WAIT && r->kind != PROF_K_READY;
 	R->kinds[r->kind]++;
 	if (R->cur_ph) R->ph[R->cur_ph].samples[r->kind]++;
 	R->sample_no++;
@@ -531,11 +535,11 @@ static void print_phases(struct rep *R, int top)
 	for (int i = 1; i <= R->nph; i++) {
 		struct phase *ph = &R->ph[i];
 		uint64_t n = sum(ph->samples, PROF_NKINDS);
-		uint64_t cpu = ph->samples[PROF_K_USER] + ph->samples[PROF_K_KERNEL] + ph->samples[PROF_K_SYSCALL];
+		uint64_t cpu = n - ph->samples[PROF_K_WAIT] - ph->samples[PROF_K_READY];
 		double u = ph->units ? (double)ph->units : 0.0;
-		fprintf(R->out, "\nPhase %s: %lu samples: user %.1f%%, kernel %.1f%%, asleep %.1f%%, ready %.1f%%\n",
-		        ph->name, (unsigned long)n, pct(ph->samples[PROF_K_USER], n),
-		        pct(ph->samples[PROF_K_KERNEL] + ph->samples[PROF_K_SYSCALL], n),
+		fprintf(R->out, "\nPhase %s: %lu samples: user %.1f%%, kernel %.1f%%, interrupts %.1f%%, asleep %.1f%%, "
+		        "ready %.1f%%\n", ph->name, (unsigned long)n, pct(ph->samples[PROF_K_USER], n),
+		        pct(ph->samples[PROF_K_KERNEL] + ph->samples[PROF_K_SYSCALL], n), pct(ph->samples[PROF_K_IRQ], n),
 		        pct(ph->samples[PROF_K_WAIT], n), pct(ph->samples[PROF_K_READY], n));
 		fprintf(R->out, "  system calls%s: ", u > 0 ? " per unit" : "");
 		print_top_counts(R, ph->proc.by_syscall, EXO_NSYSCALLS, false, u);
@@ -569,7 +573,7 @@ int prof_report(FILE *out, const struct prof_file *hdr, const uint8_t *data,
 	const struct prof_info *in = &hdr->info;
 	uint64_t end = in->stop_time ? in->stop_time : in->start_time;
 	uint64_t n = sum(R->kinds, PROF_NKINDS);
-	uint64_t cpu = R->kinds[PROF_K_USER] + R->kinds[PROF_K_KERNEL] + R->kinds[PROF_K_SYSCALL];
+	uint64_t cpu = n - R->kinds[PROF_K_WAIT] - R->kinds[PROF_K_READY];
 	fprintf(out, "\nprof: %s\n", hdr->cmd);
 	fprintf(out, "  %.3f s, %u samples/s, %lu samples of %d process%s (exit status %d)\n",
 	        secs(R, end - in->start_time), in->hz, (unsigned long)n, R->nprocs, R->nprocs == 1 ? "" : "es",
@@ -577,14 +581,14 @@ int prof_report(FILE *out, const struct prof_file *hdr, const uint8_t *data,
 	if (in->dropped || in->lost_records)
 		fprintf(out, "  WARNING: the buffer filled up: %lu samples and %lu other records lost (use -b)\n",
 		        (unsigned long)in->dropped, (unsigned long)in->lost_records);
-	fprintf(out, "  %lu sampling periods passed with interrupts off (interrupt handlers, the scheduler)\n",
+	fprintf(out, "  %lu sampling periods passed with no sample (interrupts off too long, or QEMU not running)\n",
 	        (unsigned long)in->missed);
 	for (int k = 1; k < PROF_NKINDS; k++)
 		fprintf(out, "  %-34s %8lu  %5.1f%%\n", kindnames[k], (unsigned long)R->kinds[k], pct(R->kinds[k], n));
 
 	int top = opts->top > 0 ? opts->top : 20;
 	if (cpu) {
-		fprintf(out, "\nRunning (user and kernel samples), by self:\n");
+		fprintf(out, "\nRunning (user, kernel and interrupt samples), by self:\n");
 		top_table(R, 0, true, false, cpu, top);
 		fprintf(out, "\nRunning, by total (the function and what it called; start-up, main and\n"
 		             "the kernel's system-call entry are left out: they are on every stack):\n");

@@ -16,7 +16,7 @@
  * -d` prints the same bytes in hex between "prof-dump: begin" and
  * "prof-dump: end" lines. */
 #define PROF_FILE_MAGIC   "EXOPROF1"
-#define PROF_FILE_VERSION 1
+#define PROF_FILE_VERSION 2
 
 struct prof_file {
 	char     magic[8];

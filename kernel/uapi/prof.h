@@ -8,7 +8,8 @@
  * their descendants too.  The owner itself is not sampled.  Each sample is a
  * record in a kernel buffer: where the process was (user or kernel PC and
  * the return addresses found by following frame pointers) and in what state
- * (running in user mode, running in a system call, asleep, ready to run).
+ * (running in user mode, running in a system call, asleep, ready to run),
+ * and samples of the kernel handling device interrupts meanwhile.
  * The owner reads the buffer when it likes and symbolizes it itself.
  *
  *   prof(PROF_START, const struct prof_config *cfg)  -> 0; K_E_BUSY if a profile
@@ -70,7 +71,9 @@ struct prof_config {
                              * it is not known: the first address is the call's number    */
 #define PROF_K_WAIT     4   /* asleep in the kernel (a disk, a child, a timer)             */
 #define PROF_K_READY    5   /* runnable, waiting for the CPU                               */
-#define PROF_NKINDS     6
+#define PROF_K_IRQ      6   /* the kernel handling a device interrupt (for nobody in
+                             * particular: the pid is 0, and only the kernel part is there) */
+#define PROF_NKINDS     7
 
 struct prof_info {
 	uint64_t timebase_hz;       /* rdtime ticks per second                            */
@@ -83,7 +86,7 @@ struct prof_info {
 	uint64_t samples[PROF_NKINDS];  /* samples recorded, by PROF_K_*                  */
 	uint64_t dropped;           /* samples lost because the buffer was full           */
 	uint64_t lost_records;      /* PROC/MARK/EXIT records lost the same way            */
-	uint64_t missed;            /* sampling periods that passed with interrupts off   */
+	uint64_t missed;            /* sampling periods that passed with no sample taken  */
 	uint32_t active;            /* 1 until PROF_STOP                                  */
 	uint32_t nprocs;            /* processes that have been in the profile            */
 };

@@ -28,7 +28,7 @@ def table(out, heading):
 
 def spin_in_main(out):
     """Nearly all of spin's running samples are in its main (the busy loop)."""
-    rows = table(out, "Running (user and kernel samples), by self:")
+    rows = table(out, "Running (user, kernel and interrupt samples), by self:")
     if not rows:
         return "no running-samples table"
     pct, n, _, name = rows[0]

@@ -176,7 +176,9 @@ static void test_report(void)
 	uint64_t sched_a = nm_lookup(kernel_path, "sched", &sz);
 	uint64_t sleep_a = nm_lookup(kernel_path, "sleep_on", &sz);
 	uint64_t wait_a = nm_lookup(kernel_path, "proc_wait", &sz);
-	CHECK(main_a && memset_a && start_a && sys_a && trap_a && sched_a && sleep_a && wait_a, "symbols missing");
+	uint64_t plic_a = nm_lookup(kernel_path, "plic_dispatch", &sz);
+	CHECK(main_a && memset_a && start_a && sys_a && trap_a && sched_a && sleep_a && wait_a && plic_a,
+	      "symbols missing");
 
 	used = 0;
 	struct prof_proc *pp = put(PROF_R_PROC, 0, 0, 0, 7, sizeof *pp);
@@ -207,6 +209,12 @@ static void test_report(void)
 		uint64_t k[5] = { sched_a + 4, 0, sleep_a + 9, wait_a + 9, sys_a + 9 }, u[2] = { main_a + 4, 0 };
 		sample(PROF_K_WAIT, 5, k, 2, u);
 	}
+	/* 3 of the kernel handling an interrupt (pid 0, no user part). */
+	for (int i = 0; i < 3; i++) {
+		uint64_t k[3] = { plic_a + 4, 0, trap_a + 9 };
+		uint64_t *a = put(PROF_R_SAMPLE, PROF_K_IRQ, 3, 0, 0, sizeof k);
+		memcpy(a, k, sizeof k);
+	}
 	struct prof_exit *ex = put(PROF_R_EXIT, 0, 0, 0, 7, sizeof *ex);
 	ex->proc.syscalls = 140;
 	ex->proc.by_syscall[3] = 40;
@@ -231,21 +239,25 @@ static void test_report(void)
 	CHECK(r == 0, "report failed");
 
 	long self, total;
-	row(text, "Running (user and kernel samples), by self:", "main", &self, &total);
+	row(text, "Running (user, kernel and interrupt samples), by self:", "main", &self, &total);
 	CHECK(self == 10, "main: %ld running self samples, want 10", self);
+	CHECK(strstr(text, "28 samples of 1 process") != NULL, "the sample total is not 28");
+	CHECK(strstr(text, "the kernel handling interrupts            3") != NULL, "the interrupt samples are not 3");
 	CHECK(total == 20, "main: %ld running total samples, want 20 (10 own, 6 of its leaf, 4 in the kernel)", total);
-	row(text, "Running (user and kernel samples), by self:", "memset", &self, &total);
+	row(text, "Running (user, kernel and interrupt samples), by self:", "memset", &self, &total);
 	CHECK(self == 6 && total == 6, "memset: self %ld total %ld, want 6 and 6", self, total);
-	row(text, "Running (user and kernel samples), by self:", "syscall [k]", &self, &total);
+	row(text, "Running (user, kernel and interrupt samples), by self:", "syscall [k]", &self, &total);
 	CHECK(self == 4 && total == 4, "syscall [k]: self %ld total %ld, want 4 and 4", self, total);
-	row(text, "Running (user and kernel samples), by self:", "libos_start", &self, &total);
+	row(text, "Running (user, kernel and interrupt samples), by self:", "libos_start", &self, &total);
 	CHECK(self == -1 || self == 0, "libos_start has %ld running self samples", self);
 	row(text, "Wall clock (every sample: asleep and ready too), by self:", "proc_wait [k]", &self, &total);
 	CHECK(self == 5 && total == 5, "proc_wait [k]: self %ld total %ld, want 5 and 5", self, total);
+	row(text, "Running (user, kernel and interrupt samples), by self:", "plic_dispatch [k]", &self, &total);
+	CHECK(self == 3 && total == 3, "plic_dispatch [k]: self %ld total %ld, want 3 and 3", self, total);
 	row(text, "Wall clock (every sample: asleep and ready too), by self:", "sched [k]", &self, &total);
 	CHECK(self == -1, "sched [k] has self samples: the scheduler's frames must be skipped");
 	CHECK(strstr(text, "system calls   140: wait 40") != NULL, "the exit counts are missing");
-	CHECK(strstr(text, "Phase phase-one: 15 samples") != NULL, "the phase's samples are wrong");
+	CHECK(strstr(text, "Phase phase-one: 18 samples") != NULL, "the phase's samples are wrong");
 	/* Counts per unit: 140 - 100 syscalls over 4 units. */
 	CHECK(strstr(text, "     4") != NULL && strstr(text, "10.00") != NULL, "the phase's per-unit counts are wrong");
 	if (failures) printf("%s", text);
