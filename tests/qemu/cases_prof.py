@@ -27,13 +27,15 @@ def table(out, heading):
 
 
 def spin_in_main(out):
-    """Nearly all of spin's running samples are in its main (the busy loop)."""
+    """Nearly all of spin's running samples are in its main (the busy loop).
+    (How many there are depends on the host's load: spin runs for a time by
+    the guest's clock, which goes on while a busy host keeps QEMU waiting.)"""
     rows = table(out, "Running (user, kernel and interrupt samples), by self:")
     if not rows:
         return "no running-samples table"
     pct, n, _, name = rows[0]
-    if name != "main" or pct < 80 or n < 100:
-        return "top function %s with %.1f%% of %d samples; expected main with >= 80%% of >= 100" % (name, pct, n)
+    if name != "main" or pct < 80 or n < 30:
+        return "top function %s with %.1f%% of %d samples; expected main with >= 80%% of >= 30" % (name, pct, n)
     return None
 
 
