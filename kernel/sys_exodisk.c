@@ -314,7 +314,8 @@ static int64_t sys_exodisk_request(struct proc *p, uint64_t op, uint64_t uprot, 
 			return K_E_FAULT;
 		stuff.one = room;
 	}
-	if ((op == ED_OP_EXONODE_READ_DATA || op == ED_OP_EXONODE_CAP_DISCOVER || op == ED_OP_GET_FREE_MAP) &&
+	if ((op == ED_OP_EXONODE_READ_DATA || op == ED_OP_EXONODE_CAP_DISCOVER || op == ED_OP_GET_FREE_MAP ||
+	     op == ED_OP_DROP_CACHE) &&
 	    copyout(p->pagetable, ustuff, &stuff, sizeof stuff) < 0)
 		return K_E_FAULT;
 	return r;

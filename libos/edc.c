@@ -209,10 +209,15 @@ int64_t edc_in_cache(struct edc *c, const struct ed_protector *prot)
 	return op_plain(c, ED_OP_IN_CACHE, prot, NULL);
 }
 
-int64_t edc_drop_cache(struct edc *c, int unit)
+int64_t edc_drop_cache(struct edc *c, int unit, uint64_t *busy)
 {
 	struct ed_protector p = edc_prot_extent(unit, 0, NULL, NULL);
-	return req(c, ED_OP_DROP_CACHE, &p, NULL, NULL);
+	struct ed_operation s;
+	memset(&s, 0, sizeof s);
+	int64_t r = req(c, ED_OP_DROP_CACHE, &p, NULL, &s);
+	if (busy != NULL)
+		*busy = r >= 0 ? s.one : 0;
+	return r;
 }
 
 /* ---- asynchronous operations ----------------------------------------------- */

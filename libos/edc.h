@@ -117,8 +117,9 @@ int64_t edc_pending(struct edc *c);                         /* ED_OP_POLL */
 int64_t edc_in_cache(struct edc *c, const struct ed_protector *prot);   /* ED_IC_* mask */
 /* ED_OP_DROP_CACHE: evict the unit's clean, idle entries that no other
  * client holds (this one's holds go too).  Returns how many of the unit's
- * entries remain cached, or an error. */
-int64_t edc_drop_cache(struct edc *c, int unit);
+ * entries remain cached, or an error; *busy (if not NULL) gets how many of
+ * those are only busy with I/O and will go if called again later. */
+int64_t edc_drop_cache(struct edc *c, int unit, uint64_t *busy);
 
 /* ---- asynchronous operations ---------------------------------------------
  * Each takes a result word.  It is set to ED_PENDING before the request is

@@ -290,8 +290,10 @@ static int64_t mark_replacement(struct exodisk *ed, struct ed_client *c, struct 
  * reads.  It takes nothing a client could not already take by allocating:
  * replacement may always choose an entry nobody else holds, and dirty or
  * busy entries stay.  No capability is needed and no data is revealed.
- * Returns how many of the unit's entries are still cached (held by other
- * clients, dirty, or being read or written). */
+ * Returns how many of the unit's entries are still cached; stuff->one (if
+ * given) gets how many of those are busy - being read in, written back or
+ * written home - and so will go by themselves if called again later (the
+ * others are held by another client, or dirty). */
 static int64_t drop_cache(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 {
 	int err;
@@ -299,17 +301,22 @@ static int64_t drop_cache(struct exodisk *ed, struct ed_client *c, struct ed_arg
 		return ED_E_ARG;
 	if (ed_disk_get(ed, a->prot->unit, &err) == NULL)
 		return err;
+	const uint32_t busy = EF_READING | EF_WRITING | EF_HOME_NEED | EF_HOME_IO | EF_STAGE | EF_PIN;
 	uint64_t others = ~(1ull << c->slot);
-	int64_t left = 0;
+	int64_t left = 0, nbusy = 0;
 	for (uint32_t i = 0; i < ed->cfg.cache_entries; i++) {
 		struct ed_entry *e = ed_cache_ent(ed, i);
 		if (e->kind == 0 || e->unit != a->prot->unit)
 			continue;
-		if ((e->holders & others) == 0 && ed_cache_evictable(e))
+		if ((e->holders & others) == 0 && ed_cache_evictable(e)) {
 			ed_cache_evict(ed, e);
-		else
-			left++;
+			continue;
+		}
+		left++;
+		nbusy += (e->holders & others) == 0 && (e->flags & busy) != 0;
 	}
+	if (a->stuff != NULL)
+		a->stuff->one = (uint64_t)nbusy;
 	return left;
 }
 

@@ -1146,8 +1146,8 @@ static void test_flush(void)
 }
 
 /* ED_OP_DROP_CACHE: clean, idle entries held by nobody else go (the
- * caller's own holds with them); another client's, dirty ones and exonode
- * blocks' changes stay.  The result counts what stayed. */
+ * caller's own holds with them); another client's and dirty ones stay.
+ * The result counts what stayed, stuff->one what of it is only busy. */
 static void test_drop_cache(void)
 {
 	struct fx f;
@@ -1171,7 +1171,9 @@ static void test_drop_cache(void)
 
 	/* a's clean extents and exonode block go; b's stays, e[3] is dirty. */
 	struct ed_protector unit = h_ext(0, 0, 0, BAD, BAD);
-	CHECK_EQ(op(&f, &f.a, ED_OP_DROP_CACHE, &unit, NULL), 2);
+	struct ed_operation st = stuff(99, 0, 0);
+	CHECK_EQ(op(&f, &f.a, ED_OP_DROP_CACHE, &unit, &st), 2);
+	CHECK_EQ(st.one, 0);                /* neither is busy: they will not go by themselves */
 	CHECK_EQ(op(&f, &f.a, ED_OP_IN_CACHE, &e[0], NULL), 0);
 	CHECK_EQ(op(&f, &f.a, ED_OP_IN_CACHE, &e[1], NULL), 0);
 	CHECK_EQ(op(&f, &f.a, ED_OP_IN_CACHE, &x, NULL), 0);
