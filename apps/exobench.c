@@ -5,7 +5,8 @@
  *
  *   exobench smallfile ...   thesis Tables A.1 and A.2 (apps/exobench/smallfile.c)
  *   exobench largefile ...   thesis Table A.3 (largefile.c)
- *   exobench unixfs ...      the full-file-system rows of A.1-A.3 (unixfs.c)
+ *   exobench fs -t TYPE ...  the file-system rows of A.1-A.3 on a libFS by name (fs.c)
+ *   exobench unixfs ...      the same as exobench fs -t unixfs
  *   exobench interleave ...  thesis Table A.4, two processes (interleave.c)
  *   exobench insert ...      thesis Table A.5 (insert.c)
  *   exobench ddio ...        thesis Figure 5-6, over libos/ddio.h (ddio.c)
@@ -28,7 +29,8 @@ static const struct {
 } subs[] = {
 	{ "smallfile", smallfile_main, "small files: allocate+write, read, deallocate (Tables A.1/A.2)" },
 	{ "largefile", largefile_main, "one large file: allocate, sequential and random I/O, deallocate (Table A.3)" },
-	{ "unixfs", unixfs_main, "the small- and large-file work through POSIX on a unixfs (Tables A.1-A.3)" },
+	{ "fs", fs_main, "the small- and large-file work through POSIX on a libFS by name (Tables A.1-A.3)" },
+	{ "unixfs", unixfs_main, "exobench fs -t unixfs" },
 	{ "interleave", interleave_main, "two applications, partitioned, neighboring or interleaved (Table A.4)" },
 	{ "insert", insert_main, "16 bytes into the middle of files: indexed against copy (Table A.5)" },
 	{ "ddio", ddio_main, "disk-directed I/O: N random reads at once against one at a time (Figure 5-6)" },

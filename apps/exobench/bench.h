@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include "apps/exobench/common.h"
 #include "libos/edc.h"
 
 struct bench {
@@ -48,48 +49,21 @@ static inline uint64_t cycles(void)
  * path is on to ask; else 0. */
 uint64_t disk_requests(void);
 
-/* Statistics over n values (the array is sorted in place). */
-uint64_t median_u64(uint64_t *v, int n);
-void mean_sd(const uint64_t *v, int n, uint64_t *mean, uint64_t *sd);
-
-/* x/1000 with three decimals, and x/10^6 with two, into buf. */
-const char *fmt_milli(char *buf, size_t n, uint64_t x);
-const char *fmt_ms(char *buf, size_t n, uint64_t ns);
-
-/* One machine-readable line: "EXOBENCH {" then the caller's key/values
- * (a printf format producing `"k":v,...` without braces), then "}". */
-void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The first line of every experiment: what ran, where, and the clock's
  * rate, so a reader of the lines alone knows the resolution. */
 void emit_meta(const char *exp, int runs);
 
-/* Runs per experiment: at most this many in one boot. */
-#define BENCH_MAXRUNS 16
-
-/* Mean, standard deviation (of the population: the runs are all there
- * is), median, minimum and maximum of n values (v is not changed). */
-struct summary {
-	uint64_t mean, sd, median, min, max;
-};
-void summarize(const uint64_t *v, int n, struct summary *s);
-
-/* Seeded pseudo-random numbers (xorshift64*), the same in every boot, and
- * a random permutation of a[0..n) built with them. */
-uint64_t rnd(uint64_t *seed);
-void shuffle(uint32_t *a, uint32_t n, uint64_t *seed);
-
-/* Data that names itself: the first 16 bytes of a block hold `tag` and
- * `id`, so a read that returns the wrong block (or a stale one) shows. */
-void stamp_block(void *p, uint64_t tag, uint64_t id);
-int stamp_ok(const void *p, uint64_t tag, uint64_t id);
-
-/* An option's number: s must be all decimal digits (usage() otherwise,
- * which does not return). */
-long arg_num(const char *s, void (*usage)(void));
+/* Empty the exodisk cache of B.unit before a cold phase (ED_OP_DROP_CACHE,
+ * called again, a millisecond apart, while entries are still busy being
+ * written to their home sectors).  Returns how many of the unit's entries
+ * are left (held by another process, or dirty: a libFS's in-memory lock),
+ * or a negative error. */
+int64_t bench_cold(void);
 
 /* Experiments: argv[0] is the subcommand's name. */
 int smallfile_main(int argc, char **argv);
 int largefile_main(int argc, char **argv);
+int fs_main(int argc, char **argv);
 int unixfs_main(int argc, char **argv);
 int interleave_main(int argc, char **argv);
 int insert_main(int argc, char **argv);

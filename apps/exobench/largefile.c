@@ -6,7 +6,7 @@
  * deallocated, one request at a time, for the organizations Raw, Extent
  * and Exonode (unixfs's row is `exobench unixfs large`).
  *
- *   exobench largefile [-u UNIT] [-r RUNS] [-m MIB] [-k OPS] [-o raw,extent,exonode]
+ *   exobench largefile [-u UNIT] [-r RUNS] [-m MIB] [-k OPS] [-o raw,extent,exonode] [-c]
  *
  * MB here is MiB: the file is MIB x 2^20 bytes (default 80).  The random
  * phases visit OPS distinct 4 KB blocks in a random order (default: every
@@ -22,6 +22,12 @@
  * any organization (the disk model has no write cache: a write is on the
  * platter when it completes).  Every block read is checked against what
  * was written last.
+ *
+ * -c, as the Linux comparison runs it (docs/linux-baseline.md): every phase
+ * starts cold (the exodisk cache emptied of the unit's entries, not
+ * timed: the first request through the header or exonode reads it back)
+ * and the two writing phases end with a device flush, timed, so their data
+ * is durable when the clock stops, as a file system's is after fsync.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,14 +76,25 @@ static int ext_alloc(struct lf *f)
 	return r != 0 ? (int)r : edc_extent_write_sync(B.c, &f->p);
 }
 
+/* After -c emptied the cache, the first use reads the metadata back. */
+static int readin(struct lf *f)
+{
+	return f->p.kind == ED_PK_EXONODE ? edc_xn_read_sync(B.c, &f->p) : edc_extent_read_sync(B.c, &f->p);
+}
+
 static int ed_io(struct lf *f, int write, uint64_t off, void *buf, uint32_t bytes)
 {
-	return io_sync(&f->p, write, f->area + 1 + off / ED_SECTOR, buf, bytes);
+	int r = io_sync(&f->p, write, f->area + 1 + off / ED_SECTOR, buf, bytes);
+	if (r == ED_E_NOTCACHED && (r = readin(f)) == 0)
+		r = io_sync(&f->p, write, f->area + 1 + off / ED_SECTOR, buf, bytes);
+	return r;
 }
 
 static int ext_dealloc(struct lf *f)
 {
 	int64_t r = edc_extent_dealloc(B.c, &f->p);
+	if (r == ED_E_NOTCACHED && (r = readin(f)) == 0)
+		r = edc_extent_dealloc(B.c, &f->p);
 	return r != 0 ? (int)r : edc_extent_write_sync(B.c, &f->p);
 }
 
@@ -96,6 +113,8 @@ static int xn_alloc(struct lf *f)
 static int xn_dealloc(struct lf *f)
 {
 	int64_t r = edc_xn_dealloc(B.c, &f->p);
+	if (r == ED_E_NOTCACHED && (r = readin(f)) == 0)
+		r = edc_xn_dealloc(B.c, &f->p);
 	return r != 0 ? (int)r : edc_xn_write_sync(B.c, &f->p);
 }
 
@@ -137,7 +156,7 @@ static uint64_t check_range(const uint8_t *b, uint32_t bytes, uint64_t first_blo
 static void prepare(struct lf *f, int ph, int run)
 {
 	if (ph == P_RANDW || ph == P_RANDR) {
-		uint64_t seed = 0x1a26ef11e5eedull + (uint64_t)run * 16 + (uint64_t)ph;
+		uint64_t seed = large_order_seed(run, ph);
 		shuffle(order, (uint32_t)f->nblocks, &seed);
 	}
 	if (ph == P_SEQW) {
@@ -150,7 +169,7 @@ static void prepare(struct lf *f, int ph, int run)
 
 /* One phase; returns 0 or an error; *moved gets the bytes transferred,
  * *nops the requests, *bad the blocks read back wrong. */
-static int phase(const struct lforg *o, struct lf *f, int ph, uint64_t *moved, uint64_t *nops,
+static int phase(const struct lforg *o, struct lf *f, int ph, bool flush, uint64_t *moved, uint64_t *nops,
                  uint64_t *bad)
 {
 	uint64_t fbytes = f->nblocks * RAND_BYTES;
@@ -190,12 +209,14 @@ static int phase(const struct lforg *o, struct lf *f, int ph, uint64_t *moved, u
 			++*nops;
 		}
 	}
+	if (r == 0 && flush && (ph == P_SEQW || ph == P_RANDW))
+		r = o->io == raw_io ? raw_sync(RAW_FLUSH, 0, NULL, 0) : edc_flush(B.c, B.unit);
 	return r;
 }
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: exobench largefile [-u UNIT] [-r RUNS] [-m MIB] [-k OPS] [-o raw,extent,exonode]\n");
+	fprintf(stderr, "usage: exobench largefile [-u UNIT] [-r RUNS] [-m MIB] [-k OPS] [-o raw,extent,exonode] [-c]\n");
 	exit(2);
 }
 
@@ -204,7 +225,12 @@ int largefile_main(int argc, char **argv)
 	int unit = 0, runs = 5;
 	long mib = 80, kops = 0;
 	const char *which = "raw,extent,exonode";
+	bool cold = false;
 	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-c") == 0) {
+			cold = true;
+			continue;
+		}
 		if (i + 1 >= argc)
 			usage();
 		if (strcmp(argv[i], "-u") == 0)
@@ -270,8 +296,13 @@ int largefile_main(int argc, char **argv)
 			for (int ph = 0; ph < NPHASE; ph++) {
 				uint64_t moved, nops, bad = 0;
 				prepare(&f, ph, run);
+				int64_t left = cold ? bench_cold() : 0;
+				if (left < 0) {
+					printf("largefile: emptying the exodisk cache: %s\n", exo_strerror((int)left));
+					return 1;
+				}
 				uint64_t r0 = disk_requests(), t0 = now();
-				int r = phase(o, &f, ph, &moved, &nops, &bad);
+				int r = phase(o, &f, ph, cold, &moved, &nops, &bad);
 				uint64_t t = ns_since(t0);
 				if (r != 0) {
 					printf("largefile: %s %s: %s\n", o->name, phase_name[ph], exo_strerror(r));
@@ -284,10 +315,11 @@ int largefile_main(int argc, char **argv)
 				}
 				ns[k][ph][run] = t;
 				emit("\"bench\":\"largefile\",\"dev\":\"%s\",\"org\":\"%s\",\"phase\":\"%s\",\"run\":%d,"
-				     "\"ns\":%lu,\"bytes\":%lu,\"ops\":%lu,\"file_bytes\":%lu,\"requests\":%lu",
+				     "\"ns\":%lu,\"bytes\":%lu,\"ops\":%lu,\"file_bytes\":%lu,\"requests\":%lu,\"cold\":%d,"
+				     "\"cache_left\":%ld",
 				     B.dev, o->name, phase_name[ph], run, (unsigned long)t, (unsigned long)moved,
 				     (unsigned long)nops, (unsigned long)(f.nblocks * RAND_BYTES),
-				     (unsigned long)(disk_requests() - r0));
+				     (unsigned long)(disk_requests() - r0), cold ? 1 : 0, (long)left);
 				char a[24];
 				if (moved > 0)
 					printf("  run %d %-8s %-9s %s MB/s\n", run + 1, o->name, phase_name[ph],

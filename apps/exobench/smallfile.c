@@ -5,14 +5,22 @@
  * for the organizations Raw, Extent and Exonode (org_*.c) on the same data
  * sectors (org.h), and report the time per file.
  *
- *   exobench smallfile [-u UNIT] [-r RUNS] [-n FILES -s BYTES] [-o ORG,...] [-b BATCH]
+ *   exobench smallfile [-u UNIT] [-r RUNS] [-n FILES,... -s BYTES,...] [-o ORG,...] [-b BATCH] [-c]
  *
  * Without -n/-s both thesis experiments run: 1,000 x 10 KB and 10,000 x
- * 1 KB (KB = 1024 bytes).  Each run does every organization in turn, so all
+ * 1 KB (KB = 1024 bytes); -n and -s give other experiments as two lists
+ * of the same length.  Each run does every organization in turn, so all
  * share the boot and its noise; the table gives medians over the runs and
  * each organization's overhead against Raw.  The raw path needs rawio=1;
  * without it the Raw row (and the request counts, read from the raw path's
  * unit information) are left out.
+ *
+ * -c (cold), as the Linux comparison runs it (docs/linux-baseline.md):
+ * before every phase, not timed, the exodisk cache is emptied of the
+ * unit's entries (ED_OP_DROP_CACHE), so reads and deallocations start by
+ * reading their metadata from the disk, as a file system's do after
+ * Linux's drop_caches.  Without it, what the previous phase left cached
+ * stays, as in the thesis.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,17 +102,18 @@ struct experiment {
 	int norgs;
 	int runs;
 	int batch;          /* objects written back together (org.h)       */
+	bool cold;          /* -c: empty the exodisk cache before each phase */
 };
 
 static void emit_run(const struct experiment *x, const struct org *o, int ph, const struct cell *c,
-                     int run)
+                     int run, int64_t left)
 {
 	emit("\"bench\":\"smallfile\",\"dev\":\"%s\",\"unit\":%d,\"files\":%d,\"bytes\":%u,\"batch\":%d,"
 	     "\"org\":\"%s\",\"phase\":\"%s\",\"run\":%d,\"ns\":%lu,\"ns_per_file\":%lu,\"requests\":%lu,\"syscalls\":%lu,"
-	     "\"readins\":%lu",
+	     "\"readins\":%lu,\"cold\":%d,\"cache_left\":%ld",
 	     B.dev, B.unit, x->nfiles, x->bytes, x->batch, o->name, phase_name[ph], run, (unsigned long)c->ns[run],
 	     (unsigned long)(c->ns[run] / (uint64_t)x->nfiles), (unsigned long)c->reqs[run],
-	     (unsigned long)c->calls[run], (unsigned long)c->readins[run]);
+	     (unsigned long)c->calls[run], (unsigned long)c->readins[run], x->cold ? 1 : 0, (long)left);
 }
 
 /* The table: median ms per file [min-max], requests and calls per file, and
@@ -213,9 +222,14 @@ static int experiment(const struct experiment *x)
 		for (int k = 0; k < x->norgs; k++) {
 			const struct org *o = x->orgs[k];
 			for (int ph = 0; ph < NPHASE; ph++) {
+				int64_t left = x->cold ? bench_cold() : 0;
+				if (left < 0) {
+					printf("smallfile: emptying the exodisk cache: %s\n", exo_strerror((int)left));
+					return 1;
+				}
 				if (phase(o, &s, ph, &cells[k][ph], run) != 0)
 					return 1;
-				emit_run(x, o, ph, &cells[k][ph], run);
+				emit_run(x, o, ph, &cells[k][ph], run, left);
 			}
 			if (edc_fm_run(&B.fm, s.L.start, span) != span) {
 				printf("smallfile: %s left sectors allocated in the area\n", o->name);
@@ -235,17 +249,23 @@ static int experiment(const struct experiment *x)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: exobench smallfile [-u UNIT] [-r RUNS] [-n FILES -s BYTES] [-o raw,extent,exonode] "
-	                "[-b BATCH]\n");
+	fprintf(stderr, "usage: exobench smallfile [-u UNIT] [-r RUNS] [-n FILES,... -s BYTES,...] "
+	                "[-o raw,extent,exonode] [-b BATCH] [-c]\n");
 	exit(2);
 }
 
 int smallfile_main(int argc, char **argv)
 {
-	int unit = 0, runs = 5, nfiles = 0, batch = 32;
-	uint32_t bytes = 0;
+	int unit = 0, runs = 5, batch = 32;
+	long nfiles[4] = { 1000, 10000 }, bytes[4] = { 10240, 1024 };
+	int nn = 2, nb = 2;
 	const char *orgs = "raw,extent,exonode";
+	bool cold = false;
 	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-c") == 0) {
+			cold = true;
+			continue;
+		}
 		if (i + 1 >= argc)
 			usage();
 		if (strcmp(argv[i], "-u") == 0)
@@ -253,9 +273,9 @@ int smallfile_main(int argc, char **argv)
 		else if (strcmp(argv[i], "-r") == 0)
 			runs = atoi(argv[++i]);
 		else if (strcmp(argv[i], "-n") == 0)
-			nfiles = atoi(argv[++i]);
+			nn = num_list(argv[++i], nfiles, 4);
 		else if (strcmp(argv[i], "-s") == 0)
-			bytes = (uint32_t)atoi(argv[++i]);
+			nb = num_list(argv[++i], bytes, 4);
 		else if (strcmp(argv[i], "-o") == 0)
 			orgs = argv[++i];
 		else if (strcmp(argv[i], "-b") == 0)
@@ -263,9 +283,11 @@ int smallfile_main(int argc, char **argv)
 		else
 			usage();
 	}
-	if (runs < 1 || runs > MAXRUNS || batch < 1 || batch > WB_RING || nfiles < 0 || (nfiles > 0) != (bytes > 0) ||
-	    bytes > 64 * ED_SECTOR || nfiles > 100000)
+	if (runs < 1 || runs > MAXRUNS || batch < 1 || batch > WB_RING || nn < 1 || nn != nb)
 		usage();
+	for (int k = 0; k < nn; k++)
+		if (nfiles[k] < 1 || nfiles[k] > 100000 || bytes[k] < 8 || bytes[k] > 64 * ED_SECTOR)
+			usage();
 	const char *err = bench_open(unit);
 	if (err != NULL) {
 		printf("smallfile: unit %d: %s\n", unit, err);
@@ -276,6 +298,7 @@ int smallfile_main(int argc, char **argv)
 	memset(&x, 0, sizeof x);
 	x.runs = runs;
 	x.batch = batch;
+	x.cold = cold;
 	const struct org *all[3] = { &org_raw, &org_extent, &org_exonode };
 	for (int k = 0; k < 3; k++) {
 		if (strstr(orgs, all[k]->name) == NULL)
@@ -288,15 +311,9 @@ int smallfile_main(int argc, char **argv)
 	}
 	if (x.norgs == 0)
 		usage();
-	if (nfiles > 0) {
-		x.nfiles = nfiles;
-		x.bytes = bytes;
-		return experiment(&x);
-	}
-	const int sizes[2][2] = { { 1000, 10240 }, { 10000, 1024 } };
-	for (int k = 0; k < 2; k++) {
-		x.nfiles = sizes[k][0];
-		x.bytes = (uint32_t)sizes[k][1];
+	for (int k = 0; k < nn; k++) {
+		x.nfiles = (int)nfiles[k];
+		x.bytes = (uint32_t)bytes[k];
 		if (experiment(&x) != 0)
 			return 1;
 	}
