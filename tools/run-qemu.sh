@@ -11,6 +11,8 @@
 #   BOOTARGS  extra kernel options (e.g. "rawio=1 polled=1")
 #   GDB=1     wait for gdb on localhost:1234 (see README "Debugging")
 #   BUILD     build directory (default build)
+#   KERNEL, INITRD  another kernel and initrd on the same machine (the Linux
+#             comparison, tools/linux/run.sh; default: ours in BUILD)
 set -euo pipefail
 
 BUILD=${BUILD:-build}
@@ -19,7 +21,7 @@ DISK=${DISK:-virtio}
 DISKS=${DISKS:-1}
 
 args=(-machine virt -bios default -smp 1 -m "$MEM" -nographic
-      -kernel "$BUILD/kernel.elf" -initrd "$BUILD/initrd.img")
+      -kernel "${KERNEL:-$BUILD/kernel.elf}" -initrd "${INITRD:-$BUILD/initrd.img}")
 
 # Disks: virtio-blk units on the virtio-mmio bus slots, in order.
 if [ -f tools/qemu-disks.sh ]; then
