@@ -1,36 +1,64 @@
 # bench.mk - `make bench`: thesis chapter 5 and Appendix A in the guest
 # (apps/exobench), on the disk model and on virtio-blk, with a report
-# beside the published numbers.  docs/benchmarks.md says what runs.
+# beside the published numbers, and beside Debian's Linux 6.12 on the same
+# machine (docs/linux-baseline.md).  docs/benchmarks.md says what runs.
 #
-#   make bench              the full suite (long: see docs/benchmarks.md),
-#                           into results/ (report.md, summary.csv, plots/)
-#   make bench QUICK=1      scaled down: a few minutes
+#   make bench              the full suite and the Linux comparison (long:
+#                           see docs/benchmarks.md), into results/
+#                           (report.md, summary.csv, plots/)
+#   make bench LINUX=0      without the Linux comparison (nothing to fetch)
+#   make bench QUICK=1      scaled down: a couple of minutes
+#   make bench-linux        the Linux comparison alone, into results/linux/
+#                           (QUICK=1 scales it down too)
 #   make bench-check        what `make test` runs: QUICK=1 into
 #                           $(BUILD)/bench-quick, one line per boot, then
 #                           checks that every table cell is there and well
-#                           formed (never the timings themselves)
+#                           formed (never the timings themselves); the Linux
+#                           comparison's quick round too when its packages
+#                           are cached or can be fetched, else one SKIP line
 #
 # BENCH_ARGS passes more to tools/bench/run.py, e.g.
 # BENCH_ARGS='--platforms model --only ddio'.
 
+include tools/linux/linux.mk
+
 BENCH_OUT ?= results
+BENCH_LINUX_OUT ?= results/linux
+LINUX ?= 1
 # The report draws with matplotlib; python.sh picks, when the recipe runs,
 # an interpreter that has it (never at parse time: see the script).
 BENCH_PY := tools/bench/python.sh
+BENCH_NEEDS := deps bench-python $(KERNEL_ELF) $(INITRD)
 
-.PHONY: bench bench-check bench-python
+.PHONY: bench bench-linux bench-check bench-python
 bench-python: deps
 	@$(BENCH_PY) -c 'pass'
 
 # The report is written even when a boot failed, so what did run shows;
 # the exit status is still a failure.
-bench: deps bench-python $(KERNEL_ELF) $(INITRD)
-	@BUILD=$(BUILD) $(BENCH_PY) tools/bench/run.py --out $(BENCH_OUT) $(if $(QUICK),--quick) $(BENCH_ARGS); \
+bench: $(BENCH_NEEDS) $(if $(filter 0,$(LINUX)),,linux-guest)
+	@BUILD=$(BUILD) $(BENCH_PY) tools/bench/run.py --out $(BENCH_OUT) $(if $(QUICK),--quick) \
+		$(if $(filter 0,$(LINUX)),--linux no) $(BENCH_ARGS); \
 	s=$$?; $(BENCH_PY) tools/bench/report.py --results $(BENCH_OUT) $(if $(QUICK),--check) || s=1; exit $$s
 
-bench-check: deps bench-python $(KERNEL_ELF) $(INITRD)
-	@rm -rf $(BUILD)/bench-quick
-	@BUILD=$(BUILD) $(BENCH_PY) tools/bench/run.py --out $(BUILD)/bench-quick --quick --quiet; \
+bench-linux: $(BENCH_NEEDS) linux-guest
+	@BUILD=$(BUILD) $(BENCH_PY) tools/bench/run.py --out $(BENCH_LINUX_OUT) --linux only $(if $(QUICK),--quick) \
+		$(BENCH_ARGS); \
+	s=$$?; $(BENCH_PY) tools/bench/report.py --results $(BENCH_LINUX_OUT) $(if $(QUICK),--check) || s=1; exit $$s
+
+# The Linux part is tried, not required: without the packages (no network,
+# no cache) it is skipped with one line saying why, and the rest still runs.
+bench-check: $(BENCH_NEEDS)
+	@rm -rf $(BUILD)/bench-quick; mkdir -p $(BUILD)/bench-quick; \
+	linux="--linux no"; \
+	if tools/deps.sh linux > $(BUILD)/bench-quick/linux-deps.log 2>&1 && \
+	   $(MAKE) --no-print-directory -s linux-guest >> $(BUILD)/bench-quick/linux-deps.log 2>&1; then \
+		linux=""; \
+	else \
+		echo "bench-check: SKIP the Linux comparison: $$(tail -n 1 $(BUILD)/bench-quick/linux-deps.log)" \
+		     "(all of it in $(BUILD)/bench-quick/linux-deps.log)"; \
+	fi; \
+	BUILD=$(BUILD) $(BENCH_PY) tools/bench/run.py --out $(BUILD)/bench-quick --quick --quiet $$linux; \
 	s=$$?; $(BENCH_PY) tools/bench/report.py --results $(BUILD)/bench-quick --check || s=1; exit $$s
 
 test: bench-check

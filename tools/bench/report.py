@@ -9,9 +9,12 @@ writes:
 
     DIR/report.md      one table per Appendix A table (and Figure 5-6's
                        experiment), ours on each platform beside the thesis's;
-                       the ratios that matter; the targets, met or missed
+                       the ratios that matter; the targets, met or missed;
+                       ours beside Linux when the comparison ran (compare.py)
     DIR/summary.csv    every cell: runs, mean, sample sd, median, min, max
-    DIR/plots/*.png    figures in the manner of thesis Figures 5-1 to 5-7
+    DIR/plots/*.png    figures in the manner of thesis Figures 5-1 to 5-7,
+                       titled with the sizes that actually ran, and
+                       fig-linux.png
 
 With --check it also verifies that the results are well formed - every
 cell of every table present on every platform that ran, with the runs
@@ -27,11 +30,13 @@ import csv
 import json
 import math
 import os
+import re
 import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import compare  # noqa: E402
 import suite  # noqa: E402
 
 PLATFORM_TITLE = {"model": "RZ25 model", "virtio": "virtio-blk"}
@@ -109,7 +114,9 @@ def per_run(records):
 
 
 def compute(records):
-    """Every cell of every table: {table: {platform: {key: Cell}}}."""
+    """Every cell of every table: {table: {platform: {key: Cell}}}.  The
+    Linux comparison's boots (compare.py) are not part of these tables."""
+    records = [r for r in records if r.get("group") != "compare"]
     recs = per_run(records)
     plats = sorted({r["platform"] for r in records})
     T = {}
@@ -210,62 +217,122 @@ def org_rows():
             [("thesis only: Raw Ultrix", "Raw Ultrix", None)])
 
 
-def plots(outdir, plats, T, th):
+def sizes(records, info):
+    """What the runs measured, for titles: QUICK runs are smaller than the
+    thesis's, and a title must say so."""
+    recs = [r for r in per_run(records) if r.get("group") != "compare"]
+
+    def n(v):
+        return "{:,}".format(v)
+
+    def files(bench, default, **kw):
+        got = sorted({r["files"] for r in recs if r["bench"] == bench and all(r.get(k) == v for k, v in kw.items())})
+        return " / ".join(n(v) for v in got) if got else default
+
+    S = {"A.1": "%s x 10 KB" % files("smallfile", "1,000", bytes=10240),
+         "A.2": "%s x 1 KB" % files("smallfile", "10,000", bytes=1024),
+         "A.4": "%s x 10 KB" % files("interleave", "1,000"),
+         "A.6": "%s x 10 KB" % files("persist", "1,000")}
+    large = [r for r in recs if r["bench"] == "largefile"]
+    fb = sorted({r["file_bytes"] for r in large})
+    S["A.3"] = " / ".join("80 MB" if b == 80 << 20 else "%g MiB" % (b / 1048576) for b in fb) or "80 MB"
+    ops = sorted({r["ops"] for r in large if r["phase"] == "randwrite"})
+    if fb and ops and ops[-1] < fb[-1] // 4096:
+        S["A.3"] += " (%s random 4 KB blocks)" % " / ".join(n(o) for o in ops)
+    ins = []
+    for size, name in INSERT_SIZES:
+        f = sorted({r["files"] for r in recs if r["bench"] == "insert" and r["size"] == size})
+        ins.append("%s x %s" % (" / ".join(n(v) for v in f) if f else "?", name.replace("KB", " KB")))
+    S["A.5"] = ", ".join(ins)
+    reads = sorted({r["reads"] for r in recs if r["bench"] == "ddio"})
+    mib = 122
+    for b in info.get("boots", []):
+        m = re.search(r"-m (\d+)", b["cmd"]) if b.get("exp") == "ddio" else None
+        if m:
+            mib = int(m.group(1))
+    S["5.4.2"] = "%s random one-sector reads of a %d MB extent" % (" / ".join(n(v) for v in reads) or "10,240", mib)
+    return S
+
+
+def plots(outdir, plats, T, th, S, records, quick):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     os.makedirs(os.path.join(outdir, "plots"), exist_ok=True)
     written = []
+    linux_fig = os.path.join(outdir, "plots", "fig-linux.png")
+    if not plats:
+        # `make bench-linux`: the comparison alone.
+        if compare.plot(records, plt, linux_fig, quick):
+            written.append("fig-linux.png")
+        return written
 
     # One colour per organization, whichever panel it is in: ours beside
     # the thesis's counterpart.
     colour = {"extent": "C0", "Extent": "C0", "exonode": "C1", "Exonode": "C1", "raw (disk driver)": "C2",
               "Disk Driver": "C2", "Raw Ultrix": "C7", "unixfs": "C3", "Ultrix FS": "C3"}
 
+    def whiskers(c, log):
+        """(below, above) the bar of Cell c: one standard deviation, never
+        below zero; on a log scale the slowest and fastest run instead
+        (a standard deviation there would reach below zero)."""
+        m = c.mean()
+        if log:
+            return m - min(c.values), max(c.values) - m
+        return min(c.sd(), m), c.sd()
+
     def bars(ax, groups, series, title, ylabel, log=False):
-        """groups: labels on x; series: [(label, [value or None], [err or None])]."""
+        """groups: labels on x; series: [(label, [a number (the thesis's),
+        a Cell (ours) or None])].  The legend goes under the axes, never
+        over the bars."""
         n = max(1, len(series))
         w = 0.8 / n
-        for k, (label, vals, errs) in enumerate(series):
-            xs = [i - 0.4 + w * (k + 0.5) for i in range(len(groups))]
-            v = [x if x is not None and not math.isnan(x) else (math.nan if log else 0) for x in vals]
-            e = [x if x is not None and not math.isnan(x) else 0 for x in errs]
-            ax.bar(xs, v, w, yerr=e if any(e) else None, label=label, capsize=2,
-                   color=colour.get(label, "C%d" % (k % 10)))
+        for k, (label, vals) in enumerate(series):
+            xs, v, lo, hi = [], [], [], []
+            for i, x in enumerate(vals):
+                m = x.mean() if isinstance(x, Cell) and x.n else x if isinstance(x, (int, float)) else None
+                if m is None or math.isnan(m) or (log and m <= 0):
+                    continue
+                xs.append(i - 0.4 + w * (k + 0.5))
+                v.append(m)
+                b, a = whiskers(x, log) if isinstance(x, Cell) else (0, 0)
+                lo.append(b)
+                hi.append(a)
+            if xs:
+                ax.bar(xs, v, w, yerr=[lo, hi] if any(lo) or any(hi) else None, label=label, capsize=2,
+                       color=colour.get(label, "C%d" % (k % 10)))
         ax.set_xticks(range(len(groups)))
         ax.set_xticklabels(groups, fontsize=8)
         ax.set_title(title, fontsize=10)
         ax.set_ylabel(ylabel, fontsize=8)
         if log:
             ax.set_yscale("log")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3, frameon=False)
 
-    def figure(name, caption, panels, log=False):
-        fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6))
-        axes = axes if len(panels) > 1 else [axes]
-        for ax, (title, groups, series, ylabel) in zip(axes, panels):
-            bars(ax, groups, series, title, ylabel, log)
-        fig.suptitle(caption, fontsize=10)
+    def save(fig, name):
         fig.tight_layout()
-        path = os.path.join(outdir, "plots", name + ".png")
-        fig.savefig(path, dpi=110)
+        fig.savefig(os.path.join(outdir, "plots", name + ".png"), dpi=110, bbox_inches="tight")
         plt.close(fig)
         written.append(name + ".png")
 
+    def figure(name, caption, panels, log=False):
+        fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.9))
+        axes = axes if len(panels) > 1 else [axes]
+        for ax, (title, groups, series, ylabel) in zip(axes, panels):
+            bars(ax, groups, series, title, ylabel, log)
+        fig.suptitle(caption + (" [QUICK sizes]" if quick else ""), fontsize=10)
+        save(fig, name)
+
     def ours_series(tab, p, rows, cols, key):
-        out = []
-        for rk, label in rows:
-            cs = [T[tab][p].get(key(rk, ck)) for ck, _ in cols]
-            out.append((label, [c.mean() if c else None for c in cs], [c.sd() if c else None for c in cs]))
-        return out
+        return [(label, [T[tab][p].get(key(rk, ck)) for ck, _ in cols]) for rk, label in rows]
 
     def thesis_series(prefix, rows, cols):
         t = thesis_table(th, prefix)
-        return [(r, [t.get((r, c)) for _, c in cols], [None] * len(cols)) for r in rows]
+        return [(r, [t.get((r, c)) for _, c in cols]) for r in rows]
 
     # Figures 5-1 and 5-2: small files.
-    for fig, tab, prefix, what in (("fig5-1", "A.1", "A.1", "1,000 x 10 KB"), ("fig5-2", "A.2", "A.2", "10,000 x 1 KB")):
+    for fig, tab, prefix, what in (("fig5-1", "A.1", "A.1", S["A.1"]), ("fig5-2", "A.2", "A.2", S["A.2"])):
         labels = [c for _, c in SMALL_PHASES]
         panels = [("thesis (DECstation, RZ25)", labels,
                    thesis_series(prefix, ["Extent", "Exonode", "Disk Driver", "Raw Ultrix", "Ultrix FS"], SMALL_PHASES),
@@ -284,7 +351,7 @@ def plots(outdir, plats, T, th):
         rows = [(o, o if o != "raw" else "raw (disk driver)") for o, _ in SMALL_ROWS]
         panels.append((PLATFORM_TITLE.get(p, p), labels,
                        ours_series("A.3", p, rows, LARGE_PHASES, lambda r, c: (r, c)), "MB/s"))
-    figure("fig5-3", "Large file I/O, 80 MB: throughput (larger is better)", panels)
+    figure("fig5-3", "Large file I/O, %s: throughput (larger is better)" % S["A.3"], panels)
 
     # Figure 5-4: interleaving.
     labels = [c for _, c in IL_PHASES]
@@ -292,20 +359,18 @@ def plots(outdir, plats, T, th):
     for p in plats:
         panels.append((PLATFORM_TITLE.get(p, p), labels,
                        ours_series("A.4", p, LAYOUTS, IL_PHASES, lambda r, c: (r, c)), "ms per file"))
-    figure("fig5-4", "Two applications, 1,000 x 10 KB each: partitioned vs interleaved (smaller is better)", panels)
+    figure("fig5-4", "Two applications, %s each: partitioned vs interleaved (smaller is better)" % S["A.4"], panels)
 
     # Figure 5-5: insertion (log scale: copying 1,000 KB is 100 times an insert).
     labels = [s for _, s in INSERT_SIZES]
     t = thesis_table(th, "A.5")
-    panels = [("thesis", labels, [(name, [t.get((name, s)) for _, s in INSERT_SIZES], [None] * 3)
+    panels = [("thesis", labels, [(name, [t.get((name, s)) for _, s in INSERT_SIZES])
                                   for _, _, name in INSERT_ROWS], "ms per file")]
     for p in plats:
-        ser = []
-        for m, ph, name in INSERT_ROWS:
-            cs = [T["A.5"][p].get((m, ph, size)) for size, _ in INSERT_SIZES]
-            ser.append((name, [c.mean() if c else None for c in cs], [c.sd() if c else None for c in cs]))
+        ser = [(name, [T["A.5"][p].get((m, ph, size)) for size, _ in INSERT_SIZES]) for m, ph, name in INSERT_ROWS]
         panels.append((PLATFORM_TITLE.get(p, p), labels, ser, "ms per file"))
-    figure("fig5-5", "Inserting 16 bytes in the middle, then reading (smaller is better; log scale)", panels, log=True)
+    figure("fig5-5", "Inserting 16 bytes in the middle of %s, then reading (smaller is better; log scale)" % S["A.5"],
+           panels, log=True)
 
     # Figure 5-6: disk-directed I/O, requests per second against N, and the gain.
     fig, axes = plt.subplots(1, len(plats) + 1, figsize=(4.2 * (len(plats) + 1), 3.6))
@@ -313,7 +378,8 @@ def plots(outdir, plats, T, th):
         for mode, label in (("sync", "one at a time"), ("ddio", "disk-directed")):
             pts = [(n, T["5.4.2"][p].get((mode, n))) for n in DDIO_NS]
             pts = [(n, c) for n, c in pts if c]
-            ax.errorbar([n for n, _ in pts], [c.mean() for _, c in pts], yerr=[c.sd() for _, c in pts],
+            ax.errorbar([n for n, _ in pts], [c.mean() for _, c in pts],
+                        yerr=[[whiskers(c, False)[0] for _, c in pts], [c.sd() for _, c in pts]],
                         marker="o", label=label, capsize=2)
         ax.set_xscale("log", base=2)
         ax.set_xticks(DDIO_NS)
@@ -321,7 +387,7 @@ def plots(outdir, plats, T, th):
         ax.set_xlabel("requests issued at once (N)", fontsize=8)
         ax.set_ylabel("requests per second", fontsize=8)
         ax.set_title(PLATFORM_TITLE.get(p, p), fontsize=10)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
     ax = axes[-1]
     for p in plats:
         pts = [(n, ratio(T["5.4.2"][p].get(("ddio", n)), T["5.4.2"][p].get(("sync", n)))) for n in DDIO_NS]
@@ -336,13 +402,10 @@ def plots(outdir, plats, T, th):
     ax.set_xlabel("N", fontsize=8)
     ax.set_ylabel("gain over one at a time (%)", fontsize=8)
     ax.set_title("gain", fontsize=10)
-    ax.legend(fontsize=7)
-    fig.suptitle("Disk-directed I/O: 10,240 random one-sector reads of a 122 MB extent (larger is better)",
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, frameon=False)
+    fig.suptitle("Disk-directed I/O: %s (larger is better)%s" % (S["5.4.2"], " [QUICK sizes]" if quick else ""),
                  fontsize=10)
-    fig.tight_layout()
-    fig.savefig(os.path.join(outdir, "plots", "fig5-6.png"), dpi=110)
-    plt.close(fig)
-    written.append("fig5-6.png")
+    save(fig, "fig5-6")
 
     # Figure 5-7: persistence models (log scale).
     labels = [c for _, c in SMALL_PHASES]
@@ -350,13 +413,16 @@ def plots(outdir, plats, T, th):
     for p in plats:
         panels.append((PLATFORM_TITLE.get(p, p), labels,
                        ours_series("A.6", p, PERSIST_ROWS, SMALL_PHASES, lambda r, c: (r, c)), "ms per file"))
-    figure("fig5-7", "Persistence models, 1,000 x 10 KB (smaller is better; log scale)", panels, log=True)
+    figure("fig5-7", "Persistence models, %s (smaller is better; log scale)" % S["A.6"], panels, log=True)
+
+    if compare.plot(records, plt, linux_fig, quick):
+        written.append("fig-linux.png")
     return written
 
 
 # ---- the report --------------------------------------------------------------
 
-def write_report(outdir, info, plats, T, th, figs):
+def write_report(outdir, info, plats, T, th, figs, S, records):
     L = []
     add = L.append
     host = info.get("host", {})
@@ -375,13 +441,23 @@ def write_report(outdir, info, plats, T, th, figs):
         "host: memory speed, noisy on a shared host)")
     add("- every figure is the mean ± sample standard deviation over %d runs in one boot (Appendix A: mean of five "
         "runs); medians, minima and maxima are in `summary.csv`.  Times come from the guest's `rdtime` counter "
-        "(10 MHz: 100 ns resolution).  MB = 10^6 bytes in rates; the files are 80 MiB and 122 MiB.\n" % runs)
+        "(10 MHz: 100 ns resolution).  MB = 10^6 bytes in rates; the thesis's 80 MB file is 80 MiB and its "
+        "122 MB extent 122 MiB.\n" % runs)
     add(table(["boot", "command", "boot options", "host s", "load before/after", "status"],
-              [["%s %s" % (b["platform"], b["entry"]), "`%s`" % b["cmd"], b["bootargs"] or "–", "%.0f" % b["seconds"],
+              [["%s %s" % (b["platform"], b["entry"]) if b.get("group") != "compare" else
+                "compare round %d %s" % (b["round"] + 1, b["entry"]),
+                "`%s`" % b["cmd"], b["bootargs"] or "–", "%.0f" % b["seconds"],
                 "%s / %s" % (num(b["load_before"]) if b["load_before"] is not None else "?",
                              num(b["load_after"]) if b["load_after"] is not None else "?"),
                 "ok" if b["ok"] else "FAILED: " + b["why"]] for b in info.get("boots", [])]))
     add("")
+
+    L += compare.report(records, table)
+    if not any(b.get("group") != "compare" for b in info.get("boots", [])):
+        # `make bench-linux`: the comparison alone.
+        with open(os.path.join(outdir, "report.md"), "w") as f:
+            f.write("\n".join(L) + "\n")
+        return
 
     targets = target_rows(plats, T, th)
     add("## Targets\n")
@@ -389,7 +465,7 @@ def write_report(outdir, info, plats, T, th, figs):
     add("")
 
     # A.1 and A.2
-    for tab, what in (("A.1", "1,000 x 10 KB files"), ("A.2", "10,000 x 1 KB files")):
+    for tab, what in (("A.1", S["A.1"] + " files"), ("A.2", S["A.2"] + " files")):
         t = thesis_table(th, tab)
         add("## Table %s: small file I/O, %s (ms per file)\n" % (tab, what))
         add(beside("organization", org_rows(), SMALL_PHASES, t, T[tab], plats))
@@ -407,7 +483,7 @@ def write_report(outdir, info, plats, T, th, figs):
 
     # A.3
     t = thesis_table(th, "A.3")
-    add("## Table A.3: large file I/O, 80 MB (MB/s)\n")
+    add("## Table A.3: large file I/O, %s (MB/s)\n" % S["A.3"])
     add(beside("organization", org_rows(), LARGE_PHASES, t, T["A.3"], plats))
     add("\nAllocation and deallocation (seconds; the thesis: under 0.06 s and 0.035 s, Ultrix deallocation "
         "1.39 s):\n")
@@ -429,7 +505,7 @@ def write_report(outdir, info, plats, T, th, figs):
 
     # A.4
     t = thesis_table(th, "A.4")
-    add("## Table A.4: two applications, 1,000 x 10 KB files each (ms per file, mean of the two)\n")
+    add("## Table A.4: two applications, %s files each (ms per file, mean of the two)\n" % S["A.4"])
     add(beside("layout", [(trow, trow, (lay,)) for lay, trow in LAYOUTS], IL_PHASES, t, T["A.4"], plats))
     add("\nGain over Partitioned (1 - layout / partitioned):\n")
     rows = []
@@ -443,7 +519,7 @@ def write_report(outdir, info, plats, T, th, figs):
 
     # A.5
     t = thesis_table(th, "A.5")
-    add("## Table A.5: file insertion (ms per file)\n")
+    add("## Table A.5: file insertion, %s files (ms per file)\n" % S["A.5"])
     add(beside("operation", [(name, name, (m, ph)) for m, ph, name in INSERT_ROWS], INSERT_SIZES, t, T["A.5"],
                plats))
     add("\nSpeed-up of Indexed over Copy (copy / indexed), for the insert alone and for insert + read:\n")
@@ -464,7 +540,7 @@ def write_report(outdir, info, plats, T, th, figs):
 
     # 5.4.2
     tg = thesis_table(th, "5.4.2")
-    add("## Section 5.4.2 (Figure 5-6): disk-directed I/O (requests per second)\n")
+    add("## Section 5.4.2 (Figure 5-6): disk-directed I/O, %s (requests per second)\n" % S["5.4.2"])
     head = ["N"]
     for p in plats:
         head += ["%s one at a time" % PLATFORM_TITLE.get(p, p), "%s disk-directed" % PLATFORM_TITLE.get(p, p),
@@ -484,7 +560,7 @@ def write_report(outdir, info, plats, T, th, figs):
 
     # A.6
     t = thesis_table(th, "A.6")
-    add("## Table A.6: persistence models, 1,000 x 10 KB files (ms per file)\n")
+    add("## Table A.6: persistence models, %s files (ms per file)\n" % S["A.6"])
     add(beside("model", [(trow, trow, (m,)) for m, trow in PERSIST_ROWS], SMALL_PHASES, t, T["A.6"], plats))
     add("\nData / Memory (how many times faster Memory is):\n")
     rows = []
@@ -564,10 +640,19 @@ def target_rows(plats, T, th):
     return rows
 
 
-def write_summary(outdir, plats, T):
+def write_summary(outdir, plats, T, records):
     with open(os.path.join(outdir, "summary.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["table", "key", "platform", "unit", "runs", "mean", "sd", "median", "min", "max"])
+        D = compare.Data(records)
+        for row, what, higher in D.rows():
+            for c in D.linux + D.linux_raw + D.ours:
+                v = D.vals(row, c)
+                if v:
+                    w.writerow(["linux", "%s/%s" % (what, compare.label(c)), "virtio",
+                                "MB/s" if higher else "ms" if row[0] == "large" else "ms/file", len(v),
+                                statistics.fmean(v), statistics.stdev(v) if len(v) > 1 else 0.0,
+                                statistics.median(v), min(v), max(v)])
         for tab in sorted(T):
             for p in plats:
                 for key in sorted(T[tab].get(p, {}), key=str):
@@ -578,12 +663,12 @@ def write_summary(outdir, plats, T):
 
 # ---- --check -----------------------------------------------------------------
 
-def check(outdir, info, plats, T, figs):
+def check(outdir, info, plats, T, figs, records):
     """Every cell present with the runs asked for, values finite and of the right sign."""
     problems = []
     runs = suite.QUICK_RUNS if info.get("quick") else suite.RUNS
-    ran = {b["platform"] for b in info.get("boots", [])}
-    if not ran:
+    ran = {b["platform"] for b in info.get("boots", []) if b.get("group") != "compare"}
+    if not info.get("boots"):
         problems.append("run.json lists no boots")
     for b in info.get("boots", []):
         if not b["ok"]:
@@ -620,9 +705,10 @@ def check(outdir, info, plats, T, figs):
         path = os.path.join(outdir, name)
         if not os.path.exists(path) or os.path.getsize(path) == 0:
             problems.append("%s was not written" % name)
-    if len(figs) != 7:
-        problems.append("%d plots, not 7" % len(figs))
-    return problems
+    want_figs = (7 if ran else 0) + (1 if info.get("compare_rounds") else 0)
+    if len(figs) != want_figs:
+        problems.append("%d plots, not %d" % (len(figs), want_figs))
+    return problems + compare.check(records, info)
 
 
 def main():
@@ -639,12 +725,13 @@ def main():
         info = json.load(f)
     th = load_thesis()
     plats, T = compute(records)
-    figs = plots(out, plats, T, th)
-    write_report(out, info, plats, T, th, figs)
-    write_summary(out, plats, T)
+    S = sizes(records, info)
+    figs = plots(out, plats, T, th, S, records, info.get("quick"))
+    write_report(out, info, plats, T, th, figs, S, records)
+    write_summary(out, plats, T, records)
     print("report: %s" % os.path.join(out, "report.md"))
     if args.check:
-        problems = check(out, info, plats, T, figs)
+        problems = check(out, info, plats, T, figs, records)
         for pr in problems:
             print("report: check: " + pr)
         print("report: check: %s" % ("results well formed" if not problems else "%d problems" % len(problems)))

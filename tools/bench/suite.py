@@ -19,6 +19,16 @@ needs:
 Quick runs are scaled down to finish in a few minutes; they exercise every
 experiment and every table cell, with fewer files, smaller files and two
 runs.  `timeout` is seconds of host time for one boot.
+
+The Linux comparison (docs/linux-baseline.md) is a group of its own: in
+each round, one boot per library file system of ours (LIBFS), one for the
+exodisk's exonode and raw paths on small files and one on the large file,
+then one boot of Debian's Linux per file system in LINUX_FS; the rounds
+repeat, so that the host's noise falls on both sides alike, and the report
+takes medians over the rounds.  Both sides boot through tools/run-qemu.sh
+with COMPARE_ENV: the same machine, memory, disk image size and disk
+options.  Every phase starts cold on both sides (exodisk: remount and
+ED_OP_DROP_CACHE; Linux: sync and drop_caches).
 """
 
 RUNS = 5
@@ -72,3 +82,41 @@ def entries(quick):
         dict(id="persist", exp="persist", boot="rawio=1",
              cmd="exobench persist -r %d" % r, timeout=4 * 3600),
     ]
+
+
+# ---- the Linux comparison ---------------------------------------------------
+
+# Our library file systems, by the name `exobench fs -t` takes; the report
+# shows every one beside every Linux file system.
+LIBFS = ["unixfs"]
+# Linux's side: the file systems, and the raw device ("raw").
+LINUX_FS = ["ext4", "ext2", "vfat", "f2fs", "nilfs2", "raw"]
+COMPARE_ROUNDS = 3
+QUICK_COMPARE_ROUNDS = 1
+# Both sides: tools/run-qemu.sh's MEM (its default, as every boot of the
+# suite above), tools/qemu-disks.sh's virtio disk and image size.
+COMPARE_ENV = {"DISK": "virtio", "DISK_SIZE": "512M", "MEM": "1G"}
+
+
+def compare_sizes(quick):
+    """The options of the workload (apps/exobench/fswork.h) both sides run."""
+    if quick:
+        return "-r 1 -n 60,120 -s 10240,1024 -d 10 -m 4 -k 200"
+    return "-r 1"
+
+
+def compare_entries(quick):
+    """One round's boots, ours first."""
+    w = compare_sizes(quick)
+    small = "-n 60,120 -s 10240,1024" if quick else ""
+    large = "-m 4 -k 200" if quick else ""
+    t = 300 if quick else 3600
+    out = [dict(id="ours-" + fs, exp="fs", side="exodisk", boot="rawio=1 edbind=20480",
+                cmd="exobench fs -t %s %s" % (fs, w), timeout=t) for fs in LIBFS]
+    out.append(dict(id="ours-smallfile", exp="smallfile", side="exodisk", boot="rawio=1 edbind=20480",
+                    cmd=" ".join(("exobench smallfile -r 1 -c -o raw,exonode " + small).split()), timeout=t))
+    out.append(dict(id="ours-largefile", exp="largefile", side="exodisk", boot="rawio=1",
+                    cmd=" ".join(("exobench largefile -r 1 -c -o raw,exonode " + large).split()), timeout=t))
+    out += [dict(id="linux-" + fs, exp="linux", side="linux", fs=fs, boot="", cmd="lxbench -t %s %s" % (fs, w),
+                 timeout=t) for fs in LINUX_FS]
+    return out
