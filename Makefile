@@ -65,7 +65,13 @@ $(DEPS_STAMP): tools/deps.sh
 # --- running ------------------------------------------------------------------
 # tools/run-qemu.sh assembles the QEMU command line; CMD, DISK, DISKS, MEM,
 # BOOTARGS and GDB travel to it through the environment so that any quoting in
-# CMD survives.
+# CMD survives.  CMD is the guest shell's line, verbatim: make must not expand
+# it (`make qemu CMD='false; echo $$?'` means the shell's $?, not make's), so
+# it is replaced by its unexpanded text, which an exported simple variable
+# keeps as it is.
+ifdef CMD
+override CMD := $(value CMD)
+endif
 export CMD DISK DISKS MEM BOOTARGS
 QEMU_INPUTS := $(KERNEL_ELF) $(INITRD)
 

@@ -24,7 +24,7 @@ BANNER_END = re.compile(r"^exodisk kernel: .*$", re.M)
 
 class Case:
     def __init__(self, name, cmd, status=0, expect=(), reject=(), check=None,
-                 timeout=60, env=None, setup=None):
+                 timeout=60, env=None, setup=None, argv=None, interact=None):
         self.name = name
         self.cmd = cmd
         self.status = status          # expected QEMU exit status
@@ -34,6 +34,10 @@ class Case:
         self.timeout = timeout
         self.env = dict(env or {})    # DISK, DISKS, BOOTARGS, MEM, ...
         self.setup = setup            # setup(scratch_dir) before boot (make disk images, ...)
+        self.argv = argv              # what boots the guest, from the top directory
+                                      # (default tools/run-qemu.sh; e.g. make qemu ...)
+        self.interact = interact      # interact(env) -> (status, raw output): a session at
+                                      # the console instead of CMD (tests/qemu/console.py)
 
 
 class Result:
@@ -109,7 +113,17 @@ def run_case(case):
         env.update(case.env)
         if case.setup:
             case.setup(scratch)
-        proc = subprocess.Popen([os.path.join(ROOT, "tools", "run-qemu.sh")], cwd=ROOT, env=env,
+        if case.interact:
+            res.status, out = case.interact(env)
+            if res.status == "timeout":
+                res.why = "the session did not end within its time limit"
+            res.output = guest_output(out)
+            if not res.why:
+                res.why = judge(case, res)
+            res.ok = not res.why
+            return res
+        argv = case.argv or [os.path.join(ROOT, "tools", "run-qemu.sh")]
+        proc = subprocess.Popen(argv, cwd=ROOT, env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True)
         try:
