@@ -90,7 +90,8 @@ test: deps host-test qemu-test
 host-test: deps $(HOST_TESTS)
 	@tools/run-host-tests.sh $(HOST_TESTS)
 
-qemu-test: deps $(QEMU_INPUTS) $(QEMU_DISK_INPUTS)
+# The cases may run host tools (exotool, prof-report) on what the guest wrote.
+qemu-test: deps $(QEMU_INPUTS) $(QEMU_DISK_INPUTS) $(HOST_TOOLS)
 	@python3 tests/qemu/run.py $(QEMU_TEST_ARGS)
 
 clean:
