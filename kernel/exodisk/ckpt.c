@@ -96,6 +96,8 @@ static void ck_abort(struct exodisk *ed, struct ed_disk *d, int err)
 		d->ck_waiters = io->next;
 		ed_io_finish(ed, io, err);
 	}
+	/* Write-backs queued while it ran would otherwise wait forever. */
+	ed_commit_kick(ed, d);
 }
 
 void ed_ckpt_request(struct exodisk *ed, struct ed_disk *d)
