@@ -204,6 +204,10 @@ int ufs_sync(struct ufs *fs)
 			list[i]->isnew = 0;
 		err = flush_type(fs, list, n, UFS_T_DIR);
 	}
+	/* The directories' own exonodes (their size, extents, immediate
+	 * bytes) durable before any inode their old names named is freed. */
+	if (err == 0 && fs->ndoomed > 0)
+		err = ufs_writeback_all(fs);
 	if (err == 0) {
 		/* Every inode on the list is now as durable as it can be. */
 		fs->dirty = NULL;
