@@ -1,12 +1,17 @@
 /*
- * fsck.c - check a unixfs (it must not be mounted by another program).
- *   fsck [-r] [OPTIONS]       -r: repair what can be repaired (free orphans)
+ * fsck.c - check a library file system (it must not be mounted by another
+ * program).
+ *   fsck [-t TYPE] [-r] [OPTIONS]      -r: repair what can be repaired
+ * TYPE is any libFS this program knows (default unixfs).  A libFS with a
+ * checker of its own (struct libfs_ops.fsck) runs it; any other is walked
+ * through its operations (libfs_check: every name stats, every file reads
+ * back its size).
  * Exit status: 0 clean, 1 problems found, 2 could not check.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "userfs/unixfs/unixfs.h"
+#include "libos/libfs.h"
 
 static void report(void *arg, const char *path, const char *what)
 {
@@ -16,24 +21,33 @@ static void report(void *arg, const char *path, const char *what)
 
 int main(int argc, char **argv)
 {
-	int repair = 0, i = 1;
-	if (i < argc && strcmp(argv[i], "-r") == 0) {
-		repair = 1;
-		i++;
+	const char *type = "unixfs", *opts = "";
+	struct libfs_fsck ck = { .report = report };
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (strcmp(argv[i], "-r") == 0) {
+			ck.repair = 1;
+		} else if (strcmp(argv[i], "-t") == 0 && i + 1 < argc) {
+			type = argv[++i];
+		} else {
+			fprintf(stderr, "usage: fsck [-t TYPE] [-r] [OPTIONS]\n");
+			return 2;
+		}
 	}
-	char opts[512];
-	snprintf(opts, sizeof opts, "%s%s%s", i < argc ? argv[i] : "",
-	         i < argc && repair ? "," : "", repair ? "repair" : "");
-	struct ufs_fsck_stats st;
-	int r = unixfs_fsck(opts, report, NULL, &st);
+	if (i < argc)
+		opts = argv[i++];
+	const struct libfs_ops *t = libfs_type(type);
+	if (i != argc || t == NULL) {
+		fprintf(stderr, t == NULL ? "fsck: %s: unknown file system type\n" :
+		        "usage: fsck [-t TYPE] [-r] [OPTIONS]\n", type);
+		return 2;
+	}
+	int r = t->fsck != NULL ? t->fsck(opts, &ck) : libfs_check(t, opts, &ck);
 	if (r < 0) {
 		fprintf(stderr, "fsck: %s\n", strerror(-r));
 		return 2;
 	}
-	printf("fsck: %llu files, %llu directories, %llu bytes, %llu extents, %llu map nodes: "
-	       "%llu problem%s%s\n", (unsigned long long)st.files, (unsigned long long)st.dirs,
-	       (unsigned long long)st.bytes, (unsigned long long)st.extents,
-	       (unsigned long long)st.mapnodes, (unsigned long long)st.problems,
-	       st.problems == 1 ? "" : "s", repair && st.problems ? " (repaired)" : "");
-	return st.problems && !repair ? 1 : 0;
+	printf("fsck: %s: %llu problem%s%s\n", ck.summary, (unsigned long long)ck.problems,
+	       ck.problems == 1 ? "" : "s", ck.repair && ck.problems ? " (repaired)" : "");
+	return ck.problems && !ck.repair ? 1 : 0;
 }

@@ -2,9 +2,10 @@
  * fssuite.c - run the generic libFS test suite (userfs/fssuite.c) in the
  * guest, on the file system mounted where DIR is.
  *   fssuite DIR
- * What to test is decided from the file system's type (unixfs: directories
- * and rename; kvfs: flat names of at most 39 bytes).  The remount test
- * unmounts and mounts that file system again inside this program.
+ * What to test is decided by what the file system's type says it supports
+ * (struct libfs_ops: features, longest name, largest file); what it lacks is
+ * skipped with the reason.  The remount test unmounts and mounts that file
+ * system again inside this program.
  * Exit status: the number of tests that failed.
  */
 #include <errno.h>
@@ -52,16 +53,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fssuite: %s: not on a mounted file system\n", dir);
 		return 2;
 	}
-	struct fssuite s = { .root = dir, .remount = remount };
-	if (strcmp(type, "kvfs") == 0) {
-		s.rename = 1;
-		s.name_max = 39;
-		s.big = 1024 * 1024;
-	} else {
-		s.dirs = s.rename = 1;
-		s.name_max = 240;
-		s.big = 4 * 1024 * 1024;
+	const struct libfs_ops *ops = libfs_type(type);
+	if (ops == NULL) {
+		fprintf(stderr, "fssuite: %s: unknown file system type\n", type);
+		return 2;
 	}
+	struct fssuite s = { .root = dir, .remount = remount };
+	fssuite_adapt(&s, ops, 4 * 1024 * 1024);
 	printf("fssuite: %s on %s at %s\n", dir, type, prefix);
 	return fssuite_run(&s);
 }

@@ -80,8 +80,40 @@ struct libfs_statfs {
 	uint64_t ffree;         /* more it could create (an estimate), or 0          */
 };
 
+/* What a libFS supports (struct libfs_ops.features): programs and test
+ * suites adapt to these, never to type names. */
+#define LIBFS_F_DIRS     0x01   /* mkdir/rmdir and nested paths               */
+#define LIBFS_F_RENAME   0x02   /* rename                                     */
+#define LIBFS_F_PERSIST  0x04   /* persistence models (persist)               */
+#define LIBFS_F_ATOMIC   0x08   /* a file's changes reach the disk all at once
+                                   (at fsync/close): after a crash a file is
+                                   wholly as it was or wholly as written      */
+
+/* fsck's arguments and results (struct libfs_ops.fsck). */
+struct libfs_fsck {
+	int repair;             /* in: repair what can be repaired                   */
+	void (*report)(void *arg, const char *path, const char *what);   /* each problem */
+	void *arg;
+	uint64_t problems;      /* out                                               */
+	char summary[160];      /* out: what was checked ("12 files, 40960 bytes")   */
+};
+
 struct libfs_ops {
 	const char *name;       /* the type name used in mount specs: "unixfs" ...   */
+
+	/* What it supports and its hard limits, for programs and test suites
+	 * (fssuite) to adapt to: LIBFS_F_*, the longest name component in
+	 * bytes, the largest file in bytes (0: only the disk limits it). */
+	uint32_t features;
+	uint32_t name_max;
+	uint64_t file_max;
+	/* Make an empty file system (options as for mount); where its
+	 * superblock or anchor is in *sector.  NULL: mkfs cannot make one. */
+	int  (*mkfs)(const char *opts, uint64_t *sector);
+	/* Check it (not mounted elsewhere).  0 with ck's results filled in, or
+	 * -errno if it could not look.  NULL: fsck walks it through the
+	 * operations below (libfs_check). */
+	int  (*fsck)(const char *opts, struct libfs_fsck *ck);
 
 	/* Mount: opts is the option string of the mount spec ("unit=0,key=...").
 	 * On success store the per-mount state in *fs.  Unmount makes everything
@@ -135,11 +167,23 @@ struct libfs_ops {
 };
 
 /* The libFS types known to this program, for mounting by name
- * (libos/libfs_types.c): the built-in ones, plus any registered at run time
- * (a test's private libFS, say).  libfs_register returns -ENOMEM when the
- * table is full, -EEXIST for a name already known. */
+ * (libos/libfs_types.c): the built-in ones - every directory named in
+ * LIBFS_TYPES in userfs/userfs.mk - plus any registered at run time (a
+ * test's private libFS, say).  libfs_register returns -ENOMEM when the
+ * table is full, -EEXIST for a name already known, -EINVAL when the
+ * features do not match the operations (LIBFS_F_DIRS without mkdir...).
+ * libfs_type_at(i) is the i-th known type, NULL past the end. */
 const struct libfs_ops *libfs_type(const char *name);
+const struct libfs_ops *libfs_type_at(int i);
 int libfs_register(const struct libfs_ops *ops);
+/* Do ops's features agree with its operations?  0, or -EINVAL. */
+int libfs_check_ops(const struct libfs_ops *ops);
+/* A check any libFS gets through its own operations (libos/libfs_check.c):
+ * mount, walk every directory, stat and read every file to its end,
+ * unmount; problems are names that do not stat, files whose bytes do not
+ * read back as long as their size, a type that disagrees, a listing that
+ * names one entry twice. */
+int libfs_check(const struct libfs_ops *ops, const char *opts, struct libfs_fsck *ck);
 /* Option lookup in "k1=v1,k2=v2,flag": copies the value of `key` into
  * val (at most size-1 bytes) and returns 1, or 0 when absent, or -1 when
  * the value does not fit.  A bare "flag" has the value "". */

@@ -403,14 +403,40 @@ static const struct test tests[] = {
 	{ "survives-remount", t_persist, 4 },
 };
 
+void fssuite_adapt(struct fssuite *s, const struct libfs_ops *ops, uint64_t big)
+{
+	s->type = ops->name;
+	s->dirs = (ops->features & LIBFS_F_DIRS) != 0;
+	s->rename = (ops->features & LIBFS_F_RENAME) != 0;
+	s->name_max = (int)ops->name_max;
+	s->big = ops->file_max != 0 && ops->file_max < big ? ops->file_max : big;
+}
+
+/* Why test t cannot run here, or NULL. */
+static const char *skip_reason(const struct fssuite *s, const struct test *t)
+{
+	const char *type = s->type ? s->type : "this file system";
+	if (t->need == 1 && !s->dirs)
+		snprintf(why, sizeof why, "%s has no directories (LIBFS_F_DIRS)", type);
+	else if (t->need == 2 && !s->rename)
+		snprintf(why, sizeof why, "%s has no rename (LIBFS_F_RENAME)", type);
+	else if (t->need == 3 && !s->big)
+		snprintf(why, sizeof why, "no large-file size given");
+	else if (t->need == 4 && !s->remount)
+		snprintf(why, sizeof why, "no way to remount given");
+	else
+		return NULL;
+	return why;
+}
+
 int fssuite_run(struct fssuite *s)
 {
 	s->passed = s->failed = 0;
 	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
 		const struct test *t = &tests[i];
-		if ((t->need == 1 && !s->dirs) || (t->need == 2 && !s->rename) ||
-		    (t->need == 3 && !s->big) || (t->need == 4 && !s->remount)) {
-			printf("SKIP %s\n", t->name);
+		const char *skip = skip_reason(s, t);
+		if (skip != NULL) {
+			printf("SKIP %s: %s\n", t->name, skip);
 			continue;
 		}
 		const char *w = t->fn(s);

@@ -6,18 +6,36 @@
 # adds the guest objects), and here the same sources are built for the host,
 # over the exodisk core through the host transport (libos/edc_host.c).
 
-# Portable code shared by guest and host.
-UNIXFS_SRCS := $(addprefix userfs/unixfs/, xops.c alloc.c inode.c map.c data.c dir.c sync.c \
-	super.c ops.c fsck.c)
-# (The guest also links kernel/exodisk/siphash.c, for capkey.c; host
-# programs get it with the exodisk core.)
-# The libFS kit (libos/kit/kit.h): one file per piece.
+# ---- the library file systems: the one place a new one is named -------------
+# Each NAME here is a directory userfs/NAME/ whose .c files are the libFS and
+# which defines `const struct libfs_ops NAME_ops` (its operations, features,
+# limits and mkfs).  Naming it here is all it takes: it is linked into every
+# program and tool, mountable by name (libos/libfs_types.c gets the list as
+# LIBFS_BUILTIN), made by `mkfs -t NAME`, checked by `fsck -t NAME`, run
+# through the host fssuite and power-cut tests (test_fssuite) and the QEMU
+# cases (tests/qemu/cases_fs.py reads this line).
+LIBFS_TYPES := unixfs kvfs
+LIBFS_TYPE_SRCS := $(foreach t,$(LIBFS_TYPES),$(sort $(wildcard userfs/$(t)/*.c)))
+LIBFS_BUILTIN := -D'LIBFS_BUILTIN=$(foreach t,$(LIBFS_TYPES),LIBFS_TYPE($(t)))'
+
+# Portable code shared by guest and host.  The libFS kit (libos/kit/kit.h):
+# one file per piece.  (The guest also links kernel/exodisk/siphash.c, for
+# capkey.c; host programs get it with the exodisk core.)
 KIT_SRCS := $(addprefix libos/kit/, kit.c caps.c xn.c anchor.c lock.c alloc.c bytes.c flat.c commit.c)
-LIBFS_SRCS := libos/edc.c libos/edc_err.c libos/vfs.c libos/libfs_types.c libos/capkey.c \
-	libos/bcache.c $(KIT_SRCS) $(UNIXFS_SRCS) userfs/kvfs/kvfs.c
+LIBFS_SRCS := libos/edc.c libos/edc_err.c libos/vfs.c libos/libfs_types.c libos/libfs_check.c \
+	libos/capkey.c libos/bcache.c $(KIT_SRCS) $(LIBFS_TYPE_SRCS)
 
 # The guest links them into every program.
 LIBOS_SRCS += $(LIBFS_SRCS) kernel/exodisk/siphash.c
+
+# The list of types, for libfs_types.c in each of its three builds (guest,
+# host tests, exotool).
+$(BUILD)/u/libos/libfs_types.c.o: USER_CFLAGS += $(LIBFS_BUILTIN)
+$(BUILD)/u/libos/libfs_types.c.o: userfs/userfs.mk
+$(BUILD)/host/userfs/obj/libos/libfs_types.o: HOST_CFLAGS += $(LIBFS_BUILTIN)
+$(BUILD)/host/userfs/obj/libos/libfs_types.o: userfs/userfs.mk
+$(BUILD)/tools/ufsobj/libos/libfs_types.o: HOST_TOOL_CFLAGS += $(LIBFS_BUILTIN)
+$(BUILD)/tools/ufsobj/libos/libfs_types.o: userfs/userfs.mk
 
 # Guest programs built from more than one file (apps/apps.mk).
 APP_OBJS_cp = $(BUILD)/u/apps/copyfile.c.o

@@ -8,6 +8,7 @@ unit as an exodisk at boot), so most start with `mkfs`.  Cases that need
 two boots do the first one in their setup.
 """
 import os
+import re
 import subprocess
 
 from qemutest import Case, ROOT
@@ -65,8 +66,6 @@ CASES = [
          expect=[r"^fstest: 0 failures$", r"^written without fclose$"], check=no_fail),
     Case("fs-suite-unixfs", "mkfs; mkdir /t; fssuite /t",
          expect=[r"fssuite on /t: 10 passed, 0 failed"], check=no_fail, timeout=120),
-    Case("fs-suite-kvfs", "mkfs -t kvfs key=k; mount /kv kvfs key=k; fssuite /kv",
-         expect=[r"fssuite on /kv: 9 passed, 0 failed"], check=no_fail, timeout=120),
     Case("fs-two-mounts",
          "mkfs; mkfs -t kvfs key=k; mount /kv kvfs key=k; mount; echo x > /f; "
          "fstest exdev /f /kv/f; mv /f /kv/f; cat /kv/f; ls /; ls /kv",
@@ -108,3 +107,30 @@ CASES = [
          expect=[r"^done$"], reject=[r"busy"],
          check=lambda out: None if out.splitlines().count("x") == 3 else "not three x lines"),
 ]
+
+
+def libfs_types():
+    """The libFS types named in LIBFS_TYPES in userfs/userfs.mk: the one place a
+    new library file system is named, so it gets these cases too."""
+    with open(os.path.join(ROOT, "userfs", "userfs.mk")) as f:
+        for line in f:
+            m = re.match(r"\s*LIBFS_TYPES\s*:?=\s*(.*)$", line)
+            if m:
+                return m.group(1).split()
+    raise RuntimeError("userfs/userfs.mk names no LIBFS_TYPES")
+
+
+# Every libFS: the generic suite (adapted to what it states it supports; a
+# SKIP names the reason), and a file written in one boot read back and
+# checked in the next.
+for _t in libfs_types():
+    CASES.append(Case("libfs-suite-" + _t,
+                      "mkfs -t %s key=k; mount /t %s key=k; fssuite /t" % (_t, _t),
+                      expect=[r"^fssuite on /t: \d+ passed, 0 failed$"], check=no_fail,
+                      timeout=120))
+    CASES.append(Case("libfs-reboot-" + _t,
+                      "mount /t %s key=k; cat /t/p; ls /t; fsck -t %s key=k" % (_t, _t),
+                      setup=first_boot("mkfs -t %s key=k; mount /t %s key=k; "
+                                       "echo persistent > /t/p; echo gone > /t/q; rm /t/q" % (_t, _t)),
+                      expect=[r"^persistent\np$", r": 0 problems$"]))
+

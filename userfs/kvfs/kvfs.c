@@ -226,7 +226,8 @@ int kvfs_mkfs(const char *opts, uint64_t *sb)
 }
 
 const struct libfs_ops kvfs_ops = {
-	.name = "kvfs",
+	.name = "kvfs",             .mkfs = kvfs_mkfs,       .name_max = KIT_NAME_MAX,
+	.features = LIBFS_F_RENAME | LIBFS_F_ATOMIC,         .file_max = KV_MAX,
 	.mount = kv_mount,          .unmount = kv_unmount,   .abandon = kv_abandon,
 	.statfs = kit_flat_statfs,  .stat = kv_stat,         .unlink = kit_flat_unlink,
 	.rename = kit_flat_rename,  .open = kv_open,         .close = kv_close,

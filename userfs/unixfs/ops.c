@@ -4,6 +4,7 @@
  * struct ufile naming an in-memory inode.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "userfs/unixfs/ufs.h"
@@ -530,8 +531,31 @@ static int u_persist(void *fsp, void *file, int model)
 	return ufs_set_persist(fsp, f->ip, model);
 }
 
+/* fsck -t unixfs (struct libfs_ops.fsck) over unixfs_fsck. */
+static int u_fsck(const char *opts, struct libfs_fsck *ck)
+{
+	char o[512];
+	struct ufs_fsck_stats st;
+	snprintf(o, sizeof o, "%s%s%s", opts, opts[0] && ck->repair ? "," : "",
+	         ck->repair ? "repair" : "");
+	int r = unixfs_fsck(o, ck->report, ck->arg, &st);
+	if (r < 0)
+		return r;
+	ck->problems = st.problems;
+	snprintf(ck->summary, sizeof ck->summary,
+	         "%llu files, %llu directories, %llu bytes, %llu extents, %llu map nodes",
+	         (unsigned long long)st.files, (unsigned long long)st.dirs,
+	         (unsigned long long)st.bytes, (unsigned long long)st.extents,
+	         (unsigned long long)st.mapnodes);
+	return 0;
+}
+
 const struct libfs_ops unixfs_ops = {
 	.name = "unixfs",
+	.features = LIBFS_F_DIRS | LIBFS_F_RENAME | LIBFS_F_PERSIST,
+	.name_max = UFS_NAME_MAX,
+	.mkfs = unixfs_mkfs,
+	.fsck = u_fsck,
 	.mount = u_mount,
 	.unmount = u_unmount,
 	.sync = u_sync,

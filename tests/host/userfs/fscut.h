@@ -1,6 +1,8 @@
 /*
  * fscut.h - a power-cut test any library file system can be put through,
- * on the kit's harness (powercut.h), through the mount table.
+ * on the kit's harness (powercut.h), through the mount table; what it may
+ * expect comes from what the libFS states (struct libfs_ops: rename,
+ * LIBFS_F_ATOMIC).
  *
  * The workload is a deterministic sequence of steps on a few files: write
  * at an offset (sometimes past the end, sometimes truncating first), then
@@ -16,7 +18,9 @@
  *     in-place write may be half done);
  *   - never a byte the workload did not write: the harness fills free
  *     sectors with 0xEE, and holes must read as zeros;
- *   - and the listing names exactly the files that exist.
+ *   - the listing names exactly the files that exist;
+ *   - and the file system walks clean through its own operations
+ *     (libfs_check: every name stats, every file reads back its size).
  */
 #ifndef TESTS_USERFS_FSCUT_H
 #define TESTS_USERFS_FSCUT_H
@@ -37,11 +41,8 @@ struct fc_state {
 };
 
 struct fscut {
-	const char *type;             /* the libFS, as mounted by name      */
+	const struct libfs_ops *ops;  /* the libFS (mkfs, features)         */
 	const char *opts;             /* its mount (and mkfs) options       */
-	int (*mkfs)(const char *opts, uint64_t *anchor);
-	int rename;                   /* it has rename                      */
-	int atomic;                   /* a file is wholly old or new        */
 	int nsteps;
 	struct fc_state *model;       /* [nsteps + 1]: after each step      */
 };
@@ -100,7 +101,7 @@ static inline int fc_steps(struct fscut *c, struct pcut *pc, int do_it)
 				if (off + n > m->size[f])
 					m->size[f] = off + n;
 			}
-		} else if (op < 9 || !c->rename || f == g) {
+		} else if (op < 9 || !(c->ops->features & LIBFS_F_RENAME) || f == g) {
 			if (do_it && (vfs_unlink(p) < 0 || vfs_sync() < 0))
 				return s;
 			if (!do_it) {
@@ -130,13 +131,13 @@ static inline int fc_prepare(struct pcut *pc)
 {
 	struct fscut *c = pc->arg;
 	uint64_t anchor;
-	return c->mkfs(c->opts, &anchor);
+	return c->ops->mkfs(c->opts, &anchor);
 }
 
 static inline int fc_work(struct pcut *pc)
 {
 	struct fscut *c = pc->arg;
-	if (vfs_mount("/t", c->type, c->opts, 1) < 0)
+	if (vfs_mount("/t", c->ops->name, c->opts, 1) < 0)
 		return -1;
 	fc_steps(c, pc, 1);
 	return vfs_umount("/t");
@@ -168,7 +169,7 @@ static inline int fc_file_ok(struct fscut *c, int i, const struct fc_state *a,
 	int fresh = b->fresh[i] && a != b;
 	if (whole_a || whole_b || (fresh && n == 0))
 		return 1;
-	if (c->atomic || n < 0 || (n != (long)a->size[i] && n != (long)b->size[i])) {
+	if ((c->ops->features & LIBFS_F_ATOMIC) || n < 0 || (n != (long)a->size[i] && n != (long)b->size[i])) {
 		fprintf(stderr, "fscut: %s: %ld bytes, neither state (%u or %u bytes)\n", p, n,
 		        a->size[i], b->size[i]);
 		return 0;
@@ -185,9 +186,9 @@ static inline int fc_file_ok(struct fscut *c, int i, const struct fc_state *a,
 static inline int fc_check(struct pcut *pc)
 {
 	struct fscut *c = pc->arg;
-	int r = vfs_mount("/t", c->type, c->opts, 1);
+	int r = vfs_mount("/t", c->ops->name, c->opts, 1);
 	if (r < 0) {
-		fprintf(stderr, "fscut: %s: mount after the cut: %d\n", c->type, r);
+		fprintf(stderr, "fscut: %s: mount after the cut: %d\n", c->ops->name, r);
 		return 1;
 	}
 	uint64_t k = pc->acked;
@@ -218,11 +219,19 @@ static inline int fc_check(struct pcut *pc)
 		fprintf(stderr, "fscut: unmount after the check: %d\n", r);
 		bad++;
 	}
+	/* And what any program would trip over, through its operations. */
+	struct libfs_fsck ck = { 0 };
+	if ((r = libfs_check(c->ops, c->opts, &ck)) < 0 || ck.problems != 0) {
+		fprintf(stderr, "fscut: walk after the cut: %d, %s: %llu problems\n", r, ck.summary,
+		        (unsigned long long)ck.problems);
+		bad++;
+	}
 	return bad;
 }
 
-/* Cut the power at every `stride`th request of the workload.  0: all well. */
-static inline int fscut_run(struct fscut *c, int nsteps, int stride, uint64_t seed)
+/* Cut the power at most max_runs times, evenly over the workload's requests
+ * (at every request if there are no more).  0: all well. */
+static inline int fscut_run(struct fscut *c, int nsteps, int max_runs, uint64_t seed)
 {
 	static struct fc_state models[64];
 	if (nsteps > 63)
@@ -231,11 +240,11 @@ static inline int fscut_run(struct fscut *c, int nsteps, int stride, uint64_t se
 	c->model = models;
 	memset(&models[0], 0, sizeof models[0]);
 	fc_steps(c, NULL, 0);
-	struct pcut pc = { .name = c->type, .nsectors = 16384, .seed = seed,
+	struct pcut pc = { .name = c->ops->name, .nsectors = 16384, .seed = seed,
 	                   .prepare = fc_prepare, .work = fc_work, .check = fc_check, .arg = c };
-	int failed = pc_run(&pc, 0, -1, stride);
-	printf("fscut: %s: %llu requests, cut at every %d: %llu runs, %d failed\n", c->type,
-	       (unsigned long long)pc.requests, stride, (unsigned long long)pc.runs, failed);
+	int failed = pc_run_spread(&pc, max_runs);
+	printf("fscut: %s: %d steps, %llu requests, %llu power cuts, %d failed\n", c->ops->name,
+	       nsteps, (unsigned long long)pc.requests, (unsigned long long)pc.runs - 1, failed);
 	pc_free(&pc);
 	return failed;
 }

@@ -22,7 +22,8 @@
  *      acknowledged state (pc->acked), then unmounts.
  *
  * pc_run first runs the workload uncut to count its requests N, then cuts
- * at from, from + stride, ... up to N (every request with stride 1).  Each
+ * at from, from + stride, ... up to N (every request with stride 1);
+ * pc_run_spread cuts at most a given number of times, evenly spread.  Each
  * run's crash outcome is seeded by the run, so a failure is reproducible:
  * pc_run prints the cut and seed, and pc_one repeats that run.
  *
@@ -140,6 +141,23 @@ static inline int pc_run(struct pcut *pc, int64_t from, int64_t to, int64_t stri
 	if (to < 0 || to > (int64_t)n)
 		to = (int64_t)n;
 	for (int64_t c = from; c < to; c += stride > 0 ? stride : 1)
+		failed += pc_one(pc, c, NULL) != 0;
+	if (pc->verbose || (failed && !pc->quiet))
+		printf("%s: %llu requests, %llu runs, %d failed\n", pc->name,
+		       (unsigned long long)pc->requests, (unsigned long long)pc->runs, failed);
+	return failed;
+}
+
+/* At most max_runs cuts spread evenly over the workload's requests (every
+ * request when it makes no more than that). */
+static inline int pc_run_spread(struct pcut *pc, int64_t max_runs)
+{
+	pc_prepare(pc);
+	uint64_t n = 0;
+	int failed = pc_one(pc, -1, &n) != 0;
+	pc->requests = n;
+	int64_t stride = max_runs > 0 && (int64_t)n > max_runs ? ((int64_t)n + max_runs - 1) / max_runs : 1;
+	for (int64_t c = 0; c < (int64_t)n; c += stride)
 		failed += pc_one(pc, c, NULL) != 0;
 	if (pc->verbose || (failed && !pc->quiet))
 		printf("%s: %llu requests, %llu runs, %d failed\n", pc->name,
