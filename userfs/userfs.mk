@@ -22,8 +22,10 @@ LIBFS_BUILTIN := -D'LIBFS_BUILTIN=$(foreach t,$(LIBFS_TYPES),LIBFS_TYPE($(t)))'
 # one file per piece.  (The guest also links kernel/exodisk/siphash.c, for
 # capkey.c; host programs get it with the exodisk core.)
 KIT_SRCS := $(addprefix libos/kit/, kit.c caps.c xn.c anchor.c lock.c alloc.c bytes.c flat.c commit.c)
+# The virtual volume (libos/vvol/vvol.h): allocate-on-write logical sectors.
+VVOL_SRCS := libos/vvol/map.c libos/vvol/cache.c
 LIBFS_SRCS := libos/edc.c libos/edc_err.c libos/vfs.c libos/libfs_types.c libos/libfs_check.c \
-	libos/capkey.c libos/bcache.c $(KIT_SRCS) $(LIBFS_TYPE_SRCS)
+	libos/capkey.c libos/bcache.c $(KIT_SRCS) $(VVOL_SRCS) $(LIBFS_TYPE_SRCS)
 
 # The guest links them into every program.
 LIBOS_SRCS += $(LIBFS_SRCS) kernel/exodisk/siphash.c
@@ -47,13 +49,13 @@ APP_OBJS_fssuite = $(BUILD)/u/userfs/fssuite.c.o
 UFS_HOST_DIR := $(BUILD)/host/userfs
 UFS_HOST_SRCS := $(LIBFS_SRCS) libos/edc_host.c libos/clock_host.c userfs/fssuite.c
 UFS_HOST_OBJS := $(patsubst %.c,$(UFS_HOST_DIR)/obj/%.o,$(UFS_HOST_SRCS))
-UFS_HDRS := $(wildcard libos/*.h libos/kit/*.h userfs/*/*.h userfs/*.h tests/host/userfs/*.h) $(ED_HDRS)
+UFS_HDRS := $(wildcard libos/*.h libos/kit/*.h libos/vvol/*.h userfs/*/*.h userfs/*.h tests/host/userfs/*.h) $(ED_HDRS)
 
 $(UFS_HOST_OBJS): $(UFS_HOST_DIR)/obj/%.o: %.c $(UFS_HDRS)
 	@mkdir -p $(@D)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -c -o $@ $<
 
-UFS_TESTS := test_edc test_kit test_unixfs test_unixfs_model test_fssuite
+UFS_TESTS := test_edc test_kit test_unixfs test_unixfs_model test_fssuite test_vvol
 
 $(addprefix $(UFS_HOST_DIR)/,$(UFS_TESTS)): $(UFS_HOST_DIR)/%: tests/host/userfs/%.c $(UFS_HOST_OBJS) $(ED_TEST_OBJS) $(UFS_HDRS)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ $< $(UFS_HOST_OBJS) $(ED_TEST_OBJS)
