@@ -36,6 +36,8 @@ need=(
   "make:/usr/bin/make"
   "python3:/usr/bin/python3"
   "python3-matplotlib:/usr/lib/python3/dist-packages/matplotlib/__init__.py"
+  "dosfstools:/usr/sbin/mkfs.fat"
+  "mtools:/usr/bin/mcopy"
 )
 if [ "$mode" = linux ]; then
   need+=(

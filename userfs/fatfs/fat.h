@@ -1,0 +1,303 @@
+/*
+ * fat.h - fatfs's insides, shared by its files:
+ *
+ *   boot.c    the boot sector: reading and checking it, the geometry;
+ *             making a new FAT (fat_format)
+ *   table.c   the file allocation table: entries, allocation, chains,
+ *             frees put off until the names are gone
+ *   name.c    long names and short names: UTF-8 <-> UCS-2, checksums,
+ *             8.3 names with ~N tails, what is allowed
+ *   clock.c   DOS dates and times
+ *   dir.c     directories: the index of names, lookup, adding and
+ *             removing entries, listing
+ *   file.c    files: reading, writing, truncating
+ *   sync.c    write-back in the order that keeps the volume repairable
+ *   ops.c     struct libfs_ops, mounting by name, mkfs
+ *   fsck.c    the checker (what fsck.fat checks) and its repairs
+ *
+ * fatfs works on a virtual volume (libos/vvol/vvol.h): the FAT image is
+ * the volume's logical sectors, so what a program writes is exactly what
+ * dosfstools and mtools read after `exotool fat-export`.  Every sector it
+ * changes is marked with a write-back class, and sync.c writes the classes
+ * in order (docs/fatfs.md, "Crash safety").
+ */
+#ifndef USERFS_FATFS_FAT_H
+#define USERFS_FATFS_FAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "libos/libfs.h"
+#include "libos/kit/kit.h"
+#include "libos/vvol/vvol.h"
+#include "userfs/fatfs/format.h"
+#include "userfs/fatfs/fatfs.h"
+
+/* Write-back classes (vvol_dirty), in the order sync.c writes them. */
+#define CL_DATA 0     /* file data; directory clusters made since the last sync */
+#define CL_FAT  1     /* the FAT: new chains, cut chains; the boot sector        */
+#define CL_DIR  2     /* directory entries in directories that were reachable    */
+#define CL_FREE 3     /* the FAT: chains freed once their names are gone; FSInfo */
+
+#define FAT_ENT_MAX 65536u    /* entries a directory may hold (2 MiB)              */
+
+/* One run of a chain: clusters [clus, clus + n) are the file's clusters
+ * [idx, idx + n). */
+struct frun {
+	uint32_t idx, clus, n;
+};
+
+/* A chain in memory (a file's or a directory's). */
+struct fchain {
+	uint32_t first;           /* 0: empty                                            */
+	struct frun *r;
+	uint32_t nr, cap;
+	uint32_t len;             /* clusters                                           */
+	int known;                /* r[] holds the whole chain                          */
+};
+
+/* The index of a directory's names, built the first time it is searched. */
+struct fdent {
+	uint32_t slot;            /* its short entry's slot (32-byte entries from 0)      */
+	uint8_t nlfn;             /* long-name slots before it                           */
+	uint8_t attr;
+	uint8_t sfn[11];
+	char *name;               /* UTF-8: the long name, or the short one as shown       */
+	uint32_t hl, hs;          /* hashes of the folded long name and of the short name   */
+	int32_t nl, ns;           /* next in the long and short hash chains (-1)           */
+};
+
+struct fdir {
+	struct fdir *next, *prev; /* the directories fatfs knows (most recent first)       */
+	uint32_t first;           /* first cluster; 0: the FAT12/16 root region           */
+	int root;
+	int refs;                 /* open handles, files open in it                       */
+	struct fchain ch;
+	uint32_t nslots;          /* slots it has room for                                 */
+	uint32_t end;             /* slot of its end marker (first never-used entry)       */
+	uint32_t holes;           /* deleted slots below end                               */
+	int indexed;
+	struct fdent *e;
+	uint32_t ne, cap, live;
+	int32_t *bucket;          /* hash heads (-1)                                       */
+	uint32_t nbucket;
+	uint64_t ino;
+};
+
+/* An open regular file (shared by every handle on it). */
+struct ffile {
+	struct ffile *next;
+	int refs;
+	struct fdir *dir;         /* the directory holding its entry (referenced)          */
+	uint32_t slot;            /* its short entry's slot there                          */
+	uint32_t size;
+	uint8_t attr;
+	int unlinked;             /* its name is gone: freed at the last close             */
+	struct fchain ch;
+	uint64_t last_end;        /* where the last read ended (read-ahead)                */
+};
+
+struct fhandle {
+	int isdir;
+	int flags;
+	struct ffile *f;
+	struct fdir *d;
+};
+
+/* Cluster numbers made into directories since the last sync: their whole
+ * contents go out with the data (CL_DATA), before anything links them. */
+struct fset {
+	uint32_t *v;
+	uint32_t n, cap;
+};
+
+struct fatfs {
+	struct kit kit;
+	struct vvol vol;
+	int kit_mounted;
+	/* geometry (boot.c) */
+	int type;                 /* 12, 16, 32                                            */
+	uint32_t spc;             /* sectors per cluster                                  */
+	uint32_t csize;           /* bytes per cluster                                    */
+	uint32_t rsvd, nfats, fatsz;
+	uint32_t rootents;        /* FAT12/16                                             */
+	uint64_t rootsec, rootnsec;   /* FAT12/16 root region                              */
+	uint64_t datasec;         /* first sector of cluster 2                           */
+	uint64_t totsec;
+	uint32_t nclusters;       /* data clusters: 2 .. nclusters + 1                     */
+	uint32_t rootclus;        /* FAT32                                               */
+	uint32_t fsinfo;          /* FAT32: its sector, 0 if none                         */
+	uint32_t bkboot;
+	int active;               /* the FAT read from                                   */
+	int mirror;               /* every copy is written                               */
+	uint8_t media;
+	uint32_t bad, eoc;        /* this type's bad-cluster mark and end of chain         */
+	uint32_t volid;
+	/* allocation (table.c) */
+	uint32_t hint;            /* where the next search starts                        */
+	int64_t nfree;            /* free clusters, -1 unknown                            */
+	int info_dirty;           /* FSInfo needs writing                                 */
+	struct fset pending;      /* first clusters of chains to free at the next sync    */
+	struct fset freed;        /* clusters freed by the last sync: chunks to give back  */
+	struct fset newdir;       /* see struct fset                                      */
+	/* names and files (dir.c, file.c) */
+	struct fdir *root;
+	struct fdir *dirs;        /* known directories, most recent first                 */
+	uint32_t ndirs;
+	struct ffile *files;
+	/* state */
+	int ro;                   /* mounted read-only, or made so by damage found         */
+	int broken;               /* damage was found (said once)                         */
+	size_t cache;             /* bytes of volume cache                                */
+	struct fatfs_stats st;
+};
+
+/* ---- boot.c ---- */
+/* A size option with K, M, G, T suffixes. */
+int  fat_parse_size(const char *opts, const char *key, uint64_t def, uint64_t *out);
+/* Read and check the boot sector and FSInfo; fill in the geometry.
+ * -EINVAL (with a message through fat_say) if it is not a FAT we take. */
+int  fat_boot(struct fatfs *fs);
+/* Write a new FAT on the volume (fatfs.h: the mkfs options). */
+int  fat_format(struct fatfs *fs, const char *opts);
+/* The first sector of cluster c. */
+static inline uint64_t fat_clus_lba(const struct fatfs *fs, uint32_t c)
+{
+	return fs->datasec + (uint64_t)(c - 2) * fs->spc;
+}
+static inline int fat_valid_clus(const struct fatfs *fs, uint32_t c)
+{
+	return c >= 2 && c <= fs->nclusters + 1;
+}
+
+/* ---- table.c ---- */
+/* Entry c of the active FAT (copy `copy` if >= 0).  0 or -errno; *v. */
+int  fat_get(struct fatfs *fs, uint32_t c, uint32_t *v);
+int  fat_get_copy(struct fatfs *fs, int copy, uint32_t c, uint32_t *v);
+/* Set entry c in every copy written, dirty in class cls. */
+int  fat_set(struct fatfs *fs, uint32_t c, uint32_t v, int cls);
+int  fat_set_copy(struct fatfs *fs, int copy, uint32_t c, uint32_t v, int cls);
+static inline int fat_is_eoc(const struct fatfs *fs, uint32_t v) { return v >= fs->eoc; }
+/* A free cluster, preferably `near` (0: the hint); marked the end of a
+ * chain.  -ENOSPC when the volume is full. */
+int  fat_alloc(struct fatfs *fs, uint32_t near, uint32_t *c);
+/* Read a chain from its first cluster (checking it: a chain leaving the
+ * volume, running into a free or bad cluster, or looping is damage). */
+int  fat_chain_load(struct fatfs *fs, struct fchain *ch, uint32_t first);
+void fat_chain_free(struct fchain *ch);
+/* The volume cluster holding chain cluster i; 0 if past its end.  *run
+ * gets how many follow it contiguously in the chain. */
+uint32_t fat_chain_at(const struct fchain *ch, uint32_t i, uint32_t *run);
+/* Add n clusters at the end of the chain (new ones, linked in the FAT). */
+int  fat_chain_grow(struct fatfs *fs, struct fchain *ch, uint32_t n, uint32_t near);
+/* Keep the first n clusters: the rest becomes a pending free. */
+int  fat_chain_cut(struct fatfs *fs, struct fchain *ch, uint32_t n);
+/* A whole chain (from first) to free at the next sync, after its name. */
+int  fat_free_later(struct fatfs *fs, uint32_t first);
+/* Free the pending chains (sync.c calls it after the names are durable);
+ * the clusters freed are remembered for fat_discard. */
+int  fat_free_pending(struct fatfs *fs);
+/* Give the chunks wholly covered by free clusters back to the exodisk. */
+int  fat_discard(struct fatfs *fs);
+/* Free clusters, counted if unknown. */
+int  fat_count_free(struct fatfs *fs, uint32_t *n);
+int  fset_add(struct fset *s, uint32_t v);
+int  fset_has(const struct fset *s, uint32_t v);
+void fset_clear(struct fset *s);
+
+/* ---- name.c ---- */
+/* UTF-8 name -> UCS-2 (up to LFN_MAX units); count, -EINVAL (bad UTF-8 or
+ * a character FAT does not allow), -ENAMETOOLONG. */
+int  fat_name_ucs2(const char *name, uint16_t *u);
+/* UCS-2 -> UTF-8 (out: at least 3 * n + 1 bytes). */
+void fat_ucs2_name(const uint16_t *u, int n, char *out);
+uint8_t fat_sfn_sum(const uint8_t sfn[11]);
+/* The name shown for a short entry (NT case bits applied), UTF-8. */
+void fat_sfn_show(const uint8_t sfn[11], uint8_t ntres, char *out);
+/* Does name fit a short entry as it is?  1 with sfn and the NT case bits. */
+int  fat_sfn_fits(const char *name, uint8_t sfn[11], uint8_t *ntres);
+/* The basis of a generated short name (uppercase, unfit characters as
+ * '_'), to which fat_sfn_tail adds ~N. */
+void fat_sfn_basis(const uint16_t *u, int n, uint8_t sfn[11]);
+void fat_sfn_tail(const uint8_t basis[11], uint32_t num, uint8_t sfn[11]);
+/* Is this a valid short name as stored (what fsck checks)? */
+int  fat_sfn_ok(const uint8_t sfn[11]);
+/* Case-folded hash of a UTF-8 name (ASCII letters folded). */
+uint32_t fat_name_hash(const char *name);
+int  fat_name_eq(const char *a, const char *b);
+
+/* ---- clock.c ---- */
+/* Now as DOS date, time and hundredths of a second (0..199). */
+void fat_now(uint16_t *date, uint16_t *time, uint8_t *tenth);
+/* DOS date and time -> nanoseconds since 1970 (UTC, as FAT keeps local time). */
+uint64_t fat_dos_ns(uint16_t date, uint16_t time, uint8_t tenth);
+
+/* ---- dir.c ---- */
+int  fat_dir_root(struct fatfs *fs);
+/* The directory whose first cluster is `first` (0: the root). */
+int  fat_dir_get(struct fatfs *fs, uint32_t first, uint64_t ino, struct fdir **d);
+void fat_dir_put(struct fatfs *fs, struct fdir *d);
+void fat_dirs_free(struct fatfs *fs);
+/* The sector holding slot s of d, and the entry's offset in it. */
+int  fat_dir_slot(struct fatfs *fs, struct fdir *d, uint32_t s, uint64_t *lba, uint32_t *off);
+/* A pinned pointer to slot s's 32 bytes; fat_dir_done unpins it, marking
+ * it dirty if changed. */
+uint8_t *fat_dir_entry(struct fatfs *fs, struct fdir *d, uint32_t s, int *err);
+void fat_dir_done(struct fatfs *fs, struct fdir *d, uint32_t s, int changed);
+/* Look name up in d (long or short name, ASCII case ignored): the index
+ * of its entry in d->e (which stays valid, d->e itself may move), or
+ * -ENOENT. */
+int  fat_dir_find(struct fatfs *fs, struct fdir *d, const char *name);
+/* Add an entry for name with the short entry's other fields from `proto`
+ * (32 bytes; name and NT bits are made here).  *slot gets its slot. */
+int  fat_dir_add(struct fatfs *fs, struct fdir *d, const char *name, const uint8_t *proto,
+                 int *idx);
+/* Remove entry idx (its long-name slots too). */
+int  fat_dir_remove(struct fatfs *fs, struct fdir *d, int idx);
+/* The next live entry at or after slot *cookie (readdir): 1 and the name,
+ * the short entry copied to sfn32; 0 at the end. */
+int  fat_dir_next(struct fatfs *fs, struct fdir *d, uint64_t *cookie, char *name,
+                  uint8_t *sfn32, uint32_t *slot);
+/* Does d hold nothing but "." and ".."? */
+int  fat_dir_empty(struct fatfs *fs, struct fdir *d);
+/* Walk a path (not "") from the root: the directory holding its last
+ * component, referenced (fat_dir_put), and that component's index (-1 if
+ * it does not exist; *last points at it in path). */
+int  fat_walk(struct fatfs *fs, const char *path, struct fdir **dir, int *idx, const char **last);
+/* The short entry of index entry idx copied into sfn32. */
+int  fat_dir_read(struct fatfs *fs, struct fdir *d, int idx, uint8_t *sfn32);
+/* Make a new directory cluster, "." and "..", for a directory in parent. */
+int  fat_dir_make(struct fatfs *fs, struct fdir *parent, uint32_t *first);
+uint64_t fat_ino(const struct fdir *d, uint32_t slot);
+/* The directory starting at `first` is being removed: forget its index. */
+void fat_dir_forget(struct fatfs *fs, uint32_t first);
+
+/* ---- file.c ---- */
+int  fat_file_open(struct fatfs *fs, struct fdir *d, int idx, struct ffile **f);
+int  fat_file_close(struct fatfs *fs, struct ffile *f);
+long fat_file_read(struct fatfs *fs, struct ffile *f, void *buf, size_t n, uint64_t off);
+long fat_file_write(struct fatfs *fs, struct ffile *f, const void *buf, size_t n, uint64_t off);
+int  fat_file_truncate(struct fatfs *fs, struct ffile *f, uint64_t len);
+struct ffile *fat_file_find(struct fatfs *fs, struct fdir *d, uint32_t slot);
+void fat_files_free(struct fatfs *fs);
+
+/* ---- sync.c ---- */
+int  fat_sync(struct fatfs *fs);
+/* Write back early when the cache is filling up (between operations). */
+int  fat_relieve(struct fatfs *fs);
+
+/* ---- fsck.c ---- */
+/* Check the mounted volume; with repair, fix what can be fixed (the
+ * caller syncs).  One line per problem to say(arg, line) if not NULL. */
+int  fat_fsck_vol(struct fatfs *fs, int repair, void (*say)(void *arg, const char *what),
+                  void *arg, struct fatfs_stats *st);
+
+/* ---- ops.c ---- */
+/* Mount the FAT on a volume already open (fs->vol); options ro, check. */
+int  fat_mount_vol(struct fatfs *fs, const char *opts);
+void fat_release(struct fatfs *fs);
+/* Damage found while working: said once, and the mount becomes read-only.
+ * Returns -EIO. */
+int  fat_damaged(struct fatfs *fs, const char *what, uint32_t where);
+void fat_say(const char *fmt, ...);
+
+#endif

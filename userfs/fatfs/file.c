@@ -1,0 +1,289 @@
+/*
+ * file.c - regular files: a size in the short entry and a cluster chain in
+ * the FAT.  An open file is one struct ffile however many handles share it
+ * (the VFS keeps offsets); its chain is read once, as runs of contiguous
+ * clusters, so finding a byte costs a binary search, not a walk.
+ *
+ * FAT has no holes and no guarantee about bytes past the end of a file:
+ * a cluster freed by one file and taken by another still holds the old
+ * file's bytes, and a file cut short keeps its old bytes past the new end
+ * in its last cluster.  So whenever a file grows, every byte between its
+ * old end and the new data is written as zeros first (a write past the
+ * end, a truncate upwards), the parts of new clusters no write covers are
+ * zeroed, and a partly written sector that lay wholly past the old end is
+ * never read from the disk.  A file never shows bytes it was not given.
+ *
+ * Data is class CL_DATA; the short entry (size, first cluster, times) is
+ * updated in the cache at every change and goes out with the directory.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "userfs/fatfs/fat.h"
+
+#define RA_SECTORS 128u          /* read ahead: up to 64 KiB after a sequential read */
+#define WRITE_PIECE (1u << 20)   /* the cache is relieved between pieces of a write  */
+
+struct ffile *fat_file_find(struct fatfs *fs, struct fdir *d, uint32_t slot)
+{
+	for (struct ffile *f = fs->files; f; f = f->next)
+		if (f->dir == d && f->slot == slot && !f->unlinked)
+			return f;
+	return NULL;
+}
+
+int fat_file_open(struct fatfs *fs, struct fdir *d, int idx, struct ffile **out)
+{
+	uint32_t slot = d->e[idx].slot;
+	struct ffile *f = fat_file_find(fs, d, slot);
+	if (f != NULL) {
+		f->refs++;
+		*out = f;
+		return 0;
+	}
+	uint8_t ent[DIRENT];
+	int e = fat_dir_read(fs, d, idx, ent);
+	if (e < 0)
+		return e;
+	f = calloc(1, sizeof *f);
+	if (f == NULL)
+		return -ENOMEM;
+	f->size = le32(ent + DIR_FILESIZE);
+	f->attr = ent[DIR_ATTR];
+	uint32_t first = dir_first(ent);
+	e = fat_chain_load(fs, &f->ch, first);
+	if (e == 0 && (uint64_t)f->ch.len * fs->csize < f->size)
+		e = fat_damaged(fs, "a file is larger than its chain, starting at cluster", first);
+	if (e < 0 && e != -EIO) {
+		fat_chain_free(&f->ch);
+		free(f);
+		return e;
+	}
+	/* Damage: the file can still be read as far as its chain goes. */
+	f->refs = 1;
+	f->dir = d;
+	f->slot = slot;
+	d->refs++;
+	f->next = fs->files;
+	fs->files = f;
+	*out = f;
+	return 0;
+}
+
+static void file_free(struct fatfs *fs, struct ffile *f)
+{
+	struct ffile **pp = &fs->files;
+	while (*pp && *pp != f)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = f->next;
+	fat_dir_put(fs, f->dir);
+	fat_chain_free(&f->ch);
+	free(f);
+}
+
+int fat_file_close(struct fatfs *fs, struct ffile *f)
+{
+	if (--f->refs > 0)
+		return 0;
+	int e = 0;
+	if (f->unlinked && !fs->ro)
+		e = fat_free_later(fs, f->ch.first);
+	file_free(fs, f);
+	return e;
+}
+
+void fat_files_free(struct fatfs *fs)
+{
+	while (fs->files)
+		file_free(fs, fs->files);
+}
+
+/* The short entry says what the file is now. */
+static int update_entry(struct fatfs *fs, struct ffile *f)
+{
+	if (f->unlinked)
+		return 0;
+	int e;
+	uint8_t *p = fat_dir_entry(fs, f->dir, f->slot, &e);
+	if (p == NULL)
+		return e;
+	uint16_t date, time;
+	uint8_t tenth;
+	fat_now(&date, &time, &tenth);
+	put32(p + DIR_FILESIZE, f->size);
+	dir_set_first(p, f->ch.first);
+	put16(p + DIR_WRTTIME, time);
+	put16(p + DIR_WRTDATE, date);
+	put16(p + DIR_LSTACCDATE, date);
+	p[DIR_ATTR] |= ATTR_ARCH;
+	f->attr = p[DIR_ATTR];
+	fat_dir_done(fs, f->dir, f->slot, 1);
+	return 0;
+}
+
+long fat_file_read(struct fatfs *fs, struct ffile *f, void *buf, size_t n, uint64_t off)
+{
+	if (off >= f->size)
+		return 0;
+	if (n > f->size - off)
+		n = (size_t)(f->size - off);
+	uint32_t ra = off == 0 || off == f->last_end ? RA_SECTORS : 0;
+	uint8_t *out = buf;
+	uint64_t pos = off, end = off + n;
+	while (pos < end) {
+		uint32_t run;
+		uint32_t c = fat_chain_at(&f->ch, (uint32_t)(pos / fs->csize), &run);
+		if (c == 0)
+			return fat_damaged(fs, "a file's chain ends before its size, first cluster",
+			                   f->ch.first);
+		uint64_t in = pos % fs->csize;
+		uint64_t m = (uint64_t)run * fs->csize - in;
+		if (m > end - pos)
+			m = end - pos;
+		uint64_t lba = fat_clus_lba(fs, c) + in / ED_SECTOR;
+		uint32_t so = (uint32_t)(pos % ED_SECTOR);
+		int e;
+		if (so != 0 || m < ED_SECTOR) {
+			uint8_t sec[ED_SECTOR];
+			uint64_t k = ED_SECTOR - so < m ? ED_SECTOR - so : m;
+			if ((e = vvol_read(&fs->vol, lba, sec, 1, ra)) < 0)
+				return e;
+			memcpy(out, sec + so, (size_t)k);
+			m = k;
+		} else {
+			m -= m % ED_SECTOR;
+			if ((e = vvol_read(&fs->vol, lba, out, m / ED_SECTOR, ra)) < 0)
+				return e;
+		}
+		out += m;
+		pos += m;
+	}
+	f->last_end = end;
+	return (long)n;
+}
+
+/* Write n bytes of buf (NULL: zeros) at off.  Clusters are added as
+ * needed; the parts of new clusters this write does not cover are zeroed;
+ * a sector at or past the old end is never read. */
+static int wr(struct fatfs *fs, struct ffile *f, const uint8_t *buf, uint64_t n, uint64_t off)
+{
+	static const uint8_t zeros[ED_SECTOR];
+	uint64_t end = off + n, old = f->size;
+	uint32_t have = f->ch.len, need = (uint32_t)((end + fs->csize - 1) / fs->csize);
+	int e = 0;
+	if (need > have) {
+		uint32_t last = have ? fat_chain_at(&f->ch, have - 1, NULL) : 0;
+		e = fat_chain_grow(fs, &f->ch, need - have, last ? last + 1 : 0);
+		if (e < 0) {
+			/* No room: give back what was taken; the file is as it was. */
+			fat_chain_cut(fs, &f->ch, have);
+			return e;
+		}
+		for (uint32_t k = have; k < need && e == 0; k++) {
+			/* Zero the sectors of a new cluster that [off, end) misses. */
+			uint64_t cs = (uint64_t)k * fs->csize, lba = fat_clus_lba(fs, fat_chain_at(&f->ch, k, NULL));
+			for (uint32_t s = 0; s < fs->spc && e == 0;) {
+				uint64_t b0 = cs + (uint64_t)s * ED_SECTOR;
+				if (b0 + ED_SECTOR <= off || b0 >= end) {
+					uint32_t t = s;
+					while (t < fs->spc && (cs + (uint64_t)t * ED_SECTOR + ED_SECTOR <= off ||
+					                       cs + (uint64_t)t * ED_SECTOR >= end))
+						t++;
+					e = vvol_write(&fs->vol, lba + s, NULL, t - s, CL_DATA);
+					s = t;
+				} else {
+					s++;
+				}
+			}
+		}
+	}
+	uint64_t pos = off;
+	while (e == 0 && pos < end) {
+		uint32_t ci = (uint32_t)(pos / fs->csize), run;
+		uint32_t c = fat_chain_at(&f->ch, ci, &run);
+		if (c == 0)
+			return fat_damaged(fs, "a file's chain is shorter than its size, first cluster",
+			                   f->ch.first);
+		uint64_t in = pos % fs->csize;
+		uint64_t m = (uint64_t)run * fs->csize - in;
+		if (m > end - pos)
+			m = end - pos;
+		uint64_t lba = fat_clus_lba(fs, c) + in / ED_SECTOR;
+		uint32_t so = (uint32_t)(pos % ED_SECTOR);
+		if (so != 0 || m < ED_SECTOR) {
+			uint64_t k = ED_SECTOR - so < m ? ED_SECTOR - so : m;
+			uint64_t sec0 = pos - so;
+			int fresh = ci >= have || sec0 >= old;
+			uint8_t *p = vvol_sector(&fs->vol, lba, fresh ? VV_NOFILL : 0, &e);
+			if (p == NULL)
+				return e;
+			if (fresh)
+				memset(p, 0, ED_SECTOR);
+			else if (sec0 + ED_SECTOR > old)
+				memset(p + (old - sec0), 0, (size_t)(sec0 + ED_SECTOR - old));
+			memcpy(p + so, buf ? buf + (pos - off) : zeros, (size_t)k);
+			vvol_dirty(&fs->vol, lba, 1, CL_DATA);
+			vvol_unpin(&fs->vol, lba);
+			m = k;
+		} else {
+			m -= m % ED_SECTOR;
+			e = vvol_write(&fs->vol, lba, buf ? buf + (pos - off) : NULL, m / ED_SECTOR, CL_DATA);
+		}
+		pos += m;
+	}
+	if (e < 0)
+		return e;
+	if (end > f->size)
+		f->size = (uint32_t)end;
+	return 0;
+}
+
+long fat_file_write(struct fatfs *fs, struct ffile *f, const void *buf, size_t n, uint64_t off)
+{
+	if (fs->ro)
+		return -EROFS;
+	if (off + n > 0xFFFFFFFFull)
+		return -EFBIG;          /* FAT holds sizes below 4 GiB */
+	int e = 0;
+	/* A gap between the end and off reads as zeros: write them. */
+	for (uint64_t at = f->size; e == 0 && at < off;) {
+		uint64_t k = off - at < WRITE_PIECE ? off - at : WRITE_PIECE;
+		if ((e = fat_relieve(fs)) == 0)
+			e = wr(fs, f, NULL, k, at);
+		at += k;
+	}
+	for (size_t done = 0; e == 0 && done < n;) {
+		size_t k = n - done < WRITE_PIECE ? n - done : WRITE_PIECE;
+		if ((e = fat_relieve(fs)) == 0)
+			e = wr(fs, f, (const uint8_t *)buf + done, k, off + done);
+		done += k;
+	}
+	if (e == 0)
+		e = update_entry(fs, f);
+	return e < 0 ? e : (long)n;
+}
+
+int fat_file_truncate(struct fatfs *fs, struct ffile *f, uint64_t len)
+{
+	if (fs->ro)
+		return -EROFS;
+	if (len > 0xFFFFFFFFull)
+		return -EFBIG;
+	int e = 0;
+	if (len > f->size) {
+		for (uint64_t at = f->size; e == 0 && at < len;) {
+			uint64_t k = len - at < WRITE_PIECE ? len - at : WRITE_PIECE;
+			if ((e = fat_relieve(fs)) == 0)
+				e = wr(fs, f, NULL, k, at);
+			at += k;
+		}
+	} else if (len < f->size) {
+		e = fat_chain_cut(fs, &f->ch, (uint32_t)((len + fs->csize - 1) / fs->csize));
+		if (e == 0)
+			f->size = (uint32_t)len;
+	}
+	if (e == 0)
+		e = update_entry(fs, f);
+	return e;
+}
