@@ -3,7 +3,8 @@
 # built from several files add a rule of their own: see APP_OBJS_name).
 
 APPS += sh echo true false spin faulttest spawntest disktest rawbench \
-	ls cat cp mv rm mkdir rmdir stat df hexdump mkfs fsck fssuite capdemo fsbench fstest
+	ls cat cp mv rm mkdir rmdir stat df hexdump mkfs fsck fssuite capdemo fsbench fstest \
+	cksum cptree
 
 APP_BINS = $(patsubst %,$(BUILD)/bin/%,$(APPS))
 INITRD := $(BUILD)/initrd.img

@@ -55,7 +55,7 @@ $(UFS_HOST_OBJS): $(UFS_HOST_DIR)/obj/%.o: %.c $(UFS_HDRS)
 	@mkdir -p $(@D)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -c -o $@ $<
 
-UFS_TESTS := test_edc test_kit test_unixfs test_unixfs_model test_fssuite test_vvol test_fatfs
+UFS_TESTS := test_edc test_kit test_unixfs test_unixfs_model test_fssuite test_vvol test_fatfs test_fat_fuzz test_fat_powercut
 
 $(addprefix $(UFS_HOST_DIR)/,$(UFS_TESTS)): $(UFS_HOST_DIR)/%: tests/host/userfs/%.c $(UFS_HOST_OBJS) $(ED_TEST_OBJS) $(UFS_HDRS)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ $< $(UFS_HOST_OBJS) $(ED_TEST_OBJS)
@@ -69,13 +69,22 @@ $(UFS_HOST_DIR)/test_exotool_ufs: tests/host/userfs/test_exotool_ufs.sh $(BUILD)
 		"$(abspath $(BUILD)/tools/exotool)" > $@ && chmod +x $@
 HOST_TESTS += $(UFS_HOST_DIR)/test_exotool_ufs
 
+# exotool's FAT subcommands against dosfstools and mtools (a script).
+$(UFS_HOST_DIR)/test_fat_interop: tests/host/userfs/test_fat_interop.sh $(BUILD)/tools/exotool
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec sh %s %s\n' "$(abspath tests/host/userfs/test_fat_interop.sh)" \
+		"$(abspath $(BUILD)/tools/exotool)" > $@ && chmod +x $@
+HOST_TESTS += $(UFS_HOST_DIR)/test_fat_interop
+
 # ---- tools/exotool's unixfs subcommands (tools/exotool-src/unixfs.c) --------
 # The same sources again, optimised and without sanitizers, linked into
 # exotool by kernel/exodisk/exodisk.mk.
-EXOTOOL_UFS_SRCS := $(LIBFS_SRCS) libos/edc_host.c libos/clock_host.c tools/exotool-src/unixfs.c
+EXOTOOL_UFS_SRCS := $(LIBFS_SRCS) libos/edc_host.c libos/clock_host.c tools/exotool-src/unixfs.c \
+	tools/exotool-src/fat.c
 EXOTOOL_UFS_OBJS := $(patsubst %.c,$(BUILD)/tools/ufsobj/%.o,$(EXOTOOL_UFS_SRCS))
 
-$(EXOTOOL_UFS_OBJS): $(BUILD)/tools/ufsobj/%.o: %.c $(UFS_HDRS) tools/exotool-src/exotool_unixfs.h
+$(EXOTOOL_UFS_OBJS): $(BUILD)/tools/ufsobj/%.o: %.c $(UFS_HDRS) tools/exotool-src/exotool_unixfs.h \
+		tools/exotool-src/exotool_fat.h
 	@mkdir -p $(@D)
 	$(HOSTCC) $(HOST_TOOL_CFLAGS) -c -o $@ $<
 

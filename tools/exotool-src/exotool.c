@@ -26,6 +26,7 @@
 #include "kernel/exodisk/ondisk.h"
 #include "kernel/exodisk/xnode.h"
 #include "tools/exotool-src/exotool_unixfs.h"
+#include "tools/exotool-src/exotool_fat.h"
 
 static const char *prog = "exotool";
 
@@ -37,8 +38,9 @@ static void usage(void)
 	        "       %s check  IMAGE [-k KEYHEX]\n"
 	        "       %s recover IMAGE [-k KEYHEX]\n"
 	        "       %s demo   IMAGE [-k KEYHEX]\n"
-	        "       %s ufs-mkfs|ufs-ls|ufs-get|ufs-put|ufs-check IMAGE ...   (unixfs.c)\n",
-	        prog, prog, prog, prog, prog, prog);
+	        "       %s ufs-mkfs|ufs-ls|ufs-get|ufs-put|ufs-check IMAGE ...   (unixfs.c)\n"
+	        "       %s fat-import|fat-export|fat-check IMAGE ...   (fat.c)\n",
+	        prog, prog, prog, prog, prog, prog, prog);
 	exit(2);
 }
 
@@ -366,6 +368,8 @@ int main(int argc, char **argv)
 		usage();
 	if (strncmp(argv[1], "ufs-", 4) == 0)
 		return exotool_unixfs(argc, argv);
+	if (strncmp(argv[1], "fat-", 4) == 0)
+		return exotool_fat(argc, argv);
 	parse(argc, argv, &o);
 	if (strcmp(argv[1], "format") == 0)
 		return cmd_format(&o);

@@ -214,8 +214,10 @@ int fat_format(struct fatfs *fs, const char *opts)
 	    opt_size(opts, "fats", 2, &nf) < 0 || opt_size(opts, "root", 512, &re) < 0)
 		return -EINVAL;
 	int r = libfs_opt(opts, "label", label, sizeof label);
-	if (r < 0 || (r == 1 && strlen(label) > 11))
-		return bad("label longer than 11 characters", 0);
+	if (r < 0 || (r == 1 && strlen(label) > 11)) {
+		fat_say("fatfs: mkfs: a label has at most 11 characters");
+		return -EINVAL;
+	}
 	if (r == 1) {
 		haslabel = 1;
 		for (size_t i = 0; i < 11; i++) {
@@ -225,9 +227,11 @@ int fat_format(struct fatfs *fs, const char *opts)
 	}
 	if ((fat != 0 && fat != 12 && fat != 16 && fat != 32) || nf < 1 || nf > 4 ||
 	    (cl != 0 && (!pow2((uint32_t)cl) || cl < 512 || cl > 65536)) || re == 0 || re > 65520 ||
-	    nsect > 0xFFFFFFFFull)
-		return bad("mkfs options (fat=12|16|32, cluster=512..65536, fats=1..4, root=, size < 2T)",
-		           0);
+	    nsect > 0xFFFFFFFFull) {
+		fat_say("fatfs: mkfs: options are fat=12|16|32, cluster=512..65536 (a power of two), "
+		        "fats=1..4, root=1..65520, size below 2T");
+		return -EINVAL;
+	}
 	uint64_t bytes = nsect * ED_SECTOR;
 	int type = (int)fat;
 	if (type == 0)

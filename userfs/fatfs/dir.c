@@ -35,6 +35,12 @@ uint64_t fat_ino(const struct fdir *d, uint32_t slot)
 	return ((uint64_t)(d->root ? 0 : d->first) << 16 | slot) + 2;
 }
 
+/* The most clusters a directory's chain may have (FAT_ENT_MAX slots). */
+static uint32_t dir_limit(const struct fatfs *fs)
+{
+	return (uint32_t)((uint64_t)FAT_ENT_MAX * DIRENT / fs->csize) + 1;
+}
+
 /* ---- the list of known directories ----------------------------------------------- */
 
 static void free_index(struct fdir *d)
@@ -115,7 +121,7 @@ int fat_dir_root(struct fatfs *fs)
 	fs->root = d;
 	if (fs->type == 32) {
 		d->first = fs->rootclus;
-		int e = fat_chain_load(fs, &d->ch, d->first);
+		int e = fat_chain_load(fs, &d->ch, d->first, dir_limit(fs));
 		if (e < 0)
 			return e;
 		d->nslots = d->ch.len * (fs->csize / DIRENT);
@@ -150,7 +156,7 @@ int fat_dir_get(struct fatfs *fs, uint32_t first, uint64_t ino, struct fdir **ou
 		return -ENOMEM;
 	d->first = first;
 	d->ino = ino;
-	int e = fat_chain_load(fs, &d->ch, first);
+	int e = fat_chain_load(fs, &d->ch, first, dir_limit(fs));
 	if (e < 0) {
 		dir_free(fs, d);
 		return e;
@@ -255,6 +261,10 @@ struct lfn {
 static void lfn_part(struct lfn *l, const uint8_t *p, uint32_t slot)
 {
 	int ord = p[LDIR_ORD] & 0x1F;
+	if (ord > 20) {
+		l->parts = 0;             /* 20 parts hold 260 characters: no more */
+		return;
+	}
 	if (p[LDIR_ORD] & LFN_LAST) {
 		l->parts = ord;
 		l->next = ord;
@@ -586,7 +596,7 @@ int fat_dir_add(struct fatfs *fs, struct fdir *d, const char *name, const uint8_
 			return e;
 		nlfn = ((uint32_t)n + LFN_CHARS - 1) / LFN_CHARS;
 	}
-	uint32_t at;
+	uint32_t at = 0;
 	if ((e = find_room(fs, d, nlfn + 1, &at)) < 0)
 		return e;
 	/* The long-name parts, last part first, then the short entry. */

@@ -137,6 +137,7 @@ struct fatfs {
 	int64_t nfree;            /* free clusters, -1 unknown                            */
 	int info_dirty;           /* FSInfo needs writing                                 */
 	struct fset pending;      /* first clusters of chains to free at the next sync    */
+	struct fset cuts;         /* chains cut short: pairs (last cluster, old next)      */
 	struct fset freed;        /* clusters freed by the last sync: chunks to give back  */
 	struct fset newdir;       /* see struct fset                                      */
 	/* names and files (dir.c, file.c) */
@@ -180,9 +181,10 @@ static inline int fat_is_eoc(const struct fatfs *fs, uint32_t v) { return v >= f
 /* A free cluster, preferably `near` (0: the hint); marked the end of a
  * chain.  -ENOSPC when the volume is full. */
 int  fat_alloc(struct fatfs *fs, uint32_t near, uint32_t *c);
-/* Read a chain from its first cluster (checking it: a chain leaving the
- * volume, running into a free or bad cluster, or looping is damage). */
-int  fat_chain_load(struct fatfs *fs, struct fchain *ch, uint32_t first);
+/* Read a chain from its first cluster, checking it: a chain leaving the
+ * volume, running into a free or bad cluster, or longer than `limit`
+ * clusters (a loop, or a file's chain longer than its size) is damage. */
+int  fat_chain_load(struct fatfs *fs, struct fchain *ch, uint32_t first, uint32_t limit);
 void fat_chain_free(struct fchain *ch);
 /* The volume cluster holding chain cluster i; 0 if past its end.  *run
  * gets how many follow it contiguously in the chain. */
@@ -196,6 +198,10 @@ int  fat_free_later(struct fatfs *fs, uint32_t first);
 /* Free the pending chains (sync.c calls it after the names are durable);
  * the clusters freed are remembered for fat_discard. */
 int  fat_free_pending(struct fatfs *fs);
+/* A chain cut short must stay whole on the disk until its file's smaller
+ * size is: before the FAT goes out, undo the cuts in the cache (1), and
+ * after it, make them again to go out with the frees (0). */
+int  fat_cuts_hold(struct fatfs *fs, int undo);
 /* Give the chunks wholly covered by free clusters back to the exodisk. */
 int  fat_discard(struct fatfs *fs);
 /* Free clusters, counted if unknown. */

@@ -37,6 +37,7 @@ struct fatfs_stats {
 	uint64_t files, dirs, bytes;      /* fsck: what it found                 */
 	uint64_t clusters, free;          /* data clusters, free ones             */
 	uint64_t problems;                /* fsck: problems found                 */
+	uint64_t repairable;              /* of those, ones the repair mode fixes */
 	uint64_t repaired;                /* fsck -r: problems repaired           */
 	uint64_t syncs;
 };

@@ -51,7 +51,10 @@ int fat_file_open(struct fatfs *fs, struct fdir *d, int idx, struct ffile **out)
 	f->size = le32(ent + DIR_FILESIZE);
 	f->attr = ent[DIR_ATTR];
 	uint32_t first = dir_first(ent);
-	e = fat_chain_load(fs, &f->ch, first);
+	uint32_t need = (uint32_t)(((uint64_t)f->size + fs->csize - 1) / fs->csize);
+	e = fat_chain_load(fs, &f->ch, first, need + 1);
+	if (e == 0 && f->ch.len > need)
+		e = fat_damaged(fs, "a file's chain is longer than its size, starting at cluster", first);
 	if (e == 0 && (uint64_t)f->ch.len * fs->csize < f->size)
 		e = fat_damaged(fs, "a file is larger than its chain, starting at cluster", first);
 	if (e < 0 && e != -EIO) {

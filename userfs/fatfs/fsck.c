@@ -63,6 +63,7 @@ static void problem(struct ck *k, int fixed, const char *fmt, ...)
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
 	k->st->problems++;
+	k->st->repairable += fixed != 0;
 	if (fixed && k->repair) {
 		k->st->repaired++;
 		strncat(line, " (repaired)", sizeof line - strlen(line) - 1);
@@ -390,19 +391,26 @@ struct lparts {
 	int total;
 };
 
+/* Free slots [from, to] (an entry and its long-name parts; repair). */
+static int drop_slots(struct ck *k, const struct dslots *ds, uint32_t from, uint32_t to)
+{
+	int e = 0;
+	for (uint32_t s = from; k->repair && e == 0 && s <= to; s++) {
+		uint8_t ent[DIRENT];
+		memset(ent, 0, sizeof ent);
+		ent[0] = DIR_FREE;
+		e = fix_slot(k, ds, s, ent);
+	}
+	return e;
+}
+
 static int drop_orphans(struct ck *k, const struct dslots *ds, const char *dir, struct lparts *lp)
 {
 	if (lp->n == 0)
 		return 0;
 	problem(k, 1, "%s: %u orphaned long-name part%s (slot %u)", dir, lp->n, lp->n == 1 ? "" : "s",
 	        lp->first);
-	int e = 0;
-	for (uint32_t s = lp->first; k->repair && e == 0 && s < lp->first + lp->n; s++) {
-		uint8_t ent[DIRENT];
-		memset(ent, 0, sizeof ent);
-		ent[0] = DIR_FREE;
-		e = fix_slot(k, ds, s, ent);
-	}
+	int e = drop_slots(k, ds, lp->first, lp->first + lp->n - 1);
 	lp->n = 0;
 	lp->expect = 0;
 	return e;
@@ -473,7 +481,8 @@ static int check_dir(struct ck *k, struct stack *stk, const struct job *j)
 				lp.total = ord;
 				lp.sum = ent[LDIR_CHKSUM];
 			}
-			if (lp.expect == 0 || ord != lp.expect || ord == 0 || ent[LDIR_CHKSUM] != lp.sum) {
+			if (lp.expect == 0 || ord != lp.expect || ord == 0 || ord > 20 ||
+			    ent[LDIR_CHKSUM] != lp.sum) {
 				if (lp.n == 0)
 					lp.first = (uint32_t)s;
 				lp.n++;
@@ -504,6 +513,8 @@ static int check_dir(struct ck *k, struct stack *stk, const struct job *j)
 		} else {
 			fat_sfn_show(ent, ent[DIR_NTRES], name);
 		}
+		/* Its slots, long-name parts included (dropping it drops them). */
+		uint32_t first_slot = haslfn ? lp.first : (uint32_t)s;
 		lp.n = 0;
 		lp.expect = 0;
 		if (ent[DIR_ATTR] & ATTR_VOLID) {
@@ -540,9 +551,7 @@ static int check_dir(struct ck *k, struct stack *stk, const struct job *j)
 		if (isdir && (first == 0 || first == j->first || first == j->parent ||
 		              (fs->type == 32 && first == fs->rootclus))) {
 			problem(k, 1, "%s: a directory without clusters of its own (%u): dropped", path, first);
-			ent[0] = DIR_FREE;
-			if (k->repair)
-				e = fix_slot(k, &ds, (uint32_t)s, ent);
+			e = drop_slots(k, &ds, first_slot, (uint32_t)s);
 			continue;
 		}
 		int cut = 0;
@@ -556,7 +565,9 @@ static int check_dir(struct ck *k, struct stack *stk, const struct job *j)
 			changed = 1;
 			if (isdir) {
 				ent[0] = DIR_FREE;
-				problem(k, 0, "%s: dropped (no cluster left)", path);
+				changed = 0;
+				if ((e = drop_slots(k, &ds, first_slot, (uint32_t)s)) < 0)
+					break;
 			}
 		}
 		if (!isdir && (uint64_t)size > (uint64_t)have * fs->csize) {

@@ -76,6 +76,7 @@ void fat_release(struct fatfs *fs)
 	fat_files_free(fs);
 	fat_dirs_free(fs);
 	free(fs->pending.v);
+	free(fs->cuts.v);
 	free(fs->freed.v);
 	free(fs->newdir.v);
 	vvol_close(&fs->vol);
@@ -576,11 +577,15 @@ static int fo_rename(void *p, const char *from, const char *to)
 		e = fat_dir_read(fs, d1, i1, ent);
 	uint32_t oldslot = e == 0 ? d1->e[i1].slot : 0;
 	int ni = -1;
-	/* The new name first, then the old one goes: both in one write-back
-	 * class, so a crash leaves one or the other (or both: fsck.fat sees
-	 * two names sharing a chain and truncates one). */
+	/* The new name, durably, and only then the old one goes: a crash in
+	 * between leaves both names on one chain (fsck.fat cuts the second one
+	 * in the directory to nothing, the first keeps the data), never
+	 * neither.  FAT cannot change two entries at once; this keeps the
+	 * data. */
 	if (e == 0)
 		e = fat_dir_add(fs, d2, last2, ent, &ni);
+	if (e == 0)
+		e = fat_sync(fs);
 	if (e == 0)
 		e = fat_dir_remove(fs, d1, i1);
 	if (e == 0 && isdir && d1 != d2) {

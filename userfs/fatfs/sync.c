@@ -5,12 +5,13 @@
  *
  *   1. CL_DATA   file data, and directory clusters made since the last
  *                sync (nothing points at them yet)
- *   2. CL_FAT    the FAT's new links and chain ends: now every chain a
- *                name will point at exists, whole
+ *   2. CL_FAT    the FAT's new links: now every chain a name will point
+ *                at exists, whole (a chain cut short still goes out whole:
+ *                its end comes in step 4, after its file's new size)
  *   3. CL_DIR    names, sizes, first clusters in the directories
  *   4.           the chains waiting to be freed (their names are gone,
- *                durably) become free in the FAT; FSInfo's counts
- *      CL_FREE   written
+ *                durably) become free in the FAT, chains cut short get
+ *      CL_FREE   their new ends; FSInfo's counts written
  *   5.           the virtual volume's chunks now wholly free go back to
  *                the exodisk (vvol_discard, committed with the map)
  *
@@ -52,8 +53,13 @@ int fat_sync(struct fatfs *fs)
 	if (fs->ro)
 		return 0;
 	int e = vvol_sync(&fs->vol, 1u << CL_DATA);
+	/* Chains cut short go out whole now, and cut with the frees. */
+	if (e == 0)
+		e = fat_cuts_hold(fs, 1);
 	if (e == 0)
 		e = vvol_sync(&fs->vol, 1u << CL_FAT);
+	if (e == 0)
+		e = fat_cuts_hold(fs, 0);
 	if (e == 0)
 		e = vvol_sync(&fs->vol, 1u << CL_DIR);
 	if (e == 0)

@@ -275,7 +275,7 @@ void fat_chain_free(struct fchain *ch)
 	memset(ch, 0, sizeof *ch);
 }
 
-int fat_chain_load(struct fatfs *fs, struct fchain *ch, uint32_t first)
+int fat_chain_load(struct fatfs *fs, struct fchain *ch, uint32_t first, uint32_t limit)
 {
 	fat_chain_free(ch);
 	ch->first = first;
@@ -286,8 +286,9 @@ int fat_chain_load(struct fatfs *fs, struct fchain *ch, uint32_t first)
 	for (;;) {
 		if (!fat_valid_clus(fs, c))
 			return fat_damaged(fs, "a chain leaves the volume at cluster", c);
-		if (ch->len > fs->nclusters)
-			return fat_damaged(fs, "a chain loops, through cluster", c);
+		if (ch->len >= limit || ch->len >= fs->nclusters)
+			return fat_damaged(fs, "a chain is longer than it may be (a loop, or longer than "
+			                   "its file), at cluster", c);
 		int e = append(ch, c);
 		uint32_t v;
 		if (e == 0)
@@ -353,6 +354,8 @@ int fat_chain_cut(struct fatfs *fs, struct fchain *ch, uint32_t n)
 		e = fat_set(fs, last, eoc_mark(fs), CL_FAT);
 		if (e == 0)
 			e = fat_free_later(fs, tail);
+		if (e == 0 && (e = fset_add(&fs->cuts, last)) == 0)
+			e = fset_add(&fs->cuts, tail);
 	}
 	if (e < 0)
 		return e;
@@ -402,6 +405,26 @@ int fat_free_pending(struct fatfs *fs)
 		fs->info_dirty = 1;
 	}
 	fset_clear(&fs->pending);
+	return 0;
+}
+
+int fat_cuts_hold(struct fatfs *fs, int undo)
+{
+	for (uint32_t i = 0; i + 1 < fs->cuts.n; i += 2) {
+		uint32_t last = fs->cuts.v[i], tail = fs->cuts.v[i + 1], v;
+		int e = fat_get(fs, last, &v);
+		if (e < 0)
+			return e;
+		/* Grown again since (relinked): nothing to hold back. */
+		if (undo && fat_is_eoc(fs, v))
+			e = fat_set(fs, last, tail, CL_FAT);
+		else if (!undo && v == tail)
+			e = fat_set(fs, last, eoc_mark(fs), CL_FREE);
+		if (e < 0)
+			return e;
+	}
+	if (!undo)
+		fset_clear(&fs->cuts);
 	return 0;
 }
 
