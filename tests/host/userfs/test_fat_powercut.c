@@ -255,7 +255,7 @@ static int check(struct pcut *pc)
 
 int main(void)
 {
-	struct pcut pc = { .name = "fatfs", .nsectors = 65536, .seed = 12, .prepare = prep,
+	struct pcut pc = { .name = "fatfs", .nsectors = 16384, .seed = 12, .prepare = prep,
 	                   .work = work, .check = check };
 	const char *st = getenv("FAT_PC_STRIDE");
 	CHECK_EQ(pc_run(&pc, 0, -1, st ? atoll(st) : 4), 0);

@@ -224,7 +224,7 @@ static void test_model(uint32_t chunk, uint64_t seed)
 	uint64_t x = seed * 7919 + 1;
 	static uint8_t buf[300 * ED_SECTOR];
 	uint32_t tag = 1;
-	for (int op = 0; op < 3000; op++) {
+	for (int op = 0; op < 1500; op++) {
 		uint64_t r = rnd(&x) % 100;
 		uint64_t len = 1 + rnd(&x) % (r < 5 ? 300 : 40);
 		uint64_t lba = rnd(&x) % (m.n - len);
@@ -484,7 +484,7 @@ static int pc_check_vv(struct pcut *pc)
  * at every fifth. */
 static void test_powercut(void)
 {
-	struct pcut pc = { .name = "vvol", .nsectors = 65536, .seed = 16, .prepare = pc_prepare_vv,
+	struct pcut pc = { .name = "vvol", .nsectors = 16384, .seed = 16, .prepare = pc_prepare_vv,
 	                   .work = pc_work_vv, .check = pc_check_vv };
 	const char *st = getenv("VVOL_PC_STRIDE");
 	CHECK_EQ(pc_run(&pc, 0, -1, st ? atoll(st) : 5), 0);
@@ -497,7 +497,7 @@ int main(int argc, char **argv)
 {
 	if (argc == 2) {
 		/* test_vvol CUT: one power-cut run, to debug it. */
-		struct pcut pc = { .name = "vvol", .nsectors = 65536, .seed = 16, .prepare = pc_prepare_vv,
+		struct pcut pc = { .name = "vvol", .nsectors = 16384, .seed = 16, .prepare = pc_prepare_vv,
 		                   .work = pc_work_vv, .check = pc_check_vv, .verbose = 1 };
 		pc_prepare(&pc);
 		int r = pc_one(&pc, atoll(argv[1]), NULL);
