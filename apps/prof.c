@@ -93,7 +93,7 @@ static void dump(const uint8_t *p, size_t n)
 int main(int argc, char **argv)
 {
 	struct prof_config cfg = { PROF_HZ_DEFAULT, PROF_F_INHERIT, PROF_BYTES_DEFAULT };
-	struct prof_opts opts = { 20, 10 };
+	struct prof_opts opts = { 20, 10, 0 };
 	const char *outfile = NULL;
 	int hexdump = 0, quiet = 0, a = 1;
 	for (; a < argc && argv[a][0] == '-'; a++) {

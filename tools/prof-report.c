@@ -5,8 +5,12 @@
  * code: apps/prof/report.c); on the host it can also use a kernel or
  * programs other than the initrd's, and needs no guest memory.
  *
- *   prof-report [-k KERNEL.elf] [-B BINDIR] [-n ROWS] [-p ROWS] FILE
+ *   prof-report [-k KERNEL.elf] [-B BINDIR] [-n ROWS] [-p ROWS] [--folded] FILE
  *   prof-report [...] --log LOG      the "prof-dump:" lines of a console log (- for stdin)
+ *
+ * --folded prints one line per sample instead of the report: the stack,
+ * outermost function first, separated by ';' (a sleeping process's ends in
+ * [asleep]), then " 1": the input flame-graph tools take.
  *
  * A program the guest ran as /bin/NAME is read from BINDIR/NAME (default
  * build/bin); the kernel from build/kernel.elf.  To get a FILE saved on the
@@ -22,8 +26,8 @@ static const char *bindir = "build/bin";
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: prof-report [-k KERNEL.elf] [-B BINDIR] [-n ROWS] [-p ROWS] FILE\n"
-	                "       prof-report [-k KERNEL.elf] [-B BINDIR] [-n ROWS] [-p ROWS] --log LOG\n");
+	fprintf(stderr, "usage: prof-report [-k KERNEL.elf] [-B BINDIR] [-n ROWS] [-p ROWS] [--folded] FILE\n"
+	                "       prof-report [-k KERNEL.elf] [-B BINDIR] [-n ROWS] [-p ROWS] [--folded] --log LOG\n");
 	exit(2);
 }
 
@@ -122,12 +126,13 @@ static uint8_t *from_log(const char *log, size_t loglen, size_t *len)
 
 int main(int argc, char **argv)
 {
-	struct prof_opts opts = { 20, 10 };
+	struct prof_opts opts = { 20, 10, 0 };
 	const char *file = NULL;
 	int is_log = 0;
 	for (int a = 1; a < argc; a++) {
 		const char *o = argv[a];
 		if (strcmp(o, "--log") == 0 && a + 1 < argc) { is_log = 1; file = argv[++a]; }
+		else if (strcmp(o, "--folded") == 0) opts.folded = 1;
 		else if (strcmp(o, "-k") == 0 && a + 1 < argc) kernel_elf = argv[++a];
 		else if (strcmp(o, "-B") == 0 && a + 1 < argc) bindir = argv[++a];
 		else if (strcmp(o, "-n") == 0 && a + 1 < argc) opts.top = atoi(argv[++a]);

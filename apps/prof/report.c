@@ -79,6 +79,7 @@ struct rep {
 	uint32_t sample_no;
 	uint64_t kinds[PROF_NKINDS];
 	uint64_t unknown_pid;
+	int folded;
 	struct exo_counts proc_total;
 	int nexited;
 };
@@ -305,6 +306,14 @@ static void add_sample(struct rep *R, const struct prof_rec *r, const uint64_t *
 	R->kinds[r->kind]++;
 	if (R->cur_ph) R->ph[R->cur_ph].samples[r->kind]++;
 	R->sample_no++;
+	if (R->folded) {
+		char buf[128];
+		static const char *const tag[PROF_NKINDS] = { "", "", "", "", ";[asleep]", ";[ready]", "" };
+		for (int i = nf - 1; i >= self; i--)
+			fprintf(R->out, "%s%s", i == nf - 1 ? "" : ";", fn_name(R, fr[i], buf, sizeof buf));
+		fprintf(R->out, "%s 1\n", tag[r->kind]);
+		return;
+	}
 	for (int i = 0; i < nf; i++) {
 		struct image *m = &R->img[fr[i].img];
 		bool first = m->stamp[fr[i].fn] != R->sample_no;
@@ -566,9 +575,11 @@ int prof_report(FILE *out, const struct prof_file *hdr, const uint8_t *data,
 	R->hdr = hdr;
 	R->syms = syms;
 	R->nimg = IMG_FIRST_USER;
+	R->folded = opts->folded;
 	load_image(R, IMG_KERNEL);
 	load_image(R, IMG_SYSCALL);
 	int err = read_records(R, data, hdr->info.used);
+	if (R->folded) goto done;
 
 	const struct prof_info *in = &hdr->info;
 	uint64_t end = in->stop_time ? in->stop_time : in->start_time;
@@ -613,6 +624,7 @@ int prof_report(FILE *out, const struct prof_file *hdr, const uint8_t *data,
 	        all.sectors_written / 2.0, (unsigned long)all.disk_fua, (unsigned long)all.disk_flushes);
 	if (R->nph) print_phases(R, opts->phase_top > 0 ? opts->phase_top : 10);
 	if (R->unknown_pid) fprintf(out, "(%lu samples of processes with no PROC record)\n", (unsigned long)R->unknown_pid);
+done:
 
 	for (int i = 0; i < R->nimg; i++) {
 		symtab_free(&R->img[i].t);

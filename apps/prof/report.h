@@ -40,6 +40,9 @@ struct prof_syms {
 struct prof_opts {
 	int top;          /* rows per table */
 	int phase_top;    /* rows per phase */
+	int folded;       /* instead of the report, one line per sample: its
+	                   * stack, outermost first, ';'-separated, then " 1"
+	                   * (the "folded" input of flame-graph tools) */
 };
 
 /* Print the report; 0, or -1 if the record is malformed (with a message). */

@@ -230,7 +230,7 @@ static void test_report(void)
 	hdr.info.used = used;
 	strcpy(hdr.cmd, "prog");
 	struct prof_syms syms = { load_syms, NULL };
-	struct prof_opts opts = { 50, 50 };
+	struct prof_opts opts = { 50, 50, 0 };
 	char *text = NULL;
 	size_t tlen = 0;
 	FILE *out = open_memstream(&text, &tlen);
@@ -262,6 +262,21 @@ static void test_report(void)
 	CHECK(strstr(text, "     4") != NULL && strstr(text, "10.00") != NULL, "the phase's per-unit counts are wrong");
 	if (failures) printf("%s", text);
 	free(text);
+
+	/* The folded stacks: one line per sample, outermost first. */
+	opts.folded = 1;
+	out = open_memstream(&text, &tlen);
+	r = prof_report(out, &hdr, rec, &syms, &opts);
+	fclose(out);
+	int lines = 0;
+	for (char *c = text; *c; c++) lines += *c == '\n';
+	CHECK(r == 0 && lines == 28, "folded: %d lines, want one per sample (28)", lines);
+	CHECK(strstr(text, "\nlibos_start;main;memset 1\n") != NULL, "folded: no leaf stack through ra");
+	CHECK(strstr(text, "\nmain;syscall [k];proc_wait [k];[asleep] 1\n") != NULL, "folded: no sleeping stack");
+	CHECK(strstr(text, "\nuser_trap [k];plic_dispatch [k] 1\n") != NULL, "folded: no interrupt stack");
+	if (failures) printf("%s", text);
+	free(text);
+	opts.folded = 0;
 
 	/* Broken records: refused, and nothing read out of bounds. */
 	for (size_t cut = 1; cut < used; cut += 8) {
