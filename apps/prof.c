@@ -93,7 +93,7 @@ static void dump(const uint8_t *p, size_t n)
 int main(int argc, char **argv)
 {
 	struct prof_config cfg = { PROF_HZ_DEFAULT, PROF_F_INHERIT, PROF_BYTES_DEFAULT };
-	struct prof_opts opts = { 20, 10, 0 };
+	struct prof_opts opts = { 20, 10, 0, NULL };
 	const char *outfile = NULL;
 	int hexdump = 0, quiet = 0, a = 1;
 	for (; a < argc && argv[a][0] == '-'; a++) {
@@ -181,7 +181,7 @@ int main(int argc, char **argv)
 		printf("prof-dump: end\n");
 	}
 	if (!quiet) {
-		struct prof_syms syms = { load_syms, NULL };
+		struct prof_syms syms = { load_syms, NULL, NULL };
 		if (prof_report(stdout, hdr, data, &syms, &opts) < 0) failed = 1;
 	}
 	fflush(stdout);

@@ -10,7 +10,9 @@
  *
  * --folded prints one line per sample instead of the report: the stack,
  * outermost function first, separated by ';' (a sleeping process's ends in
- * [asleep]), then " 1": the input flame-graph tools take.
+ * [asleep]), then " 1": the input flame-graph tools take.  --lines FUNC adds
+ * where FUNC's own samples fell, by source line (riscv64-unknown-elf-addr2line,
+ * or $ADDR2LINE, reads the line tables of the same ELF files).
  *
  * A program the guest ran as /bin/NAME is read from BINDIR/NAME (default
  * build/bin); the kernel from build/kernel.elf.  To get a FILE saved on the
@@ -24,10 +26,21 @@
 static const char *kernel_elf = "build/kernel.elf";
 static const char *bindir = "build/bin";
 
+/* The ELF file for a program the guest ran as path (NULL: the kernel). */
+static void elf_path(const char *path, char *name, size_t size)
+{
+	if (path == NULL) {
+		snprintf(name, size, "%s", kernel_elf);
+	} else {
+		const char *base = strrchr(path, '/');
+		snprintf(name, size, "%s/%s", bindir, base ? base + 1 : path);
+	}
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: prof-report [-k KERNEL.elf] [-B BINDIR] [-n ROWS] [-p ROWS] [--folded] FILE\n"
-	                "       prof-report [-k KERNEL.elf] [-B BINDIR] [-n ROWS] [-p ROWS] [--folded] --log LOG\n");
+	fprintf(stderr, "usage: prof-report [-k KERNEL.elf] [-B BINDIR] [-n ROWS] [-p ROWS] [--folded] [--lines FUNC] FILE\n"
+	                "       prof-report [...] --log LOG\n");
 	exit(2);
 }
 
@@ -41,12 +54,7 @@ static long file_read(void *ctx, uint64_t off, void *buf, size_t len)
 static int load_syms(void *ctx, const char *path, struct symtab *t, const char **why)
 {
 	char name[512];
-	if (path == NULL) {
-		snprintf(name, sizeof name, "%s", kernel_elf);
-	} else {
-		const char *base = strrchr(path, '/');
-		snprintf(name, sizeof name, "%s/%s", bindir, base ? base + 1 : path);
-	}
+	elf_path(path, name, sizeof name);
 	FILE *f = fopen(name, "rb");
 	if (f == NULL) {
 		*why = "cannot open the ELF file in the build tree";
@@ -55,6 +63,32 @@ static int load_syms(void *ctx, const char *path, struct symtab *t, const char *
 	int r = symtab_load(t, file_read, f, why);
 	fclose(f);
 	return r;
+}
+
+/* "inode.c:120 in itrim (inlined in ufs_iget)", from addr2line. */
+static int where(void *ctx, const char *path, uint64_t addr, char *buf, size_t size)
+{
+	char name[512], cmd[1200], fn[2][256], loc[2][256];
+	const char *tool = getenv("ADDR2LINE");
+	elf_path(path, name, sizeof name);
+	if (strchr(name, '\'') != NULL) return -1;
+	snprintf(cmd, sizeof cmd, "%s -i -f -e '%s' %#lx 2>/dev/null", tool ? tool : "riscv64-unknown-elf-addr2line",
+	         name, (unsigned long)addr);
+	FILE *p = popen(cmd, "r");
+	if (p == NULL) return -1;
+	int n = 0;
+	while (n < 2 && fgets(fn[n], sizeof fn[n], p) && fgets(loc[n], sizeof loc[n], p)) {
+		fn[n][strcspn(fn[n], "\n")] = 0;
+		loc[n][strcspn(loc[n], " \n")] = 0;
+		n++;
+	}
+	pclose(p);
+	if (n == 0 || loc[0][0] == '?') return -1;
+	const char *file = strrchr(loc[0], '/');
+	file = file ? file + 1 : loc[0];
+	if (n == 2) snprintf(buf, size, "%s in %s (inlined in %s)", file, fn[0], fn[1]);
+	else snprintf(buf, size, "%s in %s", file, fn[0]);
+	return 0;
 }
 
 /* The whole of a file, or NULL. */
@@ -126,13 +160,14 @@ static uint8_t *from_log(const char *log, size_t loglen, size_t *len)
 
 int main(int argc, char **argv)
 {
-	struct prof_opts opts = { 20, 10, 0 };
+	struct prof_opts opts = { 20, 10, 0, NULL };
 	const char *file = NULL;
 	int is_log = 0;
 	for (int a = 1; a < argc; a++) {
 		const char *o = argv[a];
 		if (strcmp(o, "--log") == 0 && a + 1 < argc) { is_log = 1; file = argv[++a]; }
 		else if (strcmp(o, "--folded") == 0) opts.folded = 1;
+		else if (strcmp(o, "--lines") == 0 && a + 1 < argc) opts.lines = argv[++a];
 		else if (strcmp(o, "-k") == 0 && a + 1 < argc) kernel_elf = argv[++a];
 		else if (strcmp(o, "-B") == 0 && a + 1 < argc) bindir = argv[++a];
 		else if (strcmp(o, "-n") == 0 && a + 1 < argc) opts.top = atoi(argv[++a]);
@@ -179,7 +214,7 @@ int main(int argc, char **argv)
 	if (data == NULL) return 1;
 	memcpy(data, raw + sizeof hdr, hdr.info.used);
 	free(raw);
-	struct prof_syms syms = { load_syms, NULL };
+	struct prof_syms syms = { load_syms, where, NULL };
 	int r = prof_report(stdout, &hdr, (const uint8_t *)data, &syms, &opts);
 	free(data);
 	return r < 0 ? 1 : 0;

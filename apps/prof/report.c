@@ -80,6 +80,9 @@ struct rep {
 	uint64_t kinds[PROF_NKINDS];
 	uint64_t unknown_pid;
 	int folded;
+	const char *lines;           /* --lines FUNC: its self samples' addresses */
+	struct { uint64_t addr; int img; } *hits;
+	size_t nhits, cap_hits;
 	struct exo_counts proc_total;
 	int nexited;
 };
@@ -215,17 +218,25 @@ static const char *fn_name(struct rep *R, struct frame f, char *buf, size_t size
 	return buf;
 }
 
-/* One part of a sample: [pc, ra, return addresses...] into frames. */
-static int part(struct rep *R, int img, const uint64_t *a, int n, struct frame *out)
+/* One part of a sample: [pc, ra, return addresses...] into frames, and the
+ * address each was found at (a call's own address for callers). */
+static int part(struct rep *R, int img, const uint64_t *a, int n, struct frame *out, uint64_t *at)
 {
 	int m = 0;
 	if (n == 0) return 0;
+	at[m] = a[0];
 	out[m++] = func(R, img, a[0]);
 	if (n >= 2 && a[1] != 0) {
 		struct frame f = func(R, img, a[1] - 1);
-		if (!same(f, out[0]) && (n < 3 || !same(f, func(R, img, a[2] - 1)))) out[m++] = f;
+		if (!same(f, out[0]) && (n < 3 || !same(f, func(R, img, a[2] - 1)))) {
+			at[m] = a[1] - 1;
+			out[m++] = f;
+		}
 	}
-	for (int i = 2; i < n; i++) out[m++] = func(R, img, a[i] - 1);
+	for (int i = 2; i < n; i++) {
+		at[m] = a[i] - 1;
+		out[m++] = func(R, img, a[i] - 1);
+	}
 	return m;
 }
 
@@ -289,20 +300,33 @@ static void add_sample(struct rep *R, const struct prof_rec *r, const uint64_t *
 		return;
 	}
 	struct frame fr[MAXFRAMES];
+	uint64_t at[MAXFRAMES];
 	int nf = 0;
 	if (r->kind == PROF_K_SYSCALL) {
 		struct frame f = { IMG_SYSCALL, a[0] < EXO_NSYSCALLS ? (int)a[0] : 0 };
+		at[nf] = 0;
 		fr[nf++] = f;
 	} else {
-		nf = part(R, IMG_KERNEL, a, r->nk, fr);
+		nf = part(R, IMG_KERNEL, a, r->nk, fr, at);
 	}
-	if (p != NULL) nf += part(R, p->img, a + r->nk, r->nu, fr + nf);
+	if (p != NULL) nf += part(R, p->img, a + r->nk, r->nu, fr + nf, at + nf);
 	if (nf == 0) return;
 
 	int self = 0;
 	if (r->kind == PROF_K_WAIT || r->kind == PROF_K_READY)
 		while (self + 1 < nf && sched_frame(R, fr[self])) self++;
 	bool cpu = r->kind != PROF_K_WAIT && r->kind != PROF_K_READY;
+	if (R->lines && fr[self].img != IMG_SYSCALL && fr[self].fn < R->img[fr[self].img].t.nsyms &&
+	    strcmp(R->img[fr[self].img].t.syms[fr[self].fn].name, R->lines) == 0) {
+		if (R->nhits == R->cap_hits) {
+			R->cap_hits = R->cap_hits ? 2 * R->cap_hits : 256;
+			R->hits = realloc(R->hits, R->cap_hits * sizeof *R->hits);
+		}
+		if (R->hits) {
+			R->hits[R->nhits].addr = at[self];
+			R->hits[R->nhits++].img = fr[self].img;
+		}
+	}
 	R->kinds[r->kind]++;
 	if (R->cur_ph) R->ph[R->cur_ph].samples[r->kind]++;
 	R->sample_no++;
@@ -478,6 +502,61 @@ static void top_table(struct rep *R, int ph, bool cpu, bool sort_total, uint64_t
 
 struct named { const char *name; uint64_t n; };
 
+static int by_addr(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	return (*x > *y) - (*x < *y);
+}
+
+/* --lines: where in the function its self samples fell, by source line if
+ * syms->where can say, else by address. */
+static void print_lines(struct rep *R)
+{
+	fprintf(R->out, "\nSelf samples of %s (all kinds) by %s:\n", R->lines,
+	        R->syms->where ? "source line" : "address");
+	if (R->nhits == 0) {
+		fprintf(R->out, "  none\n");
+		return;
+	}
+	/* Sort by image and address (the image in the high bits is enough:
+	 * addresses of one program are below 2^40). */
+	uint64_t *key = malloc(R->nhits * sizeof *key);
+	if (key == NULL) return;
+	for (size_t i = 0; i < R->nhits; i++) key[i] = (uint64_t)R->hits[i].img << 56 | R->hits[i].addr;
+	qsort(key, R->nhits, sizeof *key, by_addr);
+	struct { char where[160]; uint64_t n; } *rows = calloc(R->nhits, sizeof *rows);
+	size_t nrows = 0;
+	for (size_t i = 0; rows && i < R->nhits;) {
+		size_t j = i;
+		while (j < R->nhits && key[j] == key[i]) j++;
+		int img = (int)(key[i] >> 56);
+		uint64_t addr = key[i] & ((1ull << 56) - 1);
+		char w[160];
+		if (R->syms->where == NULL ||
+		    R->syms->where(R->syms->ctx, img == IMG_KERNEL ? NULL : R->img[img].path, addr, w, sizeof w) < 0)
+			snprintf(w, sizeof w, "%#lx", (unsigned long)addr);
+		size_t k = 0;
+		while (k < nrows && strcmp(rows[k].where, w) != 0) k++;
+		if (k == nrows) snprintf(rows[nrows++].where, sizeof rows[k].where, "%s", w);
+		rows[k].n += j - i;
+		i = j;
+	}
+	for (size_t k = 0; k < nrows; k++) {   /* largest first: a few rows, a simple sort */
+		size_t best = k;
+		for (size_t m = k + 1; m < nrows; m++)
+			if (rows[m].n > rows[best].n) best = m;
+		if (best != k) {
+			char tmp[sizeof rows[0]];
+			memcpy(tmp, &rows[k], sizeof tmp);
+			memcpy(&rows[k], &rows[best], sizeof tmp);
+			memcpy(&rows[best], tmp, sizeof tmp);
+		}
+		fprintf(R->out, "  %6.1f%% %7lu  %s\n", pct(rows[k].n, R->nhits), (unsigned long)rows[k].n, rows[k].where);
+	}
+	free(rows);
+	free(key);
+}
+
 static int by_n(const void *a, const void *b)
 {
 	const struct named *x = a, *y = b;
@@ -576,6 +655,7 @@ int prof_report(FILE *out, const struct prof_file *hdr, const uint8_t *data,
 	R->syms = syms;
 	R->nimg = IMG_FIRST_USER;
 	R->folded = opts->folded;
+	R->lines = opts->lines;
 	load_image(R, IMG_KERNEL);
 	load_image(R, IMG_SYSCALL);
 	int err = read_records(R, data, hdr->info.used);
@@ -623,6 +703,7 @@ int prof_report(FILE *out, const struct prof_file *hdr, const uint8_t *data,
 	        (unsigned long)all.disk_reads, all.sectors_read / 2.0, (unsigned long)all.disk_writes,
 	        all.sectors_written / 2.0, (unsigned long)all.disk_fua, (unsigned long)all.disk_flushes);
 	if (R->nph) print_phases(R, opts->phase_top > 0 ? opts->phase_top : 10);
+	if (R->lines) print_lines(R);
 	if (R->unknown_pid) fprintf(out, "(%lu samples of processes with no PROC record)\n", (unsigned long)R->unknown_pid);
 done:
 
@@ -632,6 +713,7 @@ done:
 		for (int p = 0; p <= MAXPHASES; p++) free(R->img[i].st[p]);
 	}
 	free(R->procs);
+	free(R->hits);
 	free(R);
 	return err;
 }

@@ -34,6 +34,9 @@ struct prof_file {
  * with *why set. */
 struct prof_syms {
 	int (*load)(void *ctx, const char *path, struct symtab *t, const char **why);
+	/* Optional: the source line of an address ("inode.c:120 in itrim"),
+	 * for --lines; 0, or -1 if not known. */
+	int (*where)(void *ctx, const char *path, uint64_t addr, char *buf, size_t size);
 	void *ctx;
 };
 
@@ -43,6 +46,8 @@ struct prof_opts {
 	int folded;       /* instead of the report, one line per sample: its
 	                   * stack, outermost first, ';'-separated, then " 1"
 	                   * (the "folded" input of flame-graph tools) */
+	const char *lines;   /* a function whose self samples are also shown by
+	                      * address (by source line, with syms->where) */
 };
 
 /* Print the report; 0, or -1 if the record is malformed (with a message). */

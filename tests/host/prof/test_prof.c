@@ -229,8 +229,8 @@ static void test_report(void)
 	hdr.info.hz = 1000;
 	hdr.info.used = used;
 	strcpy(hdr.cmd, "prog");
-	struct prof_syms syms = { load_syms, NULL };
-	struct prof_opts opts = { 50, 50, 0 };
+	struct prof_syms syms = { load_syms, NULL, NULL };
+	struct prof_opts opts = { 50, 50, 0, NULL };
 	char *text = NULL;
 	size_t tlen = 0;
 	FILE *out = open_memstream(&text, &tlen);
@@ -262,6 +262,18 @@ static void test_report(void)
 	CHECK(strstr(text, "     4") != NULL && strstr(text, "10.00") != NULL, "the phase's per-unit counts are wrong");
 	if (failures) printf("%s", text);
 	free(text);
+
+	/* --lines: memset's 6 self samples, all at one address. */
+	opts.lines = "memset";
+	out = open_memstream(&text, &tlen);
+	r = prof_report(out, &hdr, rec, &syms, &opts);
+	fclose(out);
+	char want[64];
+	snprintf(want, sizeof want, "100.0%%       6  %#lx\n", (unsigned long)(memset_a + 2));
+	CHECK(r == 0 && strstr(text, "Self samples of memset (all kinds) by address:") && strstr(text, want),
+	      "--lines: memset's samples not listed at %#lx", (unsigned long)(memset_a + 2));
+	free(text);
+	opts.lines = NULL;
 
 	/* The folded stacks: one line per sample, outermost first. */
 	opts.folded = 1;
