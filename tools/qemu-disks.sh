@@ -11,6 +11,9 @@
 #   DISKS         number of units (default 1, at most 8)
 #   DISK_SIZE     size of disk images created here (default 512M: two areas
 #                 250 MB apart fit, as the thesis's layouts need)
+#   ICOUNT=1      count time in executed instructions with any disk, as
+#                 DISK=model does: a run's timings and profile then do not
+#                 depend on the host's load (docs/profiling.md)
 #
 # Disk images are raw files named after their unit, diskN.img, kept in
 # $EXODISK_SCRATCH when it is set (the test runner gives each case its own)
@@ -48,7 +51,7 @@ args+=(-global virtio-mmio.force-legacy=false)
 # The disk model's clock is the guest's time counter.  With -icount, QEMU
 # advances it by 1 ns per executed instruction (shift=0) and skips idle time
 # (sleep=off) instead of waiting for the host's clock.
-if [ "$DISK" = model ]; then
+if [ "$DISK" = model ] || [ -n "${ICOUNT:-}" ]; then
   args+=(-icount shift=0,sleep=off)
 fi
 
