@@ -220,14 +220,37 @@ static int walk(uint64_t fp, uint64_t lo, uint64_t hi, read_fn rd, void *ctx, ui
 	return n;
 }
 
+/*
+ * When s0 is not a frame pointer at all, the process is in code built
+ * without them (picolibc: its malloc keeps data in s0).  Look above sp, a
+ * little way, for the nearest frame record that looks real - the caller's
+ * fp slot holding a stack address further up, the ra slot an address in the
+ * program - and follow the chain from there.  The functions between (the
+ * one without a frame, and its caller if that saved ra only in its own save
+ * area) are missed; a false record can only make a sample's chain wrong,
+ * never more than that.
+ */
+static uint64_t find_frame(struct proc *p, uint64_t lo, uint64_t hi)
+{
+	uint64_t sp = p->tf.sp & ~7ull;
+	for (uint64_t a = sp + 16; a <= hi && a <= sp + 512; a += 8) {
+		uint64_t ra, prev;
+		if (!stack_read(&ps[p->slot], a - 8, &ra) || !stack_read(&ps[p->slot], a - 16, &prev)) break;
+		if (ra >= USER_BASE && ra < p->heap_start && (prev == 0 || (prev > a && prev <= hi && !(prev & 7))))
+			return a;
+	}
+	return 0;
+}
+
 /* [pc, ra, return addresses...] of p's user context: where it was
  * interrupted, or where it made the system call it is in. */
 static int user_chain(struct proc *p, uint64_t *out)
 {
+	uint64_t lo = USTACK_TOP - USTACK_SIZE, hi = USTACK_TOP, fp = p->tf.s0;
 	out[0] = p->tf.sepc;
 	out[1] = p->tf.ra;
-	return 2 + walk(p->tf.s0, USTACK_TOP - USTACK_SIZE, USTACK_TOP, stack_read, &ps[p->slot], out + 2,
-	                PROF_MAXDEPTH - 2);
+	if (fp != 0 && (fp < lo + 16 || fp > hi || (fp & 7))) fp = find_frame(p, lo, hi);
+	return 2 + walk(fp, lo, hi, stack_read, &ps[p->slot], out + 2, PROF_MAXDEPTH - 2);
 }
 
 /* The same on p's kernel stack, or the scheduler's if p is NULL. */
