@@ -12,8 +12,10 @@
 #   DISK_SIZE     size of disk images created here (default 512M: two areas
 #                 250 MB apart fit, as the thesis's layouts need)
 #   ICOUNT=1      count time in executed instructions with any disk, as
-#                 DISK=model does: a run's timings and profile then do not
-#                 depend on the host's load (docs/profiling.md)
+#                 DISK=model does: with DISK=ram, CPU timings and profiles
+#                 that do not depend on the host's load; an idle guest's
+#                 clock jumps to its next timer, so virtio waits become
+#                 meaningless (docs/profiling.md)
 #
 # Disk images are raw files named after their unit, diskN.img, kept in
 # $EXODISK_SCRATCH when it is set (the test runner gives each case its own)
