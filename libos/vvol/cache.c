@@ -38,6 +38,7 @@
 #include "libos/vvol/vv_int.h"
 
 #define INFLIGHT 32                 /* requests in flight                          */
+#define RA_BLOCKS 32                /* the most blocks one read fills (2 MiB)       */
 
 struct vv_blk {
 	uint64_t bno;                 /* lba / VV_BLOCK                                */
@@ -379,22 +380,61 @@ static int read_direct(struct vvol *v, uint64_t lba, uint8_t *buf, uint64_t n)
 	return e;
 }
 
+/* Are sectors [lba, lba + n) all valid in the cache? */
+static int cached(struct vvol *v, uint64_t lba, uint64_t n)
+{
+	for (uint64_t at = lba; at < lba + n;) {
+		struct vv_blk *b = lookup(v, at / VV_BLOCK);
+		if (b == NULL)
+			return 0;
+		uint64_t i = at % VV_BLOCK, e = i + (lba + n - at) < VV_BLOCK ? i + (lba + n - at) : VV_BLOCK;
+		for (uint64_t s = i; s < e; s++)
+			if (!tst(b->valid, (unsigned)s))
+				return 0;
+		at += e - i;
+	}
+	return 1;
+}
+
+static void copy_out(struct vvol *v, uint64_t lba, void *buf, uint64_t n)
+{
+	for (uint64_t at = lba; at < lba + n;) {
+		struct vv_blk *b = lookup(v, at / VV_BLOCK);
+		lru_unlink(v, b);
+		lru_front(v, b);
+		v->st.hits++;
+		uint64_t i = at % VV_BLOCK;
+		uint64_t m = VV_BLOCK - i < lba + n - at ? VV_BLOCK - i : lba + n - at;
+		memcpy((uint8_t *)buf + (at - lba) * ED_SECTOR, b->data + i * ED_SECTOR, m * ED_SECTOR);
+		at += m;
+	}
+}
+
 int vvol_read(struct vvol *v, uint64_t lba, void *buf, uint64_t n, uint32_t ra)
 {
 	if (!range_ok(v, lba, n))
 		return -EINVAL;
 	if (n == 0)
 		return 0;
-	if (n >= VV_BLOCK)
+	/* All of it cached: no read, and no read-ahead either - reading ahead
+	 * only on a miss fetches a window once, not a little more per call. */
+	if (cached(v, lba, n)) {
+		copy_out(v, lba, buf, n);
+		return 0;
+	}
+	/* A large read with nothing to read ahead, or more than the window:
+	 * straight into the caller's buffer. */
+	uint64_t b0 = lba / VV_BLOCK;
+	if ((ra == 0 && n >= VV_BLOCK) || (lba + n - 1) / VV_BLOCK - b0 >= RA_BLOCKS)
 		return read_direct(v, lba, buf, n);
 	uint64_t end = lba + n + ra;
 	if (end > v->d.nsectors)
 		end = v->d.nsectors;
-	struct vv_blk *bl[4];
+	struct vv_blk *bl[RA_BLOCKS];
 	int nb = 0;
-	uint64_t b0 = lba / VV_BLOCK, b1 = (end - 1) / VV_BLOCK;
-	if (b1 - b0 >= 4)
-		b1 = b0 + 3;
+	uint64_t b1 = (end - 1) / VV_BLOCK;
+	if (b1 - b0 >= RA_BLOCKS)
+		b1 = b0 + RA_BLOCKS - 1;
 	for (uint64_t bno = b0; bno <= b1; bno++) {
 		struct vv_blk *b = get(v, bno);
 		if (b == NULL)
@@ -550,9 +590,14 @@ static uint8_t *stage_new(struct stage *st, size_t bytes)
 {
 	if (st->n == st->cap) {
 		int cap = st->cap ? st->cap * 2 : 16;
-		void **nv = realloc(st->v, (size_t)cap * sizeof *nv);
+		/* Not realloc: picolibc's zeroes the whole free chunk it grows
+		 * into, a freed 64 KiB block say. */
+		void **nv = malloc((size_t)cap * sizeof *nv);
 		if (nv == NULL)
 			return NULL;
+		if (st->n)
+			memcpy(nv, st->v, (size_t)st->n * sizeof *nv);
+		free(st->v);
 		st->v = nv;
 		st->cap = cap;
 	}
@@ -638,7 +683,19 @@ int vvol_harden(struct vvol *v)
 	return e;
 }
 
+static int write_back(struct vvol *v, unsigned mask, int harden);
+
 int vvol_sync(struct vvol *v, unsigned mask)
+{
+	return write_back(v, mask, 1);
+}
+
+int vvol_writeout(struct vvol *v, unsigned mask)
+{
+	return write_back(v, mask, 0);
+}
+
+static int write_back(struct vvol *v, unsigned mask, int harden)
 {
 	if (v->err)
 		return v->err;
@@ -655,7 +712,7 @@ int vvol_sync(struct vvol *v, unsigned mask)
 	}
 	if (nb == 0) {
 		free(bl);
-		return v->readonly ? 0 : vvol_harden(v);
+		return v->readonly || !harden ? 0 : vvol_harden(v);
 	}
 	if (v->readonly) {
 		free(bl);
@@ -735,7 +792,7 @@ int vvol_sync(struct vvol *v, unsigned mask)
 	free(bl);
 	/* Harden what was written even when something could not be (no room
 	 * for a chunk, say): it is durable data the map may now point at. */
-	int h = vvol_harden(v);
+	int h = harden ? vvol_harden(v) : v->err;
 	v->st.syncs++;
 	return e ? e : h;
 }

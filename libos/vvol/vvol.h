@@ -145,6 +145,10 @@ void vvol_dirty(struct vvol *v, uint64_t lba, uint64_t n, int cls);
  * writes (new chunks whole), one flush, then the map nodes that changed.
  * 0 or a negative errno (the sectors stay dirty). */
 int  vvol_sync(struct vvol *v, unsigned mask);
+/* The same writes without the flush and the map's commit: the sectors are
+ * on the disk (clean in the cache) but durable only with the next
+ * vvol_sync or vvol_harden.  To make room in the cache. */
+int  vvol_writeout(struct vvol *v, unsigned mask);
 /* Dirty sectors (of the classes in mask) in the cache. */
 uint64_t vvol_dirty_sectors(const struct vvol *v, unsigned mask);
 /* Is the cache this full (percent) of blocks holding dirty sectors? */

@@ -28,7 +28,7 @@
 #include <string.h>
 #include "userfs/fatfs/fat.h"
 
-#define DIR_KEEP 64              /* directories whose index is kept unused */
+#define DIR_KEEP 1024            /* directories whose index is kept unused */
 
 uint64_t fat_ino(const struct fdir *d, uint32_t slot)
 {
@@ -363,7 +363,7 @@ static int add_ent(struct fdir *d, uint32_t slot, uint8_t nlfn, uint8_t attr, co
 {
 	if (d->ne == d->cap) {
 		uint32_t cap = d->cap ? d->cap * 2 : 16;
-		struct fdent *ne = realloc(d->e, cap * sizeof *ne);
+		struct fdent *ne = fat_grow(d->e, d->ne, cap, sizeof *ne);
 		if (ne == NULL)
 			return -ENOMEM;
 		d->e = ne;

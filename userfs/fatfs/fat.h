@@ -26,6 +26,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include "libos/libfs.h"
 #include "libos/kit/kit.h"
 #include "libos/vvol/vvol.h"
@@ -151,6 +153,21 @@ struct fatfs {
 	size_t cache;             /* bytes of volume cache                                */
 	struct fatfs_stats st;
 };
+
+/* An array grown to `cap` elements of `size` bytes (the first `n` kept),
+ * by malloc, copy and free: picolibc's realloc zeroes the whole free chunk
+ * it grows into, which next to a freed 64 KiB cache block costs more than
+ * the copy.  NULL (and the old array kept) when out of memory. */
+static inline void *fat_grow(void *p, size_t n, size_t cap, size_t size)
+{
+	void *q = malloc(cap * size);
+	if (q != NULL) {
+		if (p != NULL && n > 0)
+			memcpy(q, p, n * size);
+		free(p);
+	}
+	return q;
+}
 
 /* ---- boot.c ---- */
 /* A size option with K, M, G, T suffixes. */

@@ -7,11 +7,11 @@
  * FAT has no holes and no guarantee about bytes past the end of a file:
  * a cluster freed by one file and taken by another still holds the old
  * file's bytes, and a file cut short keeps its old bytes past the new end
- * in its last cluster.  So whenever a file grows, every byte between its
- * old end and the new data is written as zeros first (a write past the
- * end, a truncate upwards), the parts of new clusters no write covers are
- * zeroed, and a partly written sector that lay wholly past the old end is
- * never read from the disk.  A file never shows bytes it was not given.
+ * in its last cluster.  So nothing past a file's end is ever read, and
+ * whenever a file grows, every byte between its old end and the new data
+ * is written as zeros first (a write past the end, a truncate upwards); a
+ * partly written sector that lay wholly past the old end is not read from
+ * the disk but zeroed.  A file never shows bytes it was not given.
  *
  * Data is class CL_DATA; the short entry (size, first cluster, times) is
  * updated in the cache at every change and goes out with the directory.
@@ -21,7 +21,8 @@
 #include <string.h>
 #include "userfs/fatfs/fat.h"
 
-#define RA_SECTORS 128u          /* read ahead: up to 64 KiB after a sequential read */
+#define RA_SECTORS 256u          /* read ahead from a file's start: 128 KiB           */
+#define RA_FAR     2048u         /* read ahead when reading on: 1 MiB                 */
 #define WRITE_PIECE (1u << 20)   /* the cache is relieved between pieces of a write  */
 
 struct ffile *fat_file_find(struct fatfs *fs, struct fdir *d, uint32_t slot)
@@ -131,7 +132,9 @@ long fat_file_read(struct fatfs *fs, struct ffile *f, void *buf, size_t n, uint6
 		return 0;
 	if (n > f->size - off)
 		n = (size_t)(f->size - off);
-	uint32_t ra = off == 0 || off == f->last_end ? RA_SECTORS : 0;
+	/* Read ahead: a file's start (small files are read whole, one after
+	 * another, and lie one after another), or far when reading on. */
+	uint32_t ra = off == 0 ? RA_SECTORS : off == f->last_end ? RA_FAR : 0;
 	uint8_t *out = buf;
 	uint64_t pos = off, end = off + n;
 	while (pos < end) {
@@ -147,6 +150,12 @@ long fat_file_read(struct fatfs *fs, struct ffile *f, void *buf, size_t n, uint6
 		uint64_t lba = fat_clus_lba(fs, c) + in / ED_SECTOR;
 		uint32_t so = (uint32_t)(pos % ED_SECTOR);
 		int e;
+		/* Read ahead no further than this file's run of clusters goes
+		 * (a small file's run may be followed by the next file's). */
+		uint64_t left = ((uint64_t)run * fs->csize - in) / ED_SECTOR;
+		uint64_t after = left > (m + ED_SECTOR - 1) / ED_SECTOR ? left - (m + ED_SECTOR - 1) / ED_SECTOR : 0;
+		if (ra == RA_FAR && ra > after)
+			ra = (uint32_t)after;
 		if (so != 0 || m < ED_SECTOR) {
 			uint8_t sec[ED_SECTOR];
 			uint64_t k = ED_SECTOR - so < m ? ED_SECTOR - so : m;
@@ -166,9 +175,10 @@ long fat_file_read(struct fatfs *fs, struct ffile *f, void *buf, size_t n, uint6
 	return (long)n;
 }
 
-/* Write n bytes of buf (NULL: zeros) at off.  Clusters are added as
- * needed; the parts of new clusters this write does not cover are zeroed;
- * a sector at or past the old end is never read. */
+/* Write n bytes of buf (NULL: zeros) at off (not past the end: the caller
+ * fills a gap first).  Clusters are added as needed; a sector at or past
+ * the old end is never read, and its bytes this write does not cover are
+ * zeroed. */
 static int wr(struct fatfs *fs, struct ffile *f, const uint8_t *buf, uint64_t n, uint64_t off)
 {
 	static const uint8_t zeros[ED_SECTOR];
@@ -183,23 +193,12 @@ static int wr(struct fatfs *fs, struct ffile *f, const uint8_t *buf, uint64_t n,
 			fat_chain_cut(fs, &f->ch, have);
 			return e;
 		}
-		for (uint32_t k = have; k < need && e == 0; k++) {
-			/* Zero the sectors of a new cluster that [off, end) misses. */
-			uint64_t cs = (uint64_t)k * fs->csize, lba = fat_clus_lba(fs, fat_chain_at(&f->ch, k, NULL));
-			for (uint32_t s = 0; s < fs->spc && e == 0;) {
-				uint64_t b0 = cs + (uint64_t)s * ED_SECTOR;
-				if (b0 + ED_SECTOR <= off || b0 >= end) {
-					uint32_t t = s;
-					while (t < fs->spc && (cs + (uint64_t)t * ED_SECTOR + ED_SECTOR <= off ||
-					                       cs + (uint64_t)t * ED_SECTOR >= end))
-						t++;
-					e = vvol_write(&fs->vol, lba + s, NULL, t - s, CL_DATA);
-					s = t;
-				} else {
-					s++;
-				}
-			}
-		}
+		/* The new clusters' sectors past `end` are past the file's end:
+		 * nothing reads them, and growing the file later writes them
+		 * first.  Those this write covers only in part are zeroed below
+		 * (`fresh`).  (What the disk holds there is the virtual volume's
+		 * business: a chunk it maps for the first time is written whole,
+		 * zeros where nothing was written.) */
 	}
 	uint64_t pos = off;
 	while (e == 0 && pos < end) {

@@ -162,7 +162,7 @@ static int walk_push(struct ck *k, uint32_t c)
 {
 	if (k->nwalk == k->capwalk) {
 		uint32_t cap = k->capwalk ? k->capwalk * 2 : 1024;
-		uint32_t *n = realloc(k->walk, cap * sizeof *n);
+		uint32_t *n = fat_grow(k->walk, k->nwalk, cap, sizeof *n);
 		if (n == NULL)
 			return -ENOMEM;
 		k->walk = n;
@@ -258,7 +258,7 @@ static int push(struct stack *s, const struct ck *k, uint32_t first, uint32_t pa
 {
 	if (s->n == s->cap) {
 		uint32_t cap = s->cap ? s->cap * 2 : 32;
-		struct job *n = realloc(s->v, cap * sizeof *n);
+		struct job *n = fat_grow(s->v, s->n, cap, sizeof *n);
 		if (n == NULL)
 			return -ENOMEM;
 		s->v = n;
@@ -361,8 +361,8 @@ static int seen(struct names *nm, const uint8_t *sfn)
 			return 1;
 	if (nm->n == nm->cap) {
 		uint32_t cap = nm->cap ? nm->cap * 2 : 64;
-		void *v = realloc(nm->v, cap * sizeof *nm->v);
-		int32_t *nx = realloc(nm->next, cap * sizeof *nx);
+		void *v = fat_grow(nm->v, nm->n, cap, sizeof *nm->v);
+		int32_t *nx = v ? fat_grow(nm->next, nm->n, cap, sizeof *nx) : NULL;
 		if (v)
 			nm->v = v;
 		if (nx)

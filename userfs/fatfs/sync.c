@@ -83,8 +83,9 @@ int fat_relieve(struct fatfs *fs)
 	if (!vvol_pressed(&fs->vol, 50))
 		return 0;
 	/* Data may go out at any moment: nothing durable points at new data,
-	 * and data rewritten in place is just that. */
-	int e = vvol_sync(&fs->vol, 1u << CL_DATA);
+	 * and data rewritten in place is just that.  Out, not yet durable: the
+	 * next sync's first step makes it so. */
+	int e = vvol_writeout(&fs->vol, 1u << CL_DATA);
 	if (e == 0 && vvol_pressed(&fs->vol, 50))
 		e = fat_sync(fs);
 	return e;

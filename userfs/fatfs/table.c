@@ -31,7 +31,7 @@ int fset_add(struct fset *s, uint32_t v)
 {
 	if (s->n == s->cap) {
 		uint32_t cap = s->cap ? s->cap * 2 : 64;
-		uint32_t *nv = realloc(s->v, cap * sizeof *nv);
+		uint32_t *nv = fat_grow(s->v, s->n, cap, sizeof *nv);
 		if (nv == NULL)
 			return -ENOMEM;
 		s->v = nv;
@@ -257,7 +257,7 @@ static int append(struct fchain *ch, uint32_t c)
 	} else {
 		if (ch->nr == ch->cap) {
 			uint32_t cap = ch->cap ? ch->cap * 2 : 4;
-			struct frun *nr = realloc(ch->r, cap * sizeof *nr);
+			struct frun *nr = fat_grow(ch->r, ch->nr, cap, sizeof *nr);
 			if (nr == NULL)
 				return -ENOMEM;
 			ch->r = nr;

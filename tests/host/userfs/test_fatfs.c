@@ -11,6 +11,10 @@
  *   suite      the generic libFS suite on fatfs over the exodisk (virtual
  *              volume), with a remount through a clean reboot
  *   footprint  a 4 GiB volume holding 10 MiB of files, then without them
+ *   requests   what the disk sees (counts, not times): small files read in
+ *              the order they were written share read-ahead windows; a
+ *              large file is written in chunk-sized requests with a flush
+ *              per sync step, read back in a window of requests in flight
  *   damage     cross-linked chains, a loop, a chain past the volume, bad
  *              boot sector fields, long names with bad checksums: refused
  *              or found, repaired, and clean afterwards
@@ -234,6 +238,69 @@ static void test_footprint(void)
 	ufx_free(&u);
 }
 
+/* ---- requests ---------------------------------------------------------------------- */
+
+static void test_requests(void)
+{
+	struct ufx u;
+	ufx_new(&u, 131072, HD_POLLED, 43);
+	uint64_t sb;
+	CHECK_EQ(fatfs_mkfs("key=rq,size=1G", &sb), 0);
+	CHECK_EQ(vfs_mount("/x", "fatfs", "key=rq", 1), 0);
+	static uint8_t buf[65536];
+	char p[64];
+	for (int d = 0; d < 10; d++) {
+		snprintf(p, sizeof p, "/x/d%02d", d);
+		CHECK_EQ(vfs_mkdir(p, 0755), 0);
+	}
+	/* 300 files of 10 KB, round-robin over the directories, as exobench. */
+	for (int i = 0; i < 300; i++) {
+		snprintf(p, sizeof p, "/x/d%02d/f%05d", i % 10, i);
+		pattern_fill(buf, 10240, (uint32_t)i);
+		CHECK_EQ(vfs_put(p, buf, 10240), 0);
+	}
+	CHECK_EQ(vfs_umount("/x"), 0);
+	CHECK_EQ(vfs_mount("/x", "fatfs", "key=rq", 1), 0);
+	uint64_t r0 = u.f.hd.nread;
+	for (int i = 0; i < 300; i++) {
+		snprintf(p, sizeof p, "/x/d%02d/f%05d", i % 10, i);
+		struct vfile *f;
+		CHECK_EQ(vfs_open(p, LIBFS_O_READ, 0, &f), 0);
+		CHECK_EQ(vfs_read(f, buf, sizeof buf), 10240);
+		vfs_close(f);
+	}
+	uint64_t reads = u.f.hd.nread - r0;
+	/* One request per 128 KiB window of files, plus the FAT and the
+	 * directories: well under one per file. */
+	CHECK(reads * 10 <= 300 * 4);
+	/* A 16 MiB file in 64 KiB writes and an fsync: 64 KiB requests, a
+	 * flush for each of the sync's steps that wrote something. */
+	uint64_t w0 = u.f.hd.nwrite, f0 = u.f.hd.nflush;
+	struct vfile *f;
+	CHECK_EQ(vfs_open("/x/big", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f), 0);
+	for (int i = 0; i < 256; i++)
+		CHECK_EQ(vfs_write(f, buf, sizeof buf), 65536);
+	CHECK_EQ(vfs_fsync(f), 0);
+	CHECK_EQ(vfs_close(f), 0);
+	uint64_t writes = u.f.hd.nwrite - w0, flushes = u.f.hd.nflush - f0;
+	CHECK(writes <= 256 + 16);
+	CHECK(flushes <= 4);
+	CHECK_EQ(vfs_umount("/x"), 0);
+	CHECK_EQ(vfs_mount("/x", "fatfs", "key=rq", 1), 0);
+	r0 = u.f.hd.nread;
+	CHECK_EQ(vfs_open("/x/big", LIBFS_O_READ, 0, &f), 0);
+	for (int i = 0; i < 256; i++)
+		CHECK_EQ(vfs_read(f, buf, sizeof buf), 65536);
+	CHECK_EQ(vfs_close(f), 0);
+	uint64_t bigreads = u.f.hd.nread - r0;
+	CHECK(bigreads <= 256 + 32);
+	printf("test_fatfs: requests: 300 x 10 KB read back in %llu reads; 16 MiB written in %llu "
+	       "writes, %llu flushes, read in %llu reads\n", (unsigned long long)reads,
+	       (unsigned long long)writes, (unsigned long long)flushes, (unsigned long long)bigreads);
+	CHECK_EQ(vfs_umount("/x"), 0);
+	ufx_free(&u);
+}
+
 int main(void)
 {
 	test_type(4096, "", 12);                     /* 2 MiB */
@@ -243,6 +310,7 @@ int main(void)
 	test_names();
 	test_suite();
 	test_footprint();
+	test_requests();
 	printf("test_fatfs: ok\n");
 	return 0;
 }
