@@ -131,6 +131,9 @@ void devices_init(void)
 	const char *kind = bootopt("disk");
 	const char *sched = bootopt("sched");
 	uint64_t depth = number(bootopt("depth"), 0);
+	/* Each kind's own option is known whichever kind boots (bootopt_check). */
+	bootopt_declare("model");
+	bootopt_declare("ramdisk");
 
 	if (kind != NULL && strcmp(kind, "model") == 0)
 		attach_model(bootopt("model"));

@@ -1,7 +1,11 @@
 /*
  * uart.c - driver for the NS16550A UART.  Output is polled (the console is
  * slow but simple, and panics must be able to print); input raises an
- * interrupt and the bytes go to the console's input buffer.
+ * interrupt and the bytes go to the console's input buffer.  When that
+ * buffer is full the driver stops taking bytes and turns the receive
+ * interrupt off: the bytes wait in the UART, and QEMU stops sending more,
+ * so a paste larger than the buffer is delayed, never lost.  The console
+ * resumes us when a reader has made room.
  */
 #include "drivers/uart.h"
 #include "kernel/console.h"
@@ -17,6 +21,7 @@
 #define LSR_THR_EMPTY  0x20
 
 static volatile uint8_t *uart;
+static int rx_paused;
 
 static inline uint8_t rd(int r)           { return uart[r]; }
 static inline void    wr(int r, uint8_t v) { uart[r] = v; }
@@ -29,11 +34,32 @@ void uart_init(uint64_t base)
 	wr(FCR, 0x07);        /* enable and clear the FIFOs */
 }
 
+/* Move received bytes to the console while it has room. */
+static void drain(void)
+{
+	while (rd(LSR) & LSR_DATA_READY) {
+		if (!console_input_room()) {
+			rx_paused = 1;
+			wr(IER, 0);
+			return;
+		}
+		console_input((char)rd(RBR));
+	}
+}
+
 static void uart_interrupt(void *arg)
 {
 	(void)arg;
-	int c;
-	while ((c = uart_getc()) >= 0) console_input((char)c);
+	drain();
+}
+
+void uart_rx_resume(void)
+{
+	if (!rx_paused)
+		return;
+	rx_paused = 0;
+	wr(IER, 0x01);
+	drain();
 }
 
 void uart_enable_rx_interrupt(uint32_t irq)

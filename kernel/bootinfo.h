@@ -21,6 +21,7 @@ struct bootinfo {
 	uint64_t initrd_start, initrd_end;
 	uint64_t test_finisher;            /* sifive,test0 MMIO address, or 0 */
 	uint64_t plic_base, uart_base;
+	uint64_t rtc_base;                 /* google,goldfish-rtc MMIO address, or 0 */
 	uint32_t uart_irq;
 	int      nvirtio;
 	struct virtio_slot virtio[MAX_VIRTIO];
@@ -36,5 +37,9 @@ void fdt_parse(uint64_t dtb_pa);
  * A bare "key" yields "".  cmd= always extends to the end of the line. */
 const char *bootopt(const char *key);
 bool bootopt_flag(const char *key);   /* key present and not "0"/"off"/"no" */
+/* An option read later or by applications (looking one up declares it). */
+void bootopt_declare(const char *key);
+/* Report the options nobody declared or looked up (at the end of boot). */
+void bootopt_check(void);
 
 #endif

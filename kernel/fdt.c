@@ -73,6 +73,8 @@ static void node_done(struct node *n, struct node *parent, int depth)
 		bootinfo.nvirtio++;
 	} else if (compat_has(n->compat, n->compat_len, "sifive,test0")) {
 		bootinfo.test_finisher = base;
+	} else if (compat_has(n->compat, n->compat_len, "google,goldfish-rtc")) {
+		bootinfo.rtc_base = base;
 	} else if (compat_has(n->compat, n->compat_len, "ns16550a")) {
 		bootinfo.uart_base = base;
 		if (n->has_irq) bootinfo.uart_irq = n->irq;

@@ -1,11 +1,21 @@
 /*
  * initrd.c - read the initial RAM disk QEMU loaded for us.  The image is
  * checked once at boot (every entry inside the image) so lookups can trust it.
+ *
+ * A process may also ask to see the whole image (SYS_initrd_map): it is then
+ * mapped read-only at UINITRD in that process, and the library OS's initrd
+ * file system shows its programs as the directory /bin (libos/initrdfs.c).
+ * Only processes that ask pay for the mapping.
  */
 #include "kernel/initrd.h"
 #include "kernel/klib.h"
+#include "kernel/proc.h"
+#include "kernel/vm.h"
+#include "kernel/syscall.h"
 #include "kernel/uapi/initrd.h"
 #include "kernel/uapi/errno.h"
+#include "kernel/uapi/layout.h"
+#include "kernel/uapi/syscall.h"
 
 static const uint8_t *image;
 static size_t image_size;
@@ -46,3 +56,28 @@ int initrd_find(const char *path, const uint8_t **data, size_t *size)
 }
 
 int initrd_count(void) { return (int)nentries; }
+
+/* Map the image read-only at UINITRD (once per process); its address. */
+static int64_t sys_initrd_map(struct proc *p, uint64_t a0, uint64_t a1, uint64_t a2,
+			      uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	uint64_t start = (uint64_t)image & ~(uint64_t)(PGSIZE - 1);
+	uint64_t end = PGROUNDUP((uint64_t)image + image_size);
+	if (end - start > UINITRD_SIZE) return K_E_NOMEM;
+	if (uvm_translate(p->pagetable, UINITRD, false) == 0) {
+		for (uint64_t a = start; a < end; a += PGSIZE) {
+			int err = uvm_lend(p->pagetable, UINITRD + (a - start), a);
+			if (err < 0) {
+				for (uint64_t b = start; b < a; b += PGSIZE)
+					uvm_unlend(p->pagetable, UINITRD + (b - start));
+				return err;
+			}
+		}
+	}
+	return (int64_t)(UINITRD + ((uint64_t)image - start));
+}
+
+void initrd_syscall_init(void)
+{
+	syscall_register(SYS_initrd_map, sys_initrd_map, "initrd_map");
+}

@@ -18,7 +18,7 @@ KERNEL_SRCS += \
 	kernel/bootopts.c kernel/kalloc.c kernel/vm.c kernel/trap.c kernel/timer.c \
 	kernel/plic.c kernel/console.c kernel/proc.c kernel/spawn.c kernel/initrd.c \
 	kernel/kshare.c kernel/syscall.c kernel/sysproc.c kernel/elf.c kernel/pin.c kernel/power.c \
-	kernel/sys_exodisk.c kernel/prof.c drivers/uart.c
+	kernel/sys_exodisk.c kernel/prof.c drivers/uart.c kernel/handle.c kernel/pipe.c kernel/rtc.c
 
 KERNEL_OBJS = $(patsubst %,$(BUILD)/k/%.o,$(KERNEL_SRCS))
 

@@ -14,11 +14,13 @@
 #include "kernel/console.h"
 #include "kernel/memlayout.h"
 #include "kernel/prof.h"
+#include "kernel/handle.h"
 #include "drivers/uart.h"
 #include "drivers/devices.h"
 
 extern char _kernel_end[];
 void sysproc_init(void);
+void rtc_init(void);       /* kernel/rtc.c */
 void exodisk_init(void);   /* kernel/sys_exodisk.c */
 
 /* argv for the first process: "sh" or "sh -c <cmd>". */
@@ -32,7 +34,7 @@ static void start_init(void)
 		argv[2] = (char *)bootinfo.cmd;
 		argc = 3;
 	}
-	int pid = proc_spawn(NULL, "/bin/sh", argc, argv, 0, envp);
+	int pid = proc_spawn(NULL, "/bin/sh", argc, argv, 0, envp, NULL);
 	if (pid < 0) panic("cannot start /bin/sh: error %d", pid);
 	for (int i = 0; i < NPROC; i++)
 		if (procs[i].pid == pid) set_initproc(&procs[i]);
@@ -67,8 +69,14 @@ void kmain(uint64_t hartid, uint64_t dtb)
 	proc_init();
 	sysproc_init();
 	prof_init();
+	handle_init();
+	initrd_syscall_init();
+	rtc_init();
 	devices_init();
 	exodisk_init();
+	/* Options applications read (libos/posix.c, apps/exobench). */
+	bootopt_declare("mounts");
+	bootopt_check();
 
 	start_init();
 	scheduler();

@@ -20,11 +20,18 @@
 #include "kernel/sbi.h"
 #include "kernel/power.h"
 #include "kernel/prof.h"
+#include "kernel/kshare.h"
 #include "kernel/uapi/errno.h"
+#include "kernel/uapi/proc.h"
+#include "kernel/uapi/layout.h"
 
 struct proc procs[NPROC];
 struct cpu cpu0;
 static struct proc *initproc;
+static struct kproc *exported;      /* the page at UPROCS */
+
+_Static_assert(KPROC_SLOTS == NPROC, "the exported table has a slot per process");
+_Static_assert(KPROC_SLOTS * sizeof(struct kproc) <= PGSIZE, "the exported table fits a page");
 static int nextpid = 1;
 
 #define MAX_EXIT_HOOKS 4
@@ -49,6 +56,30 @@ void proc_init(void)
 			kvm_map(KSTACK(i) + k * PGSIZE, (uint64_t)page, PGSIZE, PTE_R | PTE_W);
 		}
 	}
+	exported = kalloc();
+	if (exported == NULL || kshare_register(UPROCS, exported, 1) < 0)
+		panic("proc_init: cannot export the process table");
+}
+
+void proc_publish(struct proc *p)
+{
+	static const uint32_t kstate[] = {
+		[P_UNUSED] = KPROC_FREE, [P_EMBRYO] = KPROC_NEW, [P_RUNNABLE] = KPROC_READY,
+		[P_RUNNING] = KPROC_RUNNING, [P_SLEEPING] = KPROC_SLEEPING, [P_ZOMBIE] = KPROC_ZOMBIE,
+	};
+	struct kproc *k = &exported[p->slot];
+	if (p->state == P_UNUSED) {
+		memset(k, 0, sizeof *k);
+		return;
+	}
+	k->pid = p->pid;
+	k->ppid = p->parent ? p->parent->pid : 0;
+	k->pgid = p->pgid;
+	k->state = kstate[p->state];
+	k->ticks = p->ticks_used;
+	k->start = p->start_time;
+	memcpy(k->name, p->name, KPROC_NAME);
+	k->name[KPROC_NAME - 1] = 0;
 }
 
 /* The first time the scheduler switches to a new process it lands here. */
@@ -69,6 +100,9 @@ struct proc *proc_alloc(void)
 	p->state = P_EMBRYO;
 	p->pid = nextpid++;
 	p->parent = NULL;
+	p->pgid = p->pid;
+	memset(p->handles, 0, sizeof p->handles);
+	p->alerted = false;
 	p->killed = false;
 	p->kill_status = 0;
 	p->exit_status = 0;
@@ -76,6 +110,8 @@ struct proc *proc_alloc(void)
 	p->edc = NULL;
 	p->xnmap_used = 0;
 	p->ticks_used = 0;
+	p->start_time = rdtime();
+	p->name[0] = 0;
 	p->fp_valid = false;
 	p->heap_start = p->brk = 0;
 	memset(&p->tf, 0, sizeof p->tf);
@@ -92,9 +128,11 @@ struct proc *proc_alloc(void)
 void proc_discard(struct proc *p)
 {
 	/* Never the running address space: the process has not run. */
+	handle_close_all(p);
 	if (p->pagetable) uvm_destroy(p->pagetable);
 	p->pagetable = NULL;
 	p->state = P_UNUSED;
+	proc_publish(p);
 }
 
 static bool any_runnable(void)
@@ -132,7 +170,9 @@ void scheduler(void)
 		csr_set(sstatus, run->fp_valid ? SSTATUS_FS_CLEAN : SSTATUS_FS_INITIAL);
 		if (run->fp_valid) fp_restore(&run->fp);
 		vm_use(run->pagetable);
+		proc_publish(run);
 		swtch(&c->sched_ctx, &run->ctx);
+		proc_publish(run);
 		if ((csr_read(sstatus) & SSTATUS_FS) == SSTATUS_FS_DIRTY) {
 			fp_save(&run->fp);
 			run->fp_valid = true;
@@ -170,8 +210,10 @@ void sleep_on(void *chan)
 void wakeup(void *chan)
 {
 	for (int i = 0; i < NPROC; i++)
-		if (procs[i].state == P_SLEEPING && procs[i].chan == chan)
+		if (procs[i].state == P_SLEEPING && procs[i].chan == chan) {
 			procs[i].state = P_RUNNABLE;
+			proc_publish(&procs[i]);
+		}
 }
 
 void proc_exit(int status)
@@ -195,6 +237,7 @@ void proc_exit(int status)
 		if (procs[i].parent == p) {
 			procs[i].parent = NULL;
 			if (procs[i].state == P_ZOMBIE) procs[i].state = P_UNUSED;
+			proc_publish(&procs[i]);
 		}
 	p->exit_status = status;
 	if (p->parent == NULL) {
@@ -209,7 +252,7 @@ void proc_exit(int status)
 	panic("zombie %d ran", p->pid);
 }
 
-int proc_wait(int pid, int *status)
+int proc_wait(int pid, int *status, int options)
 {
 	struct proc *me = myproc();
 	for (;;) {
@@ -224,27 +267,59 @@ int proc_wait(int pid, int *status)
 				*status = c->exit_status;
 				c->parent = NULL;
 				c->state = P_UNUSED;
+				proc_publish(c);
 				return cpid;
 			}
 		}
 		if (!have_child) return K_E_CHILD;
-		if (me->killed) return K_E_INTR;
+		if (options & WAIT_NOHANG) return 0;
+		if (proc_interrupted(me)) return K_E_INTR;
 		sleep_on(me);
 	}
 }
 
-int proc_kill(int pid, int status)
+int proc_kill(int target, int status)
 {
+	int found = 0;
 	for (int i = 0; i < NPROC; i++) {
 		struct proc *p = &procs[i];
-		if (p->pid == pid && p->state != P_UNUSED && p->state != P_ZOMBIE && p->state != P_EMBRYO) {
-			p->killed = true;
-			p->kill_status = status;
-			if (p->state == P_SLEEPING) p->state = P_RUNNABLE;
-			return 0;
+		if (p->state == P_UNUSED || p->state == P_ZOMBIE || p->state == P_EMBRYO) continue;
+		if (target > 0 ? p->pid != target : p->pgid != -target) continue;
+		found = 1;
+		if (p->killed) continue;          /* the first reason stands */
+		p->killed = true;
+		p->kill_status = status;
+		if (p->state == P_SLEEPING) {
+			p->state = P_RUNNABLE;
+			proc_publish(p);
 		}
 	}
-	return K_E_INVAL;
+	return found ? 0 : K_E_SRCH;
+}
+
+void proc_alert(struct proc *p)
+{
+	p->alerted = true;
+	/* Every sleep loop checks its condition again when it wakes. */
+	if (p->state == P_SLEEPING) {
+		p->state = P_RUNNABLE;
+		proc_publish(p);
+	}
+}
+
+bool proc_interrupted(struct proc *p)
+{
+	if (p->killed) return true;
+	if (p->alerted) {
+		p->alerted = false;
+		return true;
+	}
+	return false;
+}
+
+bool proc_alive(struct proc *p, int pid)
+{
+	return p != NULL && p->pid == pid && p->state != P_UNUSED && p->state != P_ZOMBIE;
 }
 
 void proc_fault(struct proc *p, uint64_t scause, uint64_t sepc, uint64_t stval)

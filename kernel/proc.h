@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include "kernel/riscv.h"
+#include "kernel/handle.h"
 
 #define NPROC       64
 #define PROC_NAME   16
@@ -54,7 +55,11 @@ struct proc {
 	struct fpstate fp;
 	bool fp_valid;             /* fp holds state to restore */
 
+	int pgid;                  /* process group (uapi/proc.h): a job of the shell */
+	struct handle handles[NHANDLE];   /* pipe ends and other kernel objects (handle.c) */
+
 	void *chan;                /* sleeping on this */
+	bool alerted;              /* the next (or current) blocking call returns K_E_INTR */
 	bool killed;
 	int kill_status;           /* exit status if killed */
 	int exit_status;
@@ -63,6 +68,7 @@ struct proc {
 	struct ed_client *edc;     /* exodisk state for this process, if any */
 	uint64_t xnmap_used;       /* exonode map windows in use (bit i: UXNMAP_BASE + i pages) */
 	uint64_t ticks_used;       /* timer ticks spent running */
+	uint64_t start_time;       /* rdtime at spawn */
 };
 
 struct cpu {
@@ -83,10 +89,21 @@ void sched(void);
 void yield(void);
 void sleep_on(void *chan);
 void wakeup(void *chan);
-int  proc_spawn(struct proc *parent, const char *path, int argc, char **argv, int envc, char **envp);
+int  proc_spawn(struct proc *parent, const char *path, int argc, char **argv, int envc, char **envp,
+                const struct spawn_opts *opts);
 void proc_exit(int status) __attribute__((noreturn));
-int  proc_wait(int pid, int *status);
-int  proc_kill(int pid, int status);
+int  proc_wait(int pid, int *status, int options);
+/* target > 0: that process; < 0: every process of group -target. */
+int  proc_kill(int target, int status);
+/* Make p's blocking system call (now or next) return K_E_INTR once. */
+void proc_alert(struct proc *p);
+/* Should a blocking call of p give up now?  True when p is being killed,
+ * or was alerted (which this consumes). */
+bool proc_interrupted(struct proc *p);
+/* Is p a live process (not free, not a zombie) with that pid? */
+bool proc_alive(struct proc *p, int pid);
+/* Refresh p's entry of the exported process table (UPROCS). */
+void proc_publish(struct proc *p);
 void proc_fault(struct proc *p, uint64_t scause, uint64_t sepc, uint64_t stval) __attribute__((noreturn));
 /* Subsystems that keep per-process state register a hook run at exit. */
 void proc_on_exit(void (*hook)(struct proc *p));

@@ -9,7 +9,9 @@
  * The new address space holds the program's segments at their link
  * addresses (USER_BASE and up), the heap right after them, the stack below
  * USTACK_TOP with argv and envp on it, and the kernel's exported read-only
- * pages (kshare.c).
+ * pages (kshare.c).  The child is in its parent's process group unless the
+ * parent asks for a new group or names one to join (a pipeline's processes
+ * share one), and holds only the handles the parent passes (handle.c).
  */
 #include "kernel/proc.h"
 #include "kernel/vm.h"
@@ -21,6 +23,7 @@
 #include "kernel/prof.h"
 #include "kernel/uapi/errno.h"
 #include "kernel/uapi/layout.h"
+#include "kernel/uapi/proc.h"
 
 #define MAX_ARGS  64
 
@@ -89,19 +92,47 @@ static int push_args(struct proc *p, int argc, char **argv, int envc, char **env
 	return 0;
 }
 
-int proc_spawn(struct proc *parent, const char *path, int argc, char **argv, int envc, char **envp)
+/* The group the child joins: its parent's, its own, or one it may join
+ * (some member is the parent itself or the parent's child). */
+static int choose_group(struct proc *parent, int want, int *pgid)
+{
+	if (want == SPAWN_PGID_INHERIT) {
+		*pgid = parent ? parent->pgid : 0;     /* 0: replaced by the child's pid */
+		return 0;
+	}
+	if (want == SPAWN_PGID_NEW) {
+		*pgid = 0;
+		return 0;
+	}
+	if (want < 0) return K_E_INVAL;
+	for (int i = 0; i < NPROC; i++) {
+		struct proc *q = &procs[i];
+		if (q->state == P_UNUSED || q->state == P_EMBRYO || q->pgid != want) continue;
+		if (q == parent || (parent && q->parent == parent)) {
+			*pgid = want;
+			return 0;
+		}
+	}
+	return K_E_PERM;
+}
+
+int proc_spawn(struct proc *parent, const char *path, int argc, char **argv, int envc, char **envp,
+	       const struct spawn_opts *opts)
 {
 	const uint8_t *img;
 	size_t size;
 	int err = initrd_find(path, &img, &size);
 	if (err < 0) return err;
 	if (argc > MAX_ARGS || envc > MAX_ARGS) return K_E_2BIG;
+	int pgid = 0;
+	if ((err = choose_group(parent, opts ? opts->pgid : SPAWN_PGID_INHERIT, &pgid)) < 0) return err;
 
 	struct proc *p = proc_alloc();
 	if (p == NULL) return K_E_NOPROC;
 
 	uint64_t entry, brk;
-	if ((err = load_elf(p->pagetable, img, size, &entry, &brk)) < 0 ||
+	if ((opts && parent && (err = handle_pass(parent, p, opts)) < 0) ||
+	    (err = load_elf(p->pagetable, img, size, &entry, &brk)) < 0 ||
 	    (err = uvm_alloc(p->pagetable, USTACK_TOP - USTACK_SIZE, USTACK_SIZE, PTE_R | PTE_W)) < 0 ||
 	    (err = push_args(p, argc, argv, envc, envp)) < 0 ||
 	    (err = kshare_map_all(p->pagetable)) < 0) {
@@ -114,7 +145,9 @@ int proc_spawn(struct proc *parent, const char *path, int argc, char **argv, int
 	for (const char *s = path; *s; s++) if (*s == '/') base = s + 1;
 	strncpy_safe(p->name, base, PROC_NAME);
 	p->parent = parent;
+	p->pgid = pgid ? pgid : p->pid;
 	prof_spawn(parent, p, path);
 	p->state = P_RUNNABLE;
+	proc_publish(p);
 	return p->pid;
 }

@@ -404,6 +404,7 @@ static void export_free_map(int unit)
 
 void exodisk_init(void)
 {
+	bootopt_declare("edstats");      /* read at power-off */
 	for (int i = 0; i < NPINS; i++) {
 		pins[i].next_free = free_pins;
 		free_pins = &pins[i];

@@ -17,6 +17,7 @@
 #include "kernel/uapi/syscall.h"
 #include "kernel/uapi/errno.h"
 #include "kernel/uapi/layout.h"
+#include "kernel/uapi/proc.h"
 
 #define PATH_MAX_LEN  128
 #define SPAWN_STRBUF  8192     /* total bytes of argv and envp strings */
@@ -50,8 +51,10 @@ static int copy_strv(struct proc *p, uint64_t uvec, char **out, int max, char *b
 }
 
 static int64_t sys_spawn(struct proc *p, uint64_t upath, uint64_t uargv, uint64_t uenvp,
-			 uint64_t a3, uint64_t a4, uint64_t a5)
+			 uint64_t uopts, uint64_t a4, uint64_t a5)
 {
+	static struct spawn_opts opts;
+	if (uopts && copyin(p->pagetable, &opts, uopts, sizeof opts) < 0) return K_E_FAULT;
 	/* Static buffers are safe: the kernel does not sleep or nest during spawn. */
 	static char path[PATH_MAX_LEN];
 	static char strbuf[SPAWN_STRBUF];
@@ -63,18 +66,19 @@ static int64_t sys_spawn(struct proc *p, uint64_t upath, uint64_t uargv, uint64_
 	if (argc < 0) return argc;
 	int envc = copy_strv(p, uenvp, envp, SPAWN_MAXARGS, strbuf, &used, sizeof strbuf);
 	if (envc < 0) return envc;
-	return proc_spawn(p, path, argc, argv, envc, envp);
+	return proc_spawn(p, path, argc, argv, envc, envp, uopts ? &opts : NULL);
 }
 
-static int64_t sys_wait(struct proc *p, uint64_t pid, uint64_t ustatus, uint64_t a2,
+static int64_t sys_wait(struct proc *p, uint64_t pid, uint64_t ustatus, uint64_t options,
 			uint64_t a3, uint64_t a4, uint64_t a5)
 {
 	/* Check the status pointer first, so a bad one cannot lose a child's status. */
 	int probe = 0;
 	if (ustatus && copyout(p->pagetable, ustatus, &probe, sizeof probe) < 0) return K_E_FAULT;
 	int status = 0;
-	int cpid = proc_wait((int)pid, &status);
-	if (cpid < 0) return cpid;
+	if (options & ~(uint64_t)WAIT_NOHANG) return K_E_INVAL;
+	int cpid = proc_wait((int)pid, &status, (int)options);
+	if (cpid <= 0) return cpid;
 	if (ustatus && copyout(p->pagetable, ustatus, &status, sizeof status) < 0) return K_E_FAULT;
 	return cpid;
 }
@@ -136,7 +140,7 @@ static int64_t sys_cons_read(struct proc *p, uint64_t ubuf, uint64_t len, uint64
 	if (uvm_check(p->pagetable, ubuf, MIN(len, sizeof chunk), true) < 0) return K_E_FAULT;
 	int n;
 	while ((n = console_read_avail(chunk, MIN(len, sizeof chunk))) == 0) {
-		if (p->killed) return K_E_INTR;
+		if (proc_interrupted(p)) return K_E_INTR;
 		sleep_on(console_chan());
 	}
 	if (copyout(p->pagetable, ubuf, chunk, (size_t)n) < 0) return K_E_FAULT;
@@ -156,16 +160,29 @@ static int64_t sys_sleep(struct proc *p, uint64_t nticks, uint64_t a1, uint64_t 
 	uint64_t deadline = rdtime() + nticks;
 	if (deadline < nticks) return K_E_INVAL;
 	while (rdtime() < deadline) {
-		if (p->killed) return K_E_INTR;
+		if (proc_interrupted(p)) return K_E_INTR;
 		sleep_on((void *)&ticks);
 	}
 	return 0;
 }
 
-static int64_t sys_kill(struct proc *p, uint64_t pid, uint64_t a1, uint64_t a2,
+static int64_t sys_kill(struct proc *p, uint64_t target, uint64_t why, uint64_t a2,
 			uint64_t a3, uint64_t a4, uint64_t a5)
 {
-	return proc_kill((int)pid, 128 + 9);
+	int t = (int)target;
+	if (t == 0 || t == INT32_MIN || (int64_t)target != t) return K_E_SRCH;
+	if (why > 127) return K_E_INVAL;
+	return proc_kill(t, 128 + (int)(why ? why : KILL_KILL));
+}
+
+static int64_t sys_cons_ctl(struct proc *p, uint64_t op, uint64_t arg, uint64_t a2,
+			    uint64_t a3, uint64_t a4, uint64_t a5)
+{
+	switch (op) {
+	case CONS_CLAIM_INTR:   return console_claim_intr(p, arg != 0);
+	case CONS_RELEASE_INTR: console_release_intr(p); return 0;
+	default:                return K_E_INVAL;
+	}
 }
 
 void sysproc_init(void)
@@ -181,4 +198,5 @@ void sysproc_init(void)
 	syscall_register(SYS_poweroff, sys_poweroff, "poweroff");
 	syscall_register(SYS_sleep, sys_sleep, "sleep");
 	syscall_register(SYS_kill, sys_kill, "kill");
+	syscall_register(SYS_cons_ctl, sys_cons_ctl, "cons_ctl");
 }

@@ -10,11 +10,40 @@
 #include "libos/sys.h"
 
 int  exo_spawn(const char *path, char *const argv[], char *const envp[]) { return (int)sys_spawn(path, argv, envp); }
+int  exo_spawn_opts(const char *path, char *const argv[], char *const envp[], const struct spawn_opts *o)
+{ return (int)sys_spawn_opts(path, argv, envp, o); }
 int  exo_wait(int pid, int *status) { return (int)sys_wait(pid, status); }
+int  exo_wait_opts(int pid, int *status, int options) { return (int)sys_wait_opts(pid, status, options); }
 void exo_yield(void) { sys_yield(); }
 int  exo_getpid(void) { return (int)sys_getpid(); }
-int  exo_kill(int pid) { return (int)sys_kill(pid); }
+int  exo_kill(int pid) { return (int)sys_kill(pid, KILL_KILL); }
+int  exo_kill_why(int target, int why) { return (int)sys_kill(target, why); }
 void exo_poweroff(int status) { sys_poweroff(status); }
+
+int exo_pipe(int h[2])
+{
+	int32_t k[2];
+	long r = sys_pipe(k);
+	if (r < 0) return (int)r;
+	h[0] = k[0];
+	h[1] = k[1];
+	return 0;
+}
+
+int  exo_hclose(int h) { return (int)sys_hclose(h); }
+int  exo_claim_intr(int force) { return (int)sys_cons_ctl(CONS_CLAIM_INTR, force); }
+long exo_cons_read(void *buf, unsigned long len) { return sys_cons_read(buf, len); }
+
+const void *exo_initrd(void)
+{
+	static const void *image;
+	if (image == NULL) {
+		long r = sys_initrd_map();
+		if (r < 0) return NULL;
+		image = (const void *)r;
+	}
+	return image;
+}
 
 uint64_t exo_time_to_ns(uint64_t t)
 {
@@ -70,12 +99,3 @@ unsigned sleep(unsigned s)
 	return 0;
 }
 
-/* There is no real-time clock: every clock counts from boot. */
-int clock_gettime(clockid_t clk, struct timespec *ts)
-{
-	(void)clk;
-	uint64_t ns = exo_time_to_ns(exo_time() - exo_kinfo()->boot_time);
-	ts->tv_sec = (time_t)(ns / 1000000000ull);
-	ts->tv_nsec = (long)(ns % 1000000000ull);
-	return 0;
-}

@@ -39,4 +39,21 @@ void *fd_object(int fd, const struct fd_ops *ops);
 
 extern const struct fd_ops console_ops;
 
+/* libos/pipe.c: kernel handles (pipe ends) as descriptors. */
+/* Make kernel handle h descriptor fd (-1: the lowest free one); the descriptor. */
+int  libos_fd_handle(int h, int fd);
+/* The kernel handle behind fd, or -1 if fd is not one. */
+int  libos_handle_of(int fd);
+/* Make fd the null descriptor (reads see end of file, writes vanish). */
+int  libos_fd_null(int fd);
+int  libos_fd_is_null(int fd);
+/* How a child can be given the same descriptor 0..2 as ours (libos/posix.c):
+ * "k:" with *handle the kernel handle to pass, "n:" the null descriptor,
+ * "a:PATH"/"r:PATH" the file we were given, or NULL (the console, or
+ * nothing a child can reopen). */
+const char *libos_fd_inherit(int fd, int *handle);
+/* 1 (the default): a write to a pipe with no reader ends the program with
+ * status 141, as SIGPIPE would; 0: it fails with EPIPE. */
+extern int libos_pipe_exit;
+
 #endif

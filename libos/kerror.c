@@ -23,6 +23,9 @@ static const char *general[] = {
 	[-K_E_PERM]   = "operation not permitted",
 	[-K_E_INTR]   = "interrupted",
 	[-K_E_BUSY]   = "resource busy",
+	[-K_E_BADH]   = "no such handle",
+	[-K_E_PIPE]   = "the pipe has no reader",
+	[-K_E_SRCH]   = "no such process or process group",
 };
 
 static const char *blk[] = {
@@ -73,6 +76,9 @@ int exo_errno(long code)
 	case K_E_PERM: case BLK_E_PERM: return EPERM;
 	case K_E_INTR: return EINTR;
 	case K_E_BUSY: return EBUSY;
+	case K_E_BADH: return EBADF;
+	case K_E_PIPE: return EPIPE;
+	case K_E_SRCH: return ESRCH;
 	case BLK_E_QFULL: return EAGAIN;
 	case BLK_E_RANGE: case BLK_E_LEN: case BLK_E_ALIGN: case BLK_E_OP: case BLK_E_UNIT: return EINVAL;
 	default: return EIO;

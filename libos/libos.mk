@@ -19,7 +19,8 @@ USER_LDFLAGS := --specs=picolibc.specs $(ARCHFLAGS) -nostartfiles -static \
 # its output redirected to a file).
 LIBOS_SRCS := libos/crt0.S libos/start.c libos/fd.c libos/console.c libos/stdio.c \
 	libos/exo.c libos/sbrk.c libos/kerror.c libos/posix.c libos/edc_sys.c libos/streams.c \
-	libos/ddio.c libos/prof.c kernel/mem.c
+	libos/ddio.c libos/clock.c libos/prof.c libos/pipe.c \
+	libos/initrdfs.c libos/devfs.c kernel/mem.c
 
 LIBOS_OBJS = $(patsubst %,$(BUILD)/u/%.o,$(LIBOS_SRCS))
 

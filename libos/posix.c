@@ -7,10 +7,12 @@
  * It also carries the file system across spawn.  The kernel knows nothing
  * of files or descriptors, so what a Unix child would inherit travels in
  * the environment instead: EXOMOUNTS (the mount table), PWD (the working
- * directory) and EXO_FD0/1/2 (redirections set up by the shell: "r:PATH",
- * "w:PATH" or "a:PATH").  libos_fs_init applies them before main runs and
- * removes the EXO_FD variables, so the program's own children start with
- * the console again.
+ * directory) and EXO_FD0/1/2 (what the shell set up for standard input,
+ * output and error: a file, a pipe's kernel handle, the null descriptor or
+ * another descriptor; see redirect below).  libos_fs_init applies them
+ * before main runs and removes the EXO_FD variables, so the program's own
+ * children start with the console again.  It also mounts the programs of
+ * the initrd at /bin (initrdfs.c) and /dev/null at /dev (devfs.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +27,8 @@
 #include "libos/vfs.h"
 #include "libos/files.h"
 #include "libos/exo.h"
-#include "libos/clock.h"
+#include "libos/initrdfs.h"
+#include "libos/devfs.h"
 
 /* Set errno from a negative result and return -1; pass others through. */
 static long ret(long r)
@@ -260,23 +263,27 @@ int fs_mount_info(int i, const char **prefix, const char **type, const char **op
 	return (int)ret(vfs_mount_info(i, prefix, type, opts, mounted));
 }
 
-/* libos/clock.h for the guest. */
-uint64_t libos_time_ns(void) { return exo_time_to_ns(exo_time() - exo_kinfo()->boot_time); }
-void libos_sleep_ns(uint64_t ns) { exo_sleep_ns(ns); }
-
 /* ---- start and exit ---------------------------------------------------------------- */
 
-/* Apply a redirection "r:PATH", "w:PATH" or "a:PATH" to descriptor fd. */
+/* Apply a redirection to descriptor fd:
+ *   r:PATH, w:PATH, a:PATH   open PATH to read, to write (truncating), to append
+ *   k:H                      kernel handle H, which the parent passed (a pipe end)
+ *   n:                       the null descriptor (background jobs' input)
+ *   d:N                      the same as descriptor N, once N is set up (2>&1)
+ */
 static void redirect(int fd, const char *spec)
 {
 	int flags;
+	if (spec[0] == 0 || spec[1] != ':') return;
 	switch (spec[0]) {
 	case 'r': flags = O_RDONLY; break;
 	case 'w': flags = O_WRONLY | O_CREAT | O_TRUNC; break;
 	case 'a': flags = O_WRONLY | O_CREAT | O_APPEND; break;
+	case 'k': libos_fd_handle(atoi(spec + 2), fd); return;
+	case 'n': libos_fd_null(fd); return;
+	case 'd': dup2(atoi(spec + 2), fd); return;
 	default: return;
 	}
-	if (spec[1] != ':') return;
 	int nfd = open(spec + 2, flags, 0644);
 	if (nfd < 0) {
 		fprintf(stderr, "sh: %s: %s\n", spec + 2, strerror(errno));
@@ -286,6 +293,29 @@ static void redirect(int fd, const char *spec)
 		dup2(nfd, fd);
 		close(nfd);
 	}
+}
+
+/* What 0..2 were set up from, when a file ("a:PATH" or "r:PATH"), and the
+ * open file that became: a shell passes them on to its children. */
+static char std_spec[3][LIBFS_PATH_MAX + 4];
+static void *std_obj[3];
+
+const char *libos_fd_inherit(int fd, int *handle)
+{
+	*handle = -1;
+	if (fd < 0 || fd > 2)
+		return NULL;
+	int h = libos_handle_of(fd);
+	if (h >= 0) {
+		*handle = h;
+		return "k:";
+	}
+	if (libos_fd_is_null(fd))
+		return "n:";
+	void *f = fd_object(fd, &file_ops);
+	if (f != NULL && f == std_obj[fd])
+		return std_spec[fd];
+	return NULL;                 /* the console, or something we cannot name */
 }
 
 void libos_fs_init(void)
@@ -302,20 +332,41 @@ void libos_fs_init(void)
 		else
 			spec = "";
 	}
+	/* The programs as files (initrdfs.c) and /dev/null (devfs.c): always
+	 * there, mounted only when someone looks. */
+	libfs_register(&initrdfs_ops);
+	libfs_register(&devfs_ops);
 	vfs_load_spec(spec);
+	vfs_mount("/bin", "initrd", "dir=bin", 0);
+	vfs_mount("/dev", "dev", "", 0);
 	const char *pwd = getenv("PWD");
 	char abs[LIBFS_PATH_MAX];
 	if (pwd != NULL && vfs_normalize(pwd, abs) == 0)
 		vfs_chdir_unchecked(abs);
 
+	/* Duplicates ("d:N") last, so that they copy the finished descriptors. */
 	static const char *const names[3] = { "EXO_FD0", "EXO_FD1", "EXO_FD2" };
+	char copy[3][LIBFS_PATH_MAX + 4];
 	for (int fd = 0; fd < 3; fd++) {
 		const char *r = getenv(names[fd]);
+		copy[fd][0] = 0;
 		if (r != NULL) {
-			char copy[LIBFS_PATH_MAX + 4];
-			snprintf(copy, sizeof copy, "%s", r);
+			snprintf(copy[fd], sizeof copy[fd], "%s", r);
 			unsetenv(names[fd]);
-			redirect(fd, copy);
+			if (copy[fd][0] != 'd')
+				redirect(fd, copy[fd]);
+		}
+	}
+	for (int fd = 0; fd < 3; fd++)
+		if (copy[fd][0] == 'd')
+			redirect(fd, copy[fd]);
+	/* A file given to us is given to our children by name: appending, so
+	 * that what we and they write follows what came before. */
+	for (int fd = 0; fd < 3; fd++) {
+		char m = copy[fd][0];
+		if ((m == 'r' || m == 'w' || m == 'a') && copy[fd][1] == ':') {
+			snprintf(std_spec[fd], sizeof std_spec[fd], "%c:%s", m == 'r' ? 'r' : 'a', copy[fd] + 2);
+			std_obj[fd] = fd_object(fd, &file_ops);
 		}
 	}
 }

@@ -51,6 +51,18 @@ static inline __attribute__((noreturn)) void sys_poweroff(int status)
 	__builtin_unreachable();
 }
 static inline long sys_sleep(uint64_t ticks) { return sys_call1(SYS_sleep, ticks); }
-static inline long sys_kill(int pid) { return sys_call1(SYS_kill, pid); }
+static inline long sys_kill(int target, int why) { return sys_call2(SYS_kill, target, why); }
+struct spawn_opts;
+static inline long sys_spawn_opts(const char *path, char *const argv[], char *const envp[],
+				  const struct spawn_opts *o)
+{ return sys_call4(SYS_spawn, path, argv, envp, o); }
+static inline long sys_wait_opts(int pid, int *status, int options)
+{ return sys_call3(SYS_wait, pid, status, options); }
+static inline long sys_pipe(int32_t h[2]) { return sys_call1(SYS_pipe, h); }
+static inline long sys_hread(int h, void *buf, unsigned long len) { return sys_call3(SYS_hread, h, buf, len); }
+static inline long sys_hwrite(int h, const void *buf, unsigned long len) { return sys_call3(SYS_hwrite, h, buf, len); }
+static inline long sys_hclose(int h) { return sys_call1(SYS_hclose, h); }
+static inline long sys_cons_ctl(int op, long arg) { return sys_call2(SYS_cons_ctl, op, arg); }
+static inline long sys_initrd_map(void) { return sys_call0(SYS_initrd_map); }
 
 #endif

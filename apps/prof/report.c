@@ -95,6 +95,8 @@ static const char *const sysnames[] = {
 	[SYS_cons_read] = "cons_read", [SYS_poweroff] = "poweroff",
 	[SYS_exodisk_request] = "exodisk_request", [SYS_sleep] = "sleep", [SYS_raw_io] = "raw_io",
 	[SYS_kill] = "kill", [SYS_prof] = "prof",
+	[SYS_pipe] = "pipe", [SYS_hread] = "hread", [SYS_hwrite] = "hwrite", [SYS_hclose] = "hclose",
+	[SYS_cons_ctl] = "cons_ctl", [SYS_initrd_map] = "initrd_map",
 };
 
 static const char *const opnames[] = {

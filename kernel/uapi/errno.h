@@ -24,6 +24,9 @@
 #define K_E_PERM      (-11)  /* operation not permitted                          */
 #define K_E_INTR      (-12)  /* interrupted (the process is being killed)        */
 #define K_E_BUSY      (-13)  /* the resource is in use (a profile is already running) */
+#define K_E_BADH      (-14)  /* not an open handle of the kind the call needs     */
+#define K_E_PIPE      (-15)  /* the pipe has no reader left                       */
+#define K_E_SRCH      (-16)  /* no such process or process group                  */
 
 #define K_E_FIRST_BLK (-64)
 #define K_E_FIRST_ED  (-128)

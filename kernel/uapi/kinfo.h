@@ -51,6 +51,10 @@ struct kinfo {
 	uint64_t syscalls;         /* system calls made since boot, by everyone */
 	char     bootargs[2048];   /* the kernel command line */
 	struct exo_counts counts;  /* what every process has asked since boot (above) */
+	/* Wall-clock time: nanoseconds since 1970-01-01 00:00 UTC at rdtime
+	 * boot_time, from the machine's real-time clock (kernel/rtc.c); 0 when
+	 * there is none.  Now = wall_at_boot + (rdtime - boot_time) in ns. */
+	uint64_t wall_at_boot;
 };
 
 #endif

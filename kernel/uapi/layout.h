@@ -26,11 +26,15 @@
  * installs per process.  Reading any of them costs no system call.
  */
 #define UKINFO           (USHARED + 0x00000000ull)   /* struct kinfo (kinfo.h), one page  */
+#define UPROCS           (USHARED + 0x00001000ull)   /* struct kproc[KPROC_SLOTS] (proc.h), one page */
 #define UDISKQ(unit)     (USHARED + 0x00100000ull + (unsigned long long)(unit) * 0x10000ull)
                                                      /* struct blk_export per unit (blkexport.h) */
 #define UFREEMAP(unit)   (USHARED + 0x40000000ull + (unsigned long long)(unit) * 0x40000000ull)
                                                      /* exodisk free map per unit, 1 GiB slot each */
 #define UXNMAP_BASE      (USHARED + 0x400000000ull)  /* ED_OP_EXONODE_MAP windows (16 GiB)   */
 #define UXNMAP_SIZE      0x400000000ull
+#define UINITRD          (USHARED + 0x800000000ull)  /* the initrd, read-only, once a process
+                                                        asks (SYS_initrd_map); up to 1 GiB */
+#define UINITRD_SIZE     0x40000000ull
 
 #endif

@@ -10,8 +10,8 @@
 #define UAPI_SYSCALL_H
 
 #define SYS_exit             1   /* exit(status)                                  -> no return  */
-#define SYS_spawn            2   /* spawn(path, argv, envp)                       -> pid        */
-#define SYS_wait             3   /* wait(pid or -1, int *status)                  -> pid        */
+#define SYS_spawn            2   /* spawn(path, argv, envp, opts or 0: proc.h)    -> pid        */
+#define SYS_wait             3   /* wait(pid or -1, int *status, options)         -> pid        */
 #define SYS_yield            4   /* yield()                                       -> 0          */
 #define SYS_getpid           5   /* getpid()                                      -> pid        */
 #define SYS_sbrk             6   /* sbrk(increment)                               -> old break  */
@@ -21,7 +21,13 @@
 #define SYS_exodisk_request 10   /* exodisk_request(op, prot, reqbp, stuff)       -> 0 / error  */
 #define SYS_sleep           11   /* sleep(ticks of the timebase)                  -> 0          */
 #define SYS_raw_io          12   /* raw_io(cmd, ...): benchmark-only raw disk path (rawio.h)    */
-#define SYS_kill            13   /* kill(pid)                                     -> 0          */
+#define SYS_kill            13   /* kill(pid or -group, why): proc.h              -> 0          */
 #define SYS_prof            14   /* prof(op, ...): the profiler and counters (prof.h)           */
+#define SYS_pipe            15   /* pipe(int32_t h[2]): h[0] reads, h[1] writes   -> 0          */
+#define SYS_hread           16   /* hread(handle, buf, len): blocks for >= 1 byte -> count, 0 EOF */
+#define SYS_hwrite          17   /* hwrite(handle, buf, len): all of it           -> len        */
+#define SYS_hclose          18   /* hclose(handle)                                -> 0          */
+#define SYS_cons_ctl        19   /* cons_ctl(op, arg): the interrupt key (proc.h) -> 0          */
+#define SYS_initrd_map      20   /* initrd_map(): map the initrd read-only        -> its address */
 
 #endif

@@ -1,0 +1,38 @@
+/*
+ * rtc.c - the real-time clock: read once at boot, so applications know the
+ * date.  QEMU's RISC-V virt machine has a Goldfish RTC (device tree:
+ * "google,goldfish-rtc"), which counts nanoseconds since 1970 in two 32-bit
+ * registers; reading TIME_LOW latches TIME_HIGH, so LOW is read first.
+ *
+ * The kernel keeps no clock of its own beyond the time CSR: it publishes the
+ * wall-clock time at the moment kinfo->boot_time was taken, and the library
+ * OS adds the time counter's progress since (libos/clock.c).  No system call
+ * is needed to tell the time.  (x86's CMOS clock will feed the same field.)
+ */
+#include "kernel/bootinfo.h"
+#include "kernel/kshare.h"
+#include "kernel/vm.h"
+#include "kernel/klib.h"
+#include "kernel/riscv.h"
+#include "kernel/uapi/kinfo.h"
+
+#define GOLDFISH_TIME_LOW  0x00
+#define GOLDFISH_TIME_HIGH 0x04
+
+static uint64_t ticks_to_ns(uint64_t t)
+{
+	uint64_t hz = bootinfo.timebase_hz;
+	return (t / hz) * 1000000000ull + (t % hz) * 1000000000ull / hz;
+}
+
+void rtc_init(void)
+{
+	if (bootinfo.rtc_base == 0) return;
+	uint64_t page = bootinfo.rtc_base & ~(uint64_t)(PGSIZE - 1);
+	if (kvm_map(page, page, PGSIZE, PTE_R | PTE_W) < 0) return;
+	volatile uint32_t *rtc = (volatile uint32_t *)bootinfo.rtc_base;
+	uint64_t lo = rtc[GOLDFISH_TIME_LOW / 4];
+	uint64_t hi = rtc[GOLDFISH_TIME_HIGH / 4];
+	uint64_t now_ns = hi << 32 | lo, now = rdtime();
+	kinfo->wall_at_boot = now_ns - ticks_to_ns(now - kinfo->boot_time);
+}
