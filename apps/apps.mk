@@ -1,6 +1,8 @@
 # apps.mk - guest programs.  Each apps/NAME.c becomes /bin/NAME in the initrd.
-# To add a program: write apps/NAME.c and add NAME to APPS below (programs
-# built from several files add a rule of their own: see APP_OBJS_name).
+# To add a program: write apps/NAME.c, starting with the comment that
+# documents it (tools/progdoc.c: "NAME.c - what it does." and a usage line),
+# and add NAME to APPS below (programs built from several files add a rule of
+# their own: see APP_OBJS_name).
 
 APPS += sh echo true false spin faulttest spawntest disktest rawbench \
 	ls cat cp mv rm mkdir rmdir stat df hexdump mkfs fsck fssuite capdemo fsbench fstest \
@@ -14,13 +16,35 @@ INITRD_EXTRA := etc/motd=apps/etc/motd
 apps: $(APP_BINS)
 initrd: $(INITRD)
 
-# A program's objects: its own .c plus any APP_OBJS_<name> it declares.
-$(BUILD)/bin/%: $(BUILD)/u/apps/%.c.o $$(APP_OBJS_$$*) $$(LIBOS_OBJS) libos/user.ld
+# A program's objects: its own .c, its usage (printed on -h) from that
+# file's comment, plus any APP_OBJS_<name> it declares.
+$(BUILD)/bin/%: $(BUILD)/u/apps/%.c.o $(BUILD)/u/doc/%.o $$(APP_OBJS_$$*) $$(LIBOS_OBJS) libos/user.ld
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_LDFLAGS) -o $@ $< $(APP_OBJS_$*) $(LIBOS_OBJS)
+	$(CC) $(USER_LDFLAGS) -o $@ $< $(BUILD)/u/doc/$*.o $(APP_OBJS_$*) $(LIBOS_OBJS)
 
-$(INITRD): $(BUILD)/tools/mkinitrd $$(APP_BINS) apps/etc/motd
-	$(BUILD)/tools/mkinitrd $@ $(foreach b,$(APPS),bin/$(b)=$(BUILD)/bin/$(b)) $(INITRD_EXTRA)
+# Every program's documentation comes from the comment at the top of its
+# apps/NAME.c (tools/progdoc.c): the usage linked into it, and the table of
+# all programs the shell's `help` prints.  A comment without them stops the
+# build, so the help cannot go stale.
+$(BUILD)/doc/%.c: apps/%.c $(BUILD)/tools/progdoc
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/progdoc usage $* $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/doc/progdocs.c: $$(patsubst %,apps/%.c,$$(APPS)) $(BUILD)/tools/progdoc
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/progdoc table $(foreach a,$(sort $(APPS)),$(a)=apps/$(a).c) > $@.tmp && mv $@.tmp $@
+$(BUILD)/u/doc/%.o: $(BUILD)/doc/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -c -o $@ $<
+
+# The initrd's copies leave out the debugging information (a tenth of the
+# size; symbols stay, for prof); $(BUILD)/bin keeps it for gdb.
+INITRD_BINS = $(patsubst %,$(BUILD)/initrd-bin/%,$(APPS))
+$(BUILD)/initrd-bin/%: $(BUILD)/bin/%
+	@mkdir -p $(dir $@)
+	$(OBJCOPY) --strip-debug $< $@
+
+$(INITRD): $(BUILD)/tools/mkinitrd $$(INITRD_BINS) apps/etc/motd
+	$(BUILD)/tools/mkinitrd $@ $(foreach b,$(APPS),bin/$(b)=$(BUILD)/initrd-bin/$(b)) $(INITRD_EXTRA)
 
 # The exodisk's guest tests and benchmarks (issue 4): each has its main in
 # apps/NAME.c and the rest in apps/NAME/.
@@ -31,3 +55,4 @@ APP_OBJS_exobench := $(patsubst %.c,$(BUILD)/u/%.c.o,$(wildcard apps/exobench/*.
                      $(BUILD)/u/apps/rawlib.c.o
 
 include apps/prof/prof.mk
+include apps/sh/sh.mk

@@ -1,5 +1,6 @@
 /*
- * echo.c - print the arguments, separated by spaces.  -n: no newline.
+ * echo.c - print the arguments, separated by spaces.
+ *   echo [-n] [WORD...]     -n: no newline at the end
  */
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,7 @@
 /*
  * ls.c - list directories.
- *   ls [-l] [PATH...]      -l: type, size, inode number, persistence model
+ *   ls [-l] [PATH...]      -l: type and permissions, links, size, time of the
+ *                          last change (UTC), persistence model, inode number
  * Names are sorted.  A file argument is listed as itself.
  */
 #include <dirent.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include "libos/files.h"
 
 static int longfmt;
@@ -31,8 +33,17 @@ static void show(const char *dir, const char *name)
 		printf("?          %s: %s\n", name, strerror(errno));
 		return;
 	}
-	printf("%c %10llu %8llu %-7s %s%s\n", st.type == LIBFS_T_DIR ? 'd' : '-',
-	       (unsigned long long)st.size, (unsigned long long)st.ino, model((int)st.persist), name,
+	char mode[11], when[32];
+	mode[0] = st.type == LIBFS_T_DIR ? 'd' : '-';
+	for (int i = 0; i < 9; i++)
+		mode[1 + i] = (st.perm >> (8 - i)) & 1 ? "rwxrwxrwx"[i] : '-';
+	mode[10] = 0;
+	time_t t = (time_t)(st.mtime / 1000000000u);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
+	printf("%s %2u %10llu %s %-7s %8llu %s%s\n", mode, st.nlink, (unsigned long long)st.size,
+	       when, model((int)st.persist), (unsigned long long)st.ino, name,
 	       st.type == LIBFS_T_DIR ? "/" : "");
 }
 
@@ -102,8 +113,9 @@ int main(int argc, char **argv)
 	if (i == argc)
 		return list(".");
 	for (int first = i; i < argc; i++) {
-		if (argc - first > 1)
-			printf("%s:\n", argv[i]);
+		struct stat st;
+		if (argc - first > 1 && stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
+			printf("%s%s:\n", i > first ? "\n" : "", argv[i]);
 		status |= list(argv[i]);
 	}
 	return status;

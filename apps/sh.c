@@ -1,401 +1,213 @@
 /*
  * sh.c - the shell.
- *
  *   sh               interactive: prompt, read a line, run it, repeat
  *   sh -c 'LINE'     run LINE and exit with the status of its last command
+ *   sh FILE          run the lines of FILE, then exit likewise
+ * A line holds commands and pipelines (`a | b`), separated by ';', '&&',
+ * '||' or ended by '&' (in the background); redirections, quotes, $VAR;
+ * builtins such as cd, export, jobs, fg, kill; everything else is a program
+ * in /bin.  docs/shell.md is the manual; `help` lists it all.
  *
- * A line is commands separated by ';' (run in turn) or '&' (run in the
- * background).  Words are split on blanks; '...' quotes literally, "..."
- * quotes with \" and \\ escapes, and a backslash outside quotes escapes the
- * next character; $? (outside single quotes) is the last command's status.
- * A command names a builtin or a program in /bin.
- *
- * Redirections: `< FILE` (standard input), `> FILE` (output, truncating),
- * `>> FILE` (output, appending), and `2>`, `2>>` for standard error.  The
- * kernel has no descriptors to inherit, so the shell hands a program its
- * redirections in the environment (EXO_FD0..2, see libos/posix.c), and the
- * program's libOS opens the files before main.  The mount table and working
- * directory travel the same way (EXOMOUNTS, PWD): `mount` and `cd` are
- * builtins because they change what later programs inherit.
+ * This file reads the lines: with the line editor (apps/sh/edit.c) when a
+ * person is at the console, from -c or a file otherwise.  Parsing is
+ * apps/sh/parse.c, running apps/sh/run.c.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include "apps/sh/sh.h"
 #include "libos/exo.h"
 #include "libos/files.h"
-#include "kernel/uapi/errno.h"
+#include "libos/fd.h"
 
-#define MAX_LINE   1024
-#define MAX_WORDS  64
-#define SPAWN_MAX_ENV 60    /* the kernel takes at most 64 strings per list */
-
-extern char **environ;
-static int last_status;
-static int interactive;
-
-struct command {
-	char *argv[MAX_WORDS + 1];
-	int argc;
-	int background;
-	char *redir[3];          /* file for descriptor 0, 1, 2, or NULL */
-	char mode[3];            /* 'r', 'w' (truncate) or 'a' (append) */
-};
-
-static int special(char ch)
+static void run_line(const char *line)
 {
-	return ch == ' ' || ch == '\t' || ch == '\n' || ch == ';' || ch == '&' || ch == '<' ||
-	       ch == '>';
-}
-
-/* Parse one command from *in, stopping after its ';', '&' or the end of the
- * line; words are copied into a private buffer.  Parsing a command only when
- * it is about to run makes $? in "false; echo $?" see false's status.
- * Returns 1 for a command, 0 at the end of the line, -1 on a syntax error. */
-/* Parse one command from *in, stopping after its ';', '&' or the end of the
- * line; words are copied into a private buffer.  Parsing a command only when
- * it is about to run makes $? in "false; echo $?" see false's status.
- * Returns 1 for a command, 0 at the end of the line, -1 on a syntax error. */
-static int parse_one(const char **inp, struct command *c)
-{
-	/* Each input character yields at most one output character, except $?
-	 * (2 characters in, up to 11 out), hence the generous buffer. */
-	static char words[6 * MAX_LINE];
-	char *out = words;
-	const char *in = *inp;
-	int target = -1;          /* descriptor the next word redirects, or -1 */
-	memset(c, 0, sizeof *c);
-	for (;;) {
-		while (*in == ' ' || *in == '\t' || *in == '\n') in++;
-		if (*in == 0 || *in == ';' || *in == '&') {
-			char sep = *in;
-			if (target >= 0) { fprintf(stderr, "sh: syntax error: redirection without a file\n"); return -1; }
-			if (sep != 0) in++;
-			if (sep == '&' && c->argc == 0) { fprintf(stderr, "sh: syntax error near '&'\n"); return -1; }
-			if (c->argc == 0 && sep == ';') {
-				if (c->redir[0] || c->redir[1] || c->redir[2]) {
-					fprintf(stderr, "sh: syntax error: redirection without a command\n");
-					return -1;
-				}
-				continue;     /* empty command */
-			}
-			*inp = in;
-			c->background = sep == '&';
-			c->argv[c->argc] = NULL;
-			if (c->argc == 0 && (c->redir[0] || c->redir[1] || c->redir[2])) {
-				fprintf(stderr, "sh: syntax error: redirection without a command\n");
-				return -1;
-			}
-			return c->argc > 0;
-		}
-		if (*in == '<' || *in == '>') {
-			if (target >= 0) { fprintf(stderr, "sh: syntax error near '%c'\n", *in); return -1; }
-			target = *in == '<' ? 0 : 1;
-			char mode = *in == '<' ? 'r' : 'w';
-			in++;
-			if (target == 1 && *in == '>') { mode = 'a'; in++; }
-			c->mode[target] = mode;
-			continue;
-		}
-		if (target < 0 && c->argc == MAX_WORDS) { fprintf(stderr, "sh: too many words\n"); return -1; }
-		char *word = out;
-		/* One word: a run of plain, quoted and escaped characters. */
-		while (*in && !special(*in)) {
-			if (*in == '\'') {
-				for (in++; *in && *in != '\''; ) *out++ = *in++;
-				if (*in != '\'') { fprintf(stderr, "sh: unterminated '\n"); return -1; }
-				in++;
-			} else if (*in == '"') {
-				for (in++; *in && *in != '"'; ) {
-					if (in[0] == '$' && in[1] == '?') {
-						out += sprintf(out, "%d", last_status);
-						in += 2;
-						continue;
-					}
-					if (*in == '\\' && (in[1] == '"' || in[1] == '\\')) in++;
-					*out++ = *in++;
-				}
-				if (*in != '"') { fprintf(stderr, "sh: unterminated \"\n"); return -1; }
-				in++;
-			} else if (in[0] == '$' && in[1] == '?') {
-				out += sprintf(out, "%d", last_status);
-				in += 2;
-			} else if (*in == '\\' && in[1]) {
-				in++;
-				*out++ = *in++;
-			} else {
-				*out++ = *in++;
-			}
-		}
-		*out++ = 0;
-		/* "2>" and "2>>": a word that is just "2", written right against '>'. */
-		if (target < 0 && *in == '>' && strcmp(word, "2") == 0 && in[-1] == '2') {
-			in++;
-			char mode = 'w';
-			if (*in == '>') { mode = 'a'; in++; }
-			c->mode[2] = mode;
-			target = 2;
-			out = word;
-			continue;
-		}
-		if (target >= 0) {
-			c->redir[target] = word;
-			target = -1;
-		} else {
-			c->argv[c->argc++] = word;
-		}
-	}
-}
-
-static int parse_status(const char *s, int *v)
-{
-	char *end;
-	long n = strtol(s, &end, 10);
-	if (*s == 0 || *end != 0) return -1;
-	*v = (int)n;
-	return 0;
-}
-
-static void help(void)
-{
-	printf("builtins:\n"
-	       "  help          this text\n"
-	       "  exit [N]      leave the shell with status N (default: the last status)\n"
-	       "  shutdown [N]  power the machine off (QEMU exits with status N)\n"
-	       "  wait          wait for all background commands\n"
-	       "  cd [DIR]      change the working directory (default /)\n"
-	       "  pwd           print it\n"
-	       "  mount         list the mount table\n"
-	       "  mount PREFIX TYPE [OPTIONS]   mount a library file system (unixfs, kvfs)\n"
-	       "  umount PREFIX remove a mount\n"
-	       "  sync          write every mounted file system back to disk\n"
-	       "commands are programs in /bin; separate commands with ';', end one with '&'\n"
-	       "to run it in the background.  Redirections: < FILE, > FILE, >> FILE,\n"
-	       "2> FILE, 2>> FILE.\n");
-}
-
-static void list_mounts(void)
-{
-	const char *prefix, *type, *opts;
-	int mounted;
-	for (int i = 0; fs_mount_info(i, &prefix, &type, &opts, &mounted) == 0; i++)
-		printf("%-12s %-8s %s\n", prefix, type, opts);
-}
-
-/* Builtins that change what programs inherit, and their helpers.  Returns
- * the status, or -1 if argv[0] is not one of them. */
-static int fs_builtin(struct command *c)
-{
-	char **argv = c->argv;
-	if (strcmp(argv[0], "cd") == 0) {
-		const char *dir = c->argc > 1 ? argv[1] : "/";
-		if (chdir(dir) < 0) { fprintf(stderr, "sh: cd: %s: %s\n", dir, strerror(errno)); return 1; }
-		char cwd[LIBFS_PATH_MAX];
-		if (getcwd(cwd, sizeof cwd)) setenv("PWD", cwd, 1);
-		return 0;
-	}
-	if (strcmp(argv[0], "pwd") == 0) {
-		char cwd[LIBFS_PATH_MAX];
-		printf("%s\n", getcwd(cwd, sizeof cwd) ? cwd : "?");
-		return 0;
-	}
-	if (strcmp(argv[0], "mount") == 0) {
-		if (c->argc == 1) { list_mounts(); return 0; }
-		if (c->argc < 3 || c->argc > 4) {
-			fprintf(stderr, "sh: usage: mount [PREFIX TYPE [OPTIONS]]\n");
-			return 2;
-		}
-		if (fs_mount(argv[1], argv[2], c->argc == 4 ? argv[3] : "") < 0) {
-			fprintf(stderr, "sh: mount %s: %s\n", argv[1], strerror(errno));
-			return 1;
-		}
-		return 0;
-	}
-	if (strcmp(argv[0], "umount") == 0) {
-		if (c->argc != 2) { fprintf(stderr, "sh: usage: umount PREFIX\n"); return 2; }
-		if (fs_umount(argv[1]) < 0) {
-			fprintf(stderr, "sh: umount %s: %s\n", argv[1], strerror(errno));
-			return 1;
-		}
-		return 0;
-	}
-	if (strcmp(argv[0], "sync") == 0) {
-		sync();
-		return 0;
-	}
-	return -1;
-}
-
-static void wait_all(void)
-{
-	int status, pid;
-	while ((pid = exo_wait(-1, &status)) > 0) {
-		last_status = status;
-		if (interactive) printf("[%d] done, status %d\n", pid, status);
-	}
-}
-
-static int is_builtin(const char *name)
-{
-	static const char *const names[] = {
-		"help", "exit", "shutdown", "wait", "cd", "pwd", "mount", "umount", "sync", NULL,
-	};
-	for (int i = 0; names[i]; i++)
-		if (strcmp(name, names[i]) == 0) return 1;
-	return 0;
-}
-
-/* A builtin runs inside the shell, so its redirections are real ones:
- * open the files, move them onto 0..2, and put the originals back after. */
-static int redirect_here(struct command *c, int saved[3])
-{
-	saved[0] = saved[1] = saved[2] = -1;
-	for (int fd = 0; fd < 3; fd++) {
-		if (!c->redir[fd]) continue;
-		int flags = c->mode[fd] == 'r' ? O_RDONLY :
-		            c->mode[fd] == 'a' ? (O_WRONLY | O_CREAT | O_APPEND) : (O_WRONLY | O_CREAT | O_TRUNC);
-		int nfd = open(c->redir[fd], flags, 0644);
-		if (nfd < 0) {
-			fprintf(stderr, "sh: %s: %s\n", c->redir[fd], strerror(errno));
-			return -1;
-		}
-		fflush(stdout);
-		saved[fd] = dup(fd);
-		dup2(nfd, fd);
-		close(nfd);
-	}
-	return 0;
-}
-
-static void restore_here(int saved[3])
-{
-	fflush(stdout);
-	for (int fd = 0; fd < 3; fd++)
-		if (saved[fd] >= 0) {
-			dup2(saved[fd], fd);
-			close(saved[fd]);
-		}
-	fs_release();
-}
-
-/* The environment for a program: ours, with its redirections added. */
-static char **child_env(struct command *c)
-{
-	static char *env[SPAWN_MAX_ENV + 1];
-	static char fdvar[3][LIBFS_PATH_MAX + 16];
-	int n = 0;
-	for (char **e = environ; *e && n < SPAWN_MAX_ENV - 3; e++)
-		if (strncmp(*e, "EXO_FD", 6) != 0)
-			env[n++] = *e;
-	for (int fd = 0; fd < 3; fd++)
-		if (c->redir[fd]) {
-			snprintf(fdvar[fd], sizeof fdvar[fd], "EXO_FD%d=%c:%s", fd, c->mode[fd], c->redir[fd]);
-			env[n++] = fdvar[fd];
-		}
-	env[n] = NULL;
-	return env;
-}
-
-static int run_builtin(struct command *c, int *exit_now);
-static int run_program(struct command *c);
-
-/* Run one command; returns its status (or -1 when the shell must exit). */
-static int run(struct command *c, int *exit_now)
-{
-	char **argv = c->argv;
-	if (is_builtin(argv[0])) {
-		int saved[3];
-		if (redirect_here(c, saved) < 0) { restore_here(saved); return 1; }
-		int status = run_builtin(c, exit_now);
-		restore_here(saved);
-		return status;
-	}
-	return run_program(c);
-}
-
-static int run_builtin(struct command *c, int *exit_now)
-{
-	char **argv = c->argv;
-	int st = fs_builtin(c);
-	if (st >= 0) return st;
-	if (strcmp(argv[0], "help") == 0) { help(); return 0; }
-	if (strcmp(argv[0], "exit") == 0 || strcmp(argv[0], "shutdown") == 0) {
-		int status = strcmp(argv[0], "exit") == 0 ? last_status : 0;
-		if (c->argc > 2 || (c->argc == 2 && parse_status(argv[1], &status) < 0)) {
-			fprintf(stderr, "sh: usage: %s [N]\n", argv[0]);
-			return 2;
-		}
-		fflush(stdout);
-		if (argv[0][0] == 's') exo_poweroff(status);
-		*exit_now = 1;
-		return status;
-	}
-	if (strcmp(argv[0], "wait") == 0) { wait_all(); return last_status; }
-	return 0;
-}
-
-static int run_program(struct command *c)
-{
-	char **argv = c->argv;
-	char path[128];
-	if (strchr(argv[0], '/')) snprintf(path, sizeof path, "%s", argv[0]);
-	else snprintf(path, sizeof path, "/bin/%s", argv[0]);
-	fflush(stdout);
-	/* Write our file systems back and let go of them: the program may
-	 * mount the same ones (unixfs allows one process at a time). */
-	fs_release();
-	int pid = exo_spawn(path, argv, child_env(c));
-	if (pid < 0) {
-		if (pid == K_E_NOENT) { fprintf(stderr, "sh: %s: command not found\n", argv[0]); return 127; }
-		fprintf(stderr, "sh: %s: %s\n", argv[0], exo_strerror(pid));
-		return 126;
-	}
-	if (c->background) {
-		if (interactive) printf("[%d]\n", pid);
-		return 0;
-	}
-	int status = 0;
-	int r = exo_wait(pid, &status);
-	if (r < 0) { fprintf(stderr, "sh: wait: %s\n", exo_strerror(r)); return 1; }
-	return status;
-}
-
-static void run_line(const char *line, int *exit_now)
-{
-	if (strlen(line) >= MAX_LINE) {
-		fprintf(stderr, "sh: line longer than %d characters\n", MAX_LINE - 1);
-		last_status = 2;
+	struct pipeline pl;
+	/* The whole line is read before any of it runs, so that a syntax error
+	 * anywhere runs nothing.  (Running parses again, pipeline by pipeline,
+	 * so that $? and $X see what ran before them.) */
+	const char *check = line;
+	int r;
+	sh_parse_begin();
+	while ((r = sh_parse(&check, &pl, sh_last_status)) > 0)
+		;
+	if (r < 0) {
+		sh_last_status = 2;
 		return;
 	}
-	struct command c;
-	int r;
-	while (!*exit_now && (r = parse_one(&line, &c)) != 0) {
-		if (r < 0) { last_status = 2; return; }
-		last_status = run(&c, exit_now);
+	sh_parse_begin();
+	sh_interrupted = 0;
+	while (!sh_exit_now && !sh_interrupted) {
+		int r = sh_parse(&line, &pl, sh_last_status);
+		if (r == 0)
+			break;
+		if (r < 0) {
+			sh_last_status = 2;
+			break;
+		}
+		sh_last_status = sh_run(&pl);
 	}
+}
+
+#define SCRIPT_MAX (256 * 1024)
+
+/* The lines of a script, or of standard input when it is not the console.
+ * All of it is read first and the file closed: a program the script runs
+ * may need the file system the script is on (unixfs allows one process at
+ * a time). */
+static int run_stream(int fd, const char *name)
+{
+	char *text = malloc(SCRIPT_MAX + 1);
+	size_t len = 0;
+	ssize_t n;
+	if (text == NULL) {
+		fprintf(stderr, "sh: %s: out of memory\n", name);
+		return 2;
+	}
+	while (len < SCRIPT_MAX && (n = read(fd, text + len, SCRIPT_MAX - len)) > 0)
+		len += (size_t)n;
+	if (len == SCRIPT_MAX) {
+		fprintf(stderr, "sh: %s: longer than %d bytes: not run\n", name, SCRIPT_MAX);
+		free(text);
+		return 2;
+	}
+	text[len] = 0;
+	if (fd != 0)
+		close(fd);
+	else
+		libos_fd_null(0);           /* let go of a redirected file */
+	fs_release();
+	int lineno = 0;
+	for (char *line = text; *line && !sh_exit_now; ) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		lineno++;
+		if (strlen(line) >= SH_LINE_MAX) {
+			fprintf(stderr, "sh: %s: line %d is longer than %d characters: not run\n", name,
+			        lineno, SH_LINE_MAX - 1);
+			sh_last_status = 2;
+		} else {
+			run_line(line);
+			if (sh_interrupted) {
+				free(text);
+				return 130;
+			}
+		}
+		line = nl ? nl + 1 : line + strlen(line);
+	}
+	free(text);
+	sh_wait_all();
+	return sh_last_status;
+}
+
+/* At start-up, say plainly when the root file system cannot be used, and
+ * what to do about it: `ls: /: No such device` helps nobody. */
+static void check_root(void)
+{
+	struct stat st;
+	if (stat("/", &st) == 0) {
+		fs_release();
+		return;
+	}
+	int err = errno;
+	const char *type, *prefix, *opts;
+	int mounted, have_root = 0;
+	for (int i = 0; fs_mount_info(i, &prefix, &type, &opts, &mounted) == 0; i++)
+		if (strcmp(prefix, "/") == 0)
+			have_root = 1;
+	fprintf(stderr, "sh: the root file system cannot be used: %s.\n", strerror(err));
+	if (!have_root || exo_kinfo()->ndisks == 0) {
+		fprintf(stderr, "  There is no disk to hold it: boot with one (make qemu makes "
+		        "build/disk0.img),\n  or name a file system with the mounts= boot option.\n");
+	} else if (err == ENODEV) {
+		fprintf(stderr, "  Disk unit 0 holds no unixfs (a blank disk, or its exodisk did not mount:\n"
+		        "  see the kernel's messages above).  To make a file system on it, run\n"
+		        "      mkfs\n"
+		        "  or, on the host, remove build/disk0.img and run make qemu again for the\n"
+		        "  default image with the sample files.\n");
+	} else if (err == EACCES) {
+		fprintf(stderr, "  Disk unit 0's unixfs belongs to another key: mount it with its key,\n"
+		        "      mount / unixfs unit=0,key=KEY\n");
+	} else if (err == EBUSY) {
+		fprintf(stderr, "  Another program has it mounted; it is free again when that ends.\n");
+	} else {
+		fprintf(stderr, "  It may be damaged.  To check it, run\n"
+		        "      fsck\n"
+		        "  (fsck -r repairs what it can); mkfs makes a new, empty one.\n");
+	}
+	fs_release();
+}
+
+static int interactive(void)
+{
+	static char line[SH_LINE_MAX];
+	sh_interactive = 1;
+	sh_run_init();
+	printf("exodisk shell; 'help' lists the builtins and programs\n");
+	fflush(stdout);
+	check_root();
+	while (!sh_exit_now) {
+		sh_notify_jobs();
+		int r = edit_line("$ ", line, sizeof line);
+		if (r == EDIT_EOF)
+			break;
+		if (r == EDIT_INTERRUPT) {
+			sh_last_status = 130;
+			continue;
+		}
+		if (r == EDIT_TOO_LONG) {
+			fprintf(stderr, "sh: the line is longer than %d characters: not run\n", SH_LINE_MAX - 1);
+			sh_last_status = 2;
+			continue;
+		}
+		edit_history_add(line);
+		run_line(line);
+	}
+	return sh_last_status;
 }
 
 int main(int argc, char **argv)
 {
-	static char line[MAX_LINE];
-	int exit_now = 0;
-	if (argc >= 3 && strcmp(argv[1], "-c") == 0) {
-		run_line(argv[2], &exit_now);
+	if (argc >= 2 && strcmp(argv[1], "-B") == 0)
+		return sh_builtin_main(argc - 2, argv + 2);
+	if (argc >= 2 && strcmp(argv[1], "-c") == 0) {
+		if (argc < 3) {
+			fprintf(stderr, "sh: -c needs a line to run\n");
+			return 2;
+		}
+		if (strlen(argv[2]) >= SH_LINE_MAX) {
+			fprintf(stderr, "sh: the line is longer than %d characters: not run\n", SH_LINE_MAX - 1);
+			return 2;
+		}
+		sh_run_init();
+		run_line(argv[2]);
+		if (sh_interrupted)
+			return 130;
 		/* Background commands finish before a scripted shell exits. */
-		int status;
-		while (exo_wait(-1, &status) > 0)
-			;
-		return last_status;
+		sh_wait_all();
+		return sh_last_status;
 	}
-	interactive = 1;
-	printf("exodisk shell; type 'help' for the builtins\n");
-	while (!exit_now) {
-		printf("$ ");
-		fflush(stdout);
-		if (fgets(line, sizeof line, stdin) == NULL) break;
-		run_line(line, &exit_now);
+	if (argc == 2) {
+		int fd = open(argv[1], O_RDONLY);
+		if (fd < 0) {
+			fprintf(stderr, "sh: %s: %s\n", argv[1], strerror(errno));
+			return 127;
+		}
+		sh_run_init();
+		return run_stream(fd, argv[1]);
 	}
-	return last_status;
+	if (argc > 2) {
+		fprintf(stderr, "usage: sh [-c LINE | FILE]\n");
+		return 2;
+	}
+	if (!isatty(0)) {
+		sh_run_init();
+		return run_stream(0, "standard input");
+	}
+	return interactive();
 }

@@ -1,8 +1,9 @@
 /*
- * spawntest.c - check that processes give back what they take: spawn and
- * reap many children and compare the free-page count (from the kernel
- * information page) before and after; fill the process table and check that
- * the kernel says so and recovers.
+ * spawntest.c - check that processes give back what they take.
+ *   spawntest       spawn and reap many children and compare the free-page
+ *                   count (from the kernel information page) before and
+ *                   after; fill the process table and check that the kernel
+ *                   says so and recovers
  */
 #include <stdio.h>
 #include "libos/exo.h"

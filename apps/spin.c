@@ -1,6 +1,7 @@
 /*
- * spin.c - a CPU-bound test program: `spin NAME STEPS [MS]` burns MS
- * milliseconds of CPU (default 30) per step and prints "NAME i" after each.
+ * spin.c - a CPU-bound test program.
+ *   spin NAME STEPS [MS]     burn MS milliseconds of CPU (default 30) per step
+ *                            and print "NAME i" after each
  * Two started together show that the scheduler shares the CPU.
  */
 #include <stdio.h>

@@ -5,7 +5,19 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include "libos/files.h"
+
+/* A file time (nanoseconds since 1970) as a UTC date. */
+static void show_time(const char *label, uint64_t ns)
+{
+	time_t t = (time_t)(ns / 1000000000u);
+	struct tm tm;
+	char when[40];
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+	printf("%s: %s.%09llu UTC\n", label, when, (unsigned long long)(ns % 1000000000u));
+}
 
 int main(int argc, char **argv)
 {
@@ -30,8 +42,8 @@ int main(int argc, char **argv)
 		printf(" links: %u\n", st.nlink);
 		printf("  mode: %04o\n", st.perm);
 		printf("persist: %s\n", st.persist <= 2 ? models[st.persist] : "?");
-		printf(" mtime: %llu.%09llu\n", (unsigned long long)(st.mtime / 1000000000u),
-		       (unsigned long long)(st.mtime % 1000000000u));
+		show_time("modify", st.mtime);
+		show_time("change", st.ctime);
 	}
 	return status;
 }

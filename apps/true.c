@@ -1,2 +1,5 @@
-/* true.c - exit with status 0. */
+/*
+ * true.c - exit with status 0.
+ *   true
+ */
 int main(void) { return 0; }

@@ -36,8 +36,8 @@ class Case:
         self.setup = setup            # setup(scratch_dir) before boot (make disk images, ...)
         self.argv = argv              # what boots the guest, from the top directory
                                       # (default tools/run-qemu.sh; e.g. make qemu ...)
-        self.interact = interact      # interact(env) -> (status, raw output): a session at
-                                      # the console instead of CMD (tests/qemu/console.py)
+        self.interact = interact      # interact(env) -> (status, raw output, why or ""): a
+                                      # session at the console instead of CMD (console.py)
 
 
 class Result:
@@ -114,8 +114,8 @@ def run_case(case):
         if case.setup:
             case.setup(scratch)
         if case.interact:
-            res.status, out = case.interact(env)
-            if res.status == "timeout":
+            res.status, out, res.why = case.interact(env)
+            if res.status == "timeout" and not res.why:
                 res.why = "the session did not end within its time limit"
             res.output = guest_output(out)
             if not res.why:

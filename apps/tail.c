@@ -1,0 +1,85 @@
+/*
+ * tail.c - print the last lines of files.
+ *   tail [-n N | -N] [FILE...]    the last N lines (default 10); FILE - or
+ *                                 none: standard input
+ * Only the last N lines are kept in memory while reading.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "apps/textio.h"
+
+static int tail(FILE *f, long n)
+{
+	if (n == 0)
+		return 0;
+	char **ring = calloc((size_t)n, sizeof *ring);
+	size_t *lens = calloc((size_t)n, sizeof *lens);
+	if (ring == NULL || lens == NULL) {
+		fprintf(stderr, "tail: out of memory for %ld lines\n", n);
+		return 1;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	long seen = 0;
+	while ((len = text_getline(&line, &cap, f)) >= 0) {
+		long slot = seen % n;
+		free(ring[slot]);
+		ring[slot] = malloc((size_t)len);
+		if (ring[slot] == NULL) {
+			fprintf(stderr, "tail: out of memory\n");
+			return 1;
+		}
+		memcpy(ring[slot], line, (size_t)len);
+		lens[slot] = (size_t)len;
+		seen++;
+	}
+	long first = seen > n ? seen - n : 0;
+	for (long k = first; k < seen; k++)
+		text_put("tail", ring[k % n], lens[k % n]);
+	for (long k = 0; k < n; k++)
+		free(ring[k]);
+	free(ring);
+	free(lens);
+	free(line);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	long n = 10;
+	int i = 1, status = 0;
+	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		}
+		const char *v = NULL;
+		if (strcmp(argv[i], "-n") == 0)
+			v = i + 1 < argc ? argv[++i] : NULL;
+		else if (argv[i][1] >= '0' && argv[i][1] <= '9')
+			v = argv[i] + 1;
+		char *end = NULL;
+		if (v)
+			n = strtol(v, &end, 10);
+		if (v == NULL || *v == 0 || *end != 0 || n < 0 || n > 10000000) {
+			fprintf(stderr, "usage: tail [-n N | -N] [FILE...]\n");
+			return 2;
+		}
+	}
+	if (i == argc)
+		return tail(stdin, n);
+	for (int first = i; i < argc; i++) {
+		FILE *f = text_open("tail", argv[i]);
+		if (f == NULL) {
+			status = 1;
+			continue;
+		}
+		if (argc - first > 1)
+			printf("%s==> %s <==\n", i > first ? "\n" : "", argv[i]);
+		status |= tail(f, n);
+		text_close(f);
+	}
+	return status;
+}
