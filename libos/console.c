@@ -2,7 +2,9 @@
  * console.c - the console as a file descriptor, with the line discipline
  * that a Unix kernel would keep in its tty driver: the exokernel hands the
  * library OS raw bytes, and the library OS echoes them, handles backspace,
- * and delivers whole lines.  Ctrl-D at the start of a line is end of file.
+ * and delivers whole lines (one longer than 512 bytes in pieces, none
+ * lost).  Ctrl-D at the start of a line is end of file.  (The shell edits
+ * its own lines: apps/sh/edit.c.)
  */
 #include <errno.h>
 #include <string.h>
@@ -39,10 +41,11 @@ static void fill_line(void)
 			while (line_len > 0) { line_len--; echo("\b \b", 3); }
 			continue;
 		}
-		if (line_len == LINE_MAX_LEN - 1 && c != '\n') continue;
 		line[line_len++] = c;
 		echo(&c, 1);
-		if (c == '\n') return;
+		/* A line longer than the buffer is handed out in pieces: the
+		 * reader gets every byte, only not in one read. */
+		if (c == '\n' || line_len == LINE_MAX_LEN) return;
 	}
 }
 

@@ -69,8 +69,6 @@ static int d_stat(void *fs, const char *path, struct libfs_stat *st)
 }
 
 static int d_no(void *fs, const char *path) { (void)fs; (void)path; return -EPERM; }
-static int d_rename(void *fs, const char *a, const char *b) { (void)fs; (void)a; (void)b; return -EPERM; }
-static int d_mkdir(void *fs, const char *p, uint32_t perm) { (void)fs; (void)p; (void)perm; return -EPERM; }
 
 static int d_open(void *fs, const char *path, int flags, uint32_t perm, void **file)
 {
@@ -140,15 +138,14 @@ static int d_readdir(void *fs, void *dir, uint64_t *cookie, struct libfs_dirent 
 
 const struct libfs_ops devfs_ops = {
 	.name = "dev",
+	.features = 0,                           /* one flat directory, fixed names */
+	.name_max = 16,
 	.mount = d_mount,
 	.unmount = d_unmount,
 	.sync = d_sync,
 	.statfs = d_statfs,
 	.stat = d_stat,
 	.unlink = d_no,
-	.rename = d_rename,
-	.mkdir = d_mkdir,
-	.rmdir = d_no,
 	.open = d_open,
 	.close = d_close,
 	.read = d_read,

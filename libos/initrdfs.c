@@ -166,7 +166,6 @@ static int ir_stat(void *vfs, const char *path, struct libfs_stat *st)
 }
 
 static int ir_rofs(void *fs, const char *path) { (void)fs; (void)path; return -EROFS; }
-static int ir_rename(void *fs, const char *a, const char *b) { (void)fs; (void)a; (void)b; return -EROFS; }
 static int ir_mkdir(void *fs, const char *p, uint32_t perm) { (void)fs; (void)p; (void)perm; return -EROFS; }
 
 static int ir_open(void *vfs, const char *path, int flags, uint32_t perm, void **file)
@@ -266,13 +265,14 @@ static int ir_readdir(void *vfs, void *file, uint64_t *cookie, struct libfs_dire
 
 const struct libfs_ops initrdfs_ops = {
 	.name = "initrd",
+	.features = LIBFS_F_DIRS,                /* directories (read-only); no rename */
+	.name_max = INITRD_NAME_MAX - 1,
 	.mount = ir_mount,
 	.unmount = ir_unmount,
 	.sync = ir_sync,
 	.statfs = ir_statfs,
 	.stat = ir_stat,
 	.unlink = ir_rofs,
-	.rename = ir_rename,
 	.mkdir = ir_mkdir,
 	.rmdir = ir_rofs,
 	.open = ir_open,

@@ -334,8 +334,8 @@ void libos_fs_init(void)
 	}
 	/* The programs as files (initrdfs.c) and /dev/null (devfs.c): always
 	 * there, mounted only when someone looks. */
-	libfs_register(&initrdfs_ops);
-	libfs_register(&devfs_ops);
+	if (libfs_register(&initrdfs_ops) < 0 || libfs_register(&devfs_ops) < 0)
+		fprintf(stderr, "libos: cannot register the initrd or dev file system\n");
 	vfs_load_spec(spec);
 	vfs_mount("/bin", "initrd", "dir=bin", 0);
 	vfs_mount("/dev", "dev", "", 0);
