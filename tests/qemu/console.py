@@ -196,16 +196,22 @@ class Session:
             self.proc.wait()
 
 
+# Booting to the first prompt takes a second on a quiet machine; with the
+# machine shared by many builds QEMU may get little CPU for a long while, so
+# the waits are generous: they end as soon as the screen is right.
+BOOT_TIMEOUT = 90
+
+
 def interactive(script, timeout=60):
     """A Case's interact function: boot the shell, run script(session) (which
     raises AssertionError when something is wrong), power off.  The screen
     is appended to the output so a failure shows what the person saw; the
     third value says why the session failed ("" when it did not)."""
     def interact(env):
-        s = Session(env, timeout=min(timeout, 30))
+        s = Session(env, timeout=timeout)
         err = None
         try:
-            s.wait_prompt()
+            s.wait_prompt(timeout=BOOT_TIMEOUT)
             script(s)
         except AssertionError as e:
             err = str(e)
