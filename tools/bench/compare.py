@@ -136,7 +136,8 @@ def speedup(ours, best, higher):
 def fmt_x(x):
     if math.isnan(x):
         return "–"
-    return "%.1f× faster" % x if x >= 1 else "%.1f× slower" % (1 / x)
+    f = x if x >= 1 else 1 / x
+    return ("%.2f" if f < 10 else "%.1f") % f + ("× faster" if x >= 1 else "× slower")
 
 
 def report(records, table):

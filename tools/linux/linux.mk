@@ -24,7 +24,8 @@ linux-guest: $(LINUX_INITRD)
 
 # deps.sh rewrites the manifest each time it has checked everything.
 $(LINUX_MANIFEST): tools/deps.sh
-	@tools/deps.sh linux
+	@tools/deps.sh linux || { echo "linux: the Linux comparison needs these packages;" \
+		"make bench LINUX=0 runs everything else" >&2; exit 1; }
 
 $(LXBENCH): $(LXBENCH_SRCS) $(LXBENCH_HDRS) | $(LINUX_MANIFEST)
 	@mkdir -p $(dir $@)

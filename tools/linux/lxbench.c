@@ -86,18 +86,32 @@ static void mount_opts(char *out, size_t n)
 		fclose(f);
 }
 
+/* The first line of a sysfs file, without its newline ("?" if unreadable). */
+static void sysfs(const char *path, char *out, size_t n)
+{
+	snprintf(out, n, "?");
+	FILE *f = fopen(path, "r");
+	if (f != NULL && fgets(out, (int)n, f) != NULL)
+		out[strcspn(out, "\n")] = 0;
+	if (f != NULL)
+		fclose(f);
+}
+
 static void meta(const struct fw_args *a)
 {
 	struct utsname u;
 	struct timespec res;
-	char opts[512] = "";
+	char opts[512] = "", sched[128], wcache[64];
 	uname(&u);
 	clock_getres(CLOCK_MONOTONIC, &res);
 	if (strcmp(fs_type, "raw") != 0)
 		mount_opts(opts, sizeof opts);
+	sysfs("/sys/block/vda/queue/scheduler", sched, sizeof sched);
+	sysfs("/sys/block/vda/queue/write_cache", wcache, sizeof wcache);
 	emit("\"bench\":\"meta\",\"exp\":\"linux\",\"os\":\"linux\",\"fs\":\"%s\",\"kernel\":\"%s\",\"dev\":\"virtio-blk\","
-	     "\"unit\":0,\"runs\":%d,\"resolution_ns\":%ld,\"mount_options\":\"%s\"",
-	     fs_type, u.release, a->runs, (long)res.tv_nsec, opts);
+	     "\"unit\":0,\"runs\":%d,\"resolution_ns\":%ld,\"mount_options\":\"%s\",\"scheduler\":\"%s\","
+	     "\"write_cache\":\"%s\"",
+	     fs_type, u.release, a->runs, (long)res.tv_nsec, opts, sched, wcache);
 }
 
 /* ---- the raw device ------------------------------------------------------------ */
