@@ -12,8 +12,8 @@
  *
  * TYPE is a libFS name (libfs_type: unixfs, kvfs, ...); OPTIONS its mount
  * options (default unit=UNIT).  If the unit holds no such file system for
- * the development secret, one is made first where exobench knows how
- * (mkfs_of below); otherwise it must have been made already (mkfs -t TYPE).
+ * the development secret, one is made first with the libFS's own mkfs
+ * (struct libfs_ops); one without a mkfs must have been made already.
  *
  * Every phase starts cold: the file system is unmounted (which makes
  * everything durable) and mounted again, so the program's own caches are
@@ -32,20 +32,8 @@
 #include "libos/exo.h"
 #include "libos/prof.h"
 #include "libos/vfs.h"
-#include "userfs/kvfs/kvfs.h"
-#include "userfs/unixfs/unixfs.h"
 
 #define PREFIX "/xb"
-
-/* The libFSes whose mkfs exobench can call (a type not listed here must be
- * made beforehand). */
-static const struct {
-	const char *type;
-	int (*mkfs)(const char *opts, uint64_t *sb);
-} mkfs_of[] = {
-	{ "unixfs", unixfs_mkfs },
-	{ "kvfs", kvfs_mkfs },
-};
 
 static const char *type;
 static char opts[256];
@@ -94,7 +82,8 @@ static int run(int argc, char **argv, const char *fixed_type)
 	}
 	if (type == NULL || fw_check(&a) != 0)
 		usage();
-	if (libfs_type(type) == NULL) {
+	const struct libfs_ops *ops = libfs_type(type);
+	if (ops == NULL) {
 		printf("fs: %s: no such library file system in this program\n", type);
 		return 1;
 	}
@@ -107,11 +96,9 @@ static int run(int argc, char **argv, const char *fixed_type)
 		snprintf(opts, sizeof opts, "%s", o);
 	else
 		snprintf(opts, sizeof opts, "unit=%d", unit);
-	for (size_t i = 0; i < sizeof mkfs_of / sizeof mkfs_of[0]; i++) {
-		if (strcmp(mkfs_of[i].type, type) != 0)
-			continue;
+	if (ops->mkfs != NULL) {
 		uint64_t sb;
-		int r = mkfs_of[i].mkfs(opts, &sb);
+		int r = ops->mkfs(opts, &sb);
 		if (r < 0 && r != -EEXIST) {
 			printf("fs: mkfs -t %s %s: %s\n", type, opts, strerror(-r));
 			return 1;
