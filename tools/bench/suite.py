@@ -86,9 +86,10 @@ def entries(quick):
 
 # ---- the Linux comparison ---------------------------------------------------
 
-# Our library file systems, by the name `exobench fs -t` takes; the report
-# shows every one beside every Linux file system.
-LIBFS = ["unixfs"]
+# Our library file systems, by the name `exobench fs -t` takes (any type
+# userfs/userfs.mk builds in whose operations include directories); the
+# report shows every one beside every Linux file system.
+LIBFS = ["unixfs", "fatfs"]
 # Linux's side: the file systems, and the raw device ("raw").
 LINUX_FS = ["ext4", "ext2", "vfat", "f2fs", "nilfs2", "raw"]
 COMPARE_ROUNDS = 3
