@@ -9,6 +9,9 @@
 #                 model's results do not depend on the host: docs/diskmodel.md
 #   DISK=ram      unit 0 is a RAM disk; DISKS-1 virtio-blk disks follow
 #   DISKS         number of units (default 1, at most 8)
+#   POWERCUT_SOCK the first virtio-blk unit is served over NBD from this Unix
+#                 socket by tools/powercut/pcdisk (a disk that loses its
+#                 unflushed writes at a power cut; run-qemu.sh's POWERCUT=)
 #   DISK_SIZE     size of disk images created here (default 512M: two areas
 #                 250 MB apart fit, as the thesis's layouts need)
 #   ICOUNT=1      count time in executed instructions with any disk, as
@@ -61,6 +64,10 @@ fi
 for ((unit = first_virtio_unit; unit < DISKS; unit++)); do
   slot=$((unit - first_virtio_unit))
   img=$(disk_image "$unit")
-  args+=(-drive "file=$img,if=none,format=raw,id=disk$unit"
+  drive="file=$img,if=none,format=raw,id=disk$unit"
+  if [ -n "${POWERCUT_SOCK:-}" ] && [ "$unit" = "$first_virtio_unit" ]; then
+    drive="driver=nbd,server.type=unix,server.path=$POWERCUT_SOCK,if=none,id=disk$unit"
+  fi
+  args+=(-drive "$drive"
          -device "virtio-blk-device,drive=disk$unit,bus=virtio-mmio-bus.$slot")
 done

@@ -16,3 +16,4 @@ $(BUILD)/tools/progdoc: tools/progdoc.c | $(DEPS_STAMP)
 	$(HOSTCC) $(HOST_TOOL_CFLAGS) -o $@ $<
 
 include tools/bench/bench.mk
+include tools/powercut/powercut.mk

@@ -1,0 +1,25 @@
+"""cases_powercut.py - a bounded sample of the power-cut tests of the real
+stack (docs/powercut.md): for each library file system, tools/powercut/
+crashtest.py cuts the power at 3 points spread over apps/pcwork's workload,
+in each mode (every unflushed write lost; each unflushed sector kept or
+lost by chance), and checks that the exodisk and the file system recovered
+with every acknowledged step.  `make crash-test` cuts at every request.
+"""
+import os
+import sys
+
+from qemutest import Case, ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "qemu"))
+from cases_fs import libfs_types  # noqa: E402
+
+CASES = [
+    Case("powercut-" + t, "",
+         argv=["python3", os.path.join(ROOT, "tools", "powercut", "crashtest.py"),
+               "-t", t, "--cuts", "3", "-j", "1"],
+         expect=[r"^crashtest: %s +none +\d+ steps, \d+ requests, 3 cuts, 3 recovered, 0 failed" % t,
+                 r"^crashtest: %s +random +\d+ steps, \d+ requests, 3 cuts, 3 recovered, 0 failed" % t,
+                 r"^crashtest: all recovered"],
+         timeout=300)
+    for t in libfs_types()
+]
