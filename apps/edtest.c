@@ -11,6 +11,8 @@
  *   edtest [-u UNIT] persist-check            see apps/edtest/t_persist.c and
  *   edtest [-u UNIT] persist-tampered         tests/qemu/cases_exodisk.py
  *   edtest [-u UNIT] persist-nodisk
+ *   edtest [-u UNIT] powercut-run STEPS       the exodisk's power-cut workload
+ *   edtest [-u UNIT] powercut-check STEPS N   (apps/edtest/t_powercut.c)
  *   edtest -u UNIT child NAME ARGS...         a helper process (spawned by a group)
  *
  * The groups live in apps/edtest/t_*.c, the shared harness in
@@ -61,13 +63,16 @@ static const struct {
 	{ "persist-check", p_check, true },
 	{ "persist-tampered", p_tampered, true },
 	{ "persist-nodisk", p_nodisk, false },
+	{ "powercut-run", p_powercut_run, true },
+	{ "powercut-check", p_powercut_check, true },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: edtest [-u UNIT] [GROUP...] | list | persist-write [crash] | "
-	                "persist-check | persist-tampered | persist-nodisk\n");
+	                "persist-check | persist-tampered | persist-nodisk | powercut-run STEPS | "
+	                "powercut-check STEPS N\n");
 	exit(2);
 }
 

@@ -130,5 +130,8 @@ int p_write(int argc, char **argv);
 int p_check(int argc, char **argv);
 int p_tampered(int argc, char **argv);
 int p_nodisk(int argc, char **argv);
+/* Power cuts of the real stack (tools/powercut/crashtest.py -t exodisk). */
+int p_powercut_run(int argc, char **argv);
+int p_powercut_check(int argc, char **argv);
 
 #endif

@@ -1,5 +1,6 @@
 """cases_powercut.py - a bounded sample of the power-cut tests of the real
-stack (docs/powercut.md): for each library file system, tools/powercut/
+stack (docs/powercut.md): for the exodisk alone and for each library file
+system, tools/powercut/
 crashtest.py cuts the power at 3 points spread over apps/pcwork's workload,
 in each mode (every unflushed write lost; each unflushed sector kept or
 lost by chance), and checks that the exodisk and the file system recovered
@@ -21,5 +22,5 @@ CASES = [
                  r"^crashtest: %s +random +\d+ steps, \d+ requests, 3 cuts, 3 recovered, 0 failed" % t,
                  r"^crashtest: all recovered"],
          timeout=300)
-    for t in libfs_types()
+    for t in ["exodisk"] + libfs_types()
 ]
