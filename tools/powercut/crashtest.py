@@ -10,12 +10,15 @@ First an uncut run counts the requests that change the disk (writes,
 flushes): R.  Then for each cut point c in 1..R (all with --all, else a
 sample spread evenly), from the same prepared image:
 
+  0. the disk is filled with 0xEE and formatted with a small log (once).
   1. boot, run the workload; the power fails at request c: the unflushed
      writes are lost (mode none) or each sector kept or lost by chance
      (mode random, seeded by c), QEMU is killed.  The acknowledgements the
      guest printed before it died say which step was durable (A).
   2. on the host, `exotool check` of the image as it is: the exodisk's
-     invariants after the replay the next mount will do.
+     invariants after the replay the next mount will do; for fatfs, the
+     volume exported (exotool fat-export) is repaired by dosfstools'
+     `fsck.fat -a` and then clean by `fsck.fat -n`.
   3. boot again: the kernel recovers the exodisk; `pcwork check ... A`
      checks every file and listing against the model as of step A or A+1
      and walks the file system through its operations; then the type's
@@ -50,7 +53,7 @@ BUILD = os.environ.get("BUILD", "build")
 EXOTOOL = os.path.join(ROOT, BUILD, "tools", "exotool")
 RUNQEMU = os.path.join(ROOT, "tools", "run-qemu.sh")
 OPTS = "key=pc"
-DISK_SIZE = "64M"
+DISK_SIZE = "64M"          # in MiB: the image is filled with 0xEE
 # What each type's documentation says a power cut may leave for its
 # checker to repair (a regular expression over fsck's problem lines); any
 # other problem after a cut is a failure, and so is anything fsck -r
@@ -113,6 +116,30 @@ def exotool_check(img):
     return p.returncode, p.stdout.decode("utf-8", "replace")
 
 
+def fat_host_check(img, scratch):
+    """A FAT volume after the cut, as the rest of the world sees it: exported
+    by exotool, repaired by dosfstools' fsck.fat -a, then clean by -n.
+    "" or what was wrong."""
+    out = os.path.join(scratch, "fat.img")
+    p = subprocess.run([EXOTOOL, "fat-export", img, out, "-o", OPTS], cwd=ROOT,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if p.returncode != 0:
+        return "exotool fat-export: " + p.stdout.decode("utf-8", "replace").strip()
+    env = dict(os.environ, PATH=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
+    a = subprocess.run(["fsck.fat", "-a", out], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    n = subprocess.run(["fsck.fat", "-n", out], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    os.unlink(out)
+    if a.returncode not in (0, 1) or n.returncode != 0:
+        return "fsck.fat -a then -n: %d, %d: %s" % (a.returncode, n.returncode,
+                                                   n.stdout.decode("utf-8", "replace").strip()[-300:])
+    return ""
+
+
+# Checks on the host of the volume the cut left, for types the rest of the
+# world reads (issue 12: "the volume is what fsck.fat can repair").
+HOST_CHECK = {"fatfs": fat_host_check}
+
+
 def problems(out):
     """The problem counts of each `fsck:` summary line, in order."""
     return [int(m.group(1)) for m in re.finditer(r"^fsck: .*: (\d+) problems?", out, re.M)]
@@ -127,10 +154,17 @@ class TypeRun:
 
     def prepare(self, log):
         scratch = tempfile.mkdtemp(prefix="pc-prep-", dir=self.work)
-        # A small commit log, so the exodisk wraps it and checkpoints within
-        # the workload: those writes get cut too.
-        subprocess.run([EXOTOOL, "format", os.path.join(scratch, "disk0.img"), "-s", DISK_SIZE,
-                        "-l", str(log)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        # Every sector holds 0xEE before the exodisk is made (as the host
+        # harness's PC_GARBAGE): a file showing such a byte shows sectors it
+        # never wrote.  A small commit log, so the exodisk wraps it and
+        # checkpoints within the workload: those writes get cut too.
+        img = os.path.join(scratch, "disk0.img")
+        with open(img, "wb") as f:
+            chunk = b"\xee" * (1 << 20)
+            for _ in range(int(DISK_SIZE[:-1])):
+                f.write(chunk)
+        subprocess.run([EXOTOOL, "format", img, "-s", DISK_SIZE, "-l", str(log)], cwd=ROOT,
+                       check=True, stdout=subprocess.DEVNULL)
         if self.typ != EXODISK:
             status, out, _ = boot(scratch, "pcwork prep %s %s" % (self.typ, OPTS))
             if status != 0 or "pcwork: %s made" % self.typ not in out:
@@ -178,6 +212,10 @@ class TypeRun:
             if rc != 0:
                 return status, out + text, st, "exotool check after the cut: " + \
                     (text.strip().splitlines() or ["?"])[-1]
+            if self.typ in HOST_CHECK:
+                why = HOST_CHECK[self.typ](img, scratch)
+                if why:
+                    return status, out, st, why
             fsck = "fsck -t %s %s" % (self.typ, OPTS)
             if self.typ == EXODISK:
                 cmd = "edtest powercut-check %d %d; echo pcwork=$?" % (self.steps, acked)
