@@ -21,6 +21,6 @@ CASES = [
          expect=[r"^crashtest: %s +none +\d+ steps, \d+ requests, 3 cuts, 3 recovered, 0 failed" % t,
                  r"^crashtest: %s +random +\d+ steps, \d+ requests, 3 cuts, 3 recovered, 0 failed" % t,
                  r"^crashtest: all recovered"],
-         timeout=300)
+         timeout=900)
     for t in ["exodisk"] + libfs_types()
 ]
