@@ -52,6 +52,13 @@ $(BUILD)/host/test_mem: tests/host/kernel/test_mem.c kernel/mem.c
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_CFLAGS) -fsanitize=undefined -fno-sanitize-recover=undefined -DMEM_PREFIX=km_ -o $@ $^
 
+# The PC's CMOS clock decoder (kernel/cmos.c, for the x86-64 port) against
+# the host's timegm and a simulated chip that rolls over mid-read.
+HOST_TESTS += $(BUILD)/host/test_cmos
+$(BUILD)/host/test_cmos: tests/host/kernel/test_cmos.c kernel/cmos.c
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ $^
+
 # Every guest program's TLS segment starts where crt0 points tp.
 HOST_TESTS += $(BUILD)/host/check_tls
 $(BUILD)/host/check_tls: tests/host/kernel/check_tls.sh $$(APP_BINS)

@@ -15,12 +15,12 @@
 #include "kernel/memlayout.h"
 #include "kernel/prof.h"
 #include "kernel/handle.h"
+#include "kernel/rtc.h"
 #include "drivers/uart.h"
 #include "drivers/devices.h"
 
 extern char _kernel_end[];
 void sysproc_init(void);
-void rtc_init(void);       /* kernel/rtc.c */
 void exodisk_init(void);   /* kernel/sys_exodisk.c */
 
 /* argv for the first process: "sh" or "sh -c <cmd>". */

@@ -7,7 +7,8 @@
  * The kernel keeps no clock of its own beyond the time CSR: it publishes the
  * wall-clock time at the moment kinfo->boot_time was taken, and the library
  * OS adds the time counter's progress since (libos/clock.c).  No system call
- * is needed to tell the time.  (x86's CMOS clock will feed the same field.)
+ * is needed to tell the time.  A PC's CMOS clock feeds the same field: its
+ * port decodes it with kernel/cmos.c and calls rtc_set_wall.
  */
 #include "kernel/bootinfo.h"
 #include "kernel/kshare.h"
@@ -15,6 +16,7 @@
 #include "kernel/klib.h"
 #include "kernel/riscv.h"
 #include "kernel/uapi/kinfo.h"
+#include "kernel/rtc.h"
 
 #define GOLDFISH_TIME_LOW  0x00
 #define GOLDFISH_TIME_HIGH 0x04
@@ -25,6 +27,13 @@ static uint64_t ticks_to_ns(uint64_t t)
 	return (t / hz) * 1000000000ull + (t % hz) * 1000000000ull / hz;
 }
 
+/* The clock read now_ns (since 1970) just now: publish the date of boot_time. */
+void rtc_set_wall(uint64_t now_ns)
+{
+	uint64_t now = rdtime();
+	kinfo->wall_at_boot = now_ns - ticks_to_ns(now - kinfo->boot_time);
+}
+
 void rtc_init(void)
 {
 	if (bootinfo.rtc_base == 0) return;
@@ -33,6 +42,5 @@ void rtc_init(void)
 	volatile uint32_t *rtc = (volatile uint32_t *)bootinfo.rtc_base;
 	uint64_t lo = rtc[GOLDFISH_TIME_LOW / 4];
 	uint64_t hi = rtc[GOLDFISH_TIME_HIGH / 4];
-	uint64_t now_ns = hi << 32 | lo, now = rdtime();
-	kinfo->wall_at_boot = now_ns - ticks_to_ns(now - kinfo->boot_time);
+	rtc_set_wall(hi << 32 | lo);
 }
