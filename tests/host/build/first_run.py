@@ -41,7 +41,6 @@ REPO = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
 # $(shell ...) calls allowed at parse time, and why.
 ALLOWED_SHELL = {
     # the dependency files the compilers wrote into the build directory
-    "for p in python3 /usr/bin/python3; do $$p -c 'import matplotlib' >/dev/null 2>&1 && { command -v $$p; break; }; done",
     "find $(BUILD) -name '*.d' 2>/dev/null",
 }
 
@@ -161,12 +160,20 @@ def hide_script(tmp):
     """Shell commands that hide every probed package inside the namespace."""
     empty = os.path.join(tmp, "empty")
     os.mkdir(empty)
+    # An empty directory would not hide a Python package: Python imports it
+    # as a namespace package.  A package that refuses to import does.
+    nopkg = os.path.join(tmp, "nopkg")
+    os.mkdir(nopkg)
+    with open(os.path.join(nopkg, "__init__.py"), "w") as f:
+        f.write("raise ImportError('hidden by first_run.py')\n")
     cmds = []
     for pkg, probe in probes():
         if pkg == "make" or not os.path.exists(probe):
             continue          # the test runs make; a missing probe is already hidden
         if os.path.basename(os.path.dirname(probe)) in ("bin", "sbin"):
             cmds.append("mount --bind /dev/null '%s'" % probe)
+        elif os.path.basename(probe) == "__init__.py":
+            cmds.append("mount --bind '%s' '%s'" % (nopkg, os.path.dirname(probe)))
         else:
             cmds.append("mount --bind '%s' '%s'" % (empty, os.path.dirname(probe)))
     return cmds
