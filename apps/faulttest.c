@@ -15,6 +15,8 @@
  *   faulttest sbrk                absurd heap growth (expects an error)
  *   faulttest spawnargs           bad spawn arguments (expects errors)
  *   faulttest peer                try to read/write another process's memory
+ *   faulttest handles             bad handles, pipe misuse, handle passing (expects errors)
+ *   faulttest procs               bad kill, wait and cons_ctl arguments (expects errors)
  *   faulttest peer-child ADDR V   (helper for peer)
  */
 #include <stdio.h>
@@ -24,6 +26,7 @@
 #include "libos/exo.h"
 #include "libos/sys.h"
 #include "kernel/uapi/errno.h"
+#include "kernel/uapi/proc.h"
 
 #define KERNEL_TEXT 0x80200000ul
 
@@ -75,6 +78,103 @@ static int peer_child(const char *addr, const char *val)
 	*p = 0xdeadbeef;
 	printf("ok: child sees its own memory at %s\n", addr);
 	return 0;
+}
+
+
+/* Handles and pipes (kernel/handle.c, kernel/pipe.c) given what a buggy or
+ * hostile program would give them. */
+static int handles(void)
+{
+	int bad = 0;
+	char buf[16];
+	int32_t h[2];
+	bad |= expect("hread(-1)", sys_hread(-1, buf, 1), K_E_BADH);
+	bad |= expect("hread(NHANDLE)", sys_hread(NHANDLE, buf, 1), K_E_BADH);
+	bad |= expect("hwrite(never opened)", sys_hwrite(5, "x", 1), K_E_BADH);
+	bad |= expect("hclose(never opened)", sys_hclose(5), K_E_BADH);
+	bad |= expect("pipe(result in kernel)", sys_pipe((int32_t *)KERNEL_TEXT), K_E_FAULT);
+	bad |= expect("pipe(result read-only)", sys_pipe((int32_t *)UKINFO), K_E_FAULT);
+	if ((bad |= expect("pipe", sys_pipe(h), 0))) return bad;
+	/* Nothing leaked by the failed calls: the new pipe got the first slots. */
+	bad |= expect("first pipe's handles are 0 and 1", h[0] * 10 + h[1], 1);
+	bad |= expect("hwrite on the read end", sys_hwrite(h[0], "x", 1), K_E_BADH);
+	bad |= expect("hread on the write end", sys_hread(h[1], buf, 1), K_E_BADH);
+	bad |= expect("hwrite(from kernel memory)", sys_hwrite(h[1], (void *)KERNEL_TEXT, 8), K_E_FAULT);
+	bad |= expect("hwrite(wrapping length)", sys_hwrite(h[1], buf, (unsigned long)-8), K_E_FAULT);
+	bad |= expect("hwrite 10 bytes", sys_hwrite(h[1], "0123456789", 10), 10);
+	bad |= expect("hread(2^32 + an open handle)", sys_call3(SYS_hread, (1l << 32) + h[0], buf, 1), K_E_BADH);
+	bad |= expect("hread(into the read-only info page)", sys_hread(h[0], (void *)UKINFO, 4), K_E_FAULT);
+	bad |= expect("hread(into kernel memory)", sys_hread(h[0], (void *)KERNEL_TEXT, 4), K_E_FAULT);
+	bad |= expect("hread 4 (the bytes were not lost)", sys_hread(h[0], buf, 4), 4);
+	bad |= expect("  and they are the first 4", memcmp(buf, "0123", 4), 0);
+	bad |= expect("hclose(write end)", sys_hclose(h[1]), 0);
+	bad |= expect("hclose(write end) again", sys_hclose(h[1]), K_E_BADH);
+	bad |= expect("hread the other 6 after the writer left", sys_hread(h[0], buf, 16), 6);
+	bad |= expect("hread at end of file", sys_hread(h[0], buf, 16), 0);
+	bad |= expect("hclose(read end)", sys_hclose(h[0]), 0);
+	if ((bad |= expect("pipe", sys_pipe(h), 0))) return bad;
+	bad |= expect("hclose(read end first)", sys_hclose(h[0]), 0);
+	bad |= expect("hwrite with no reader", sys_hwrite(h[1], "x", 1), K_E_PIPE);
+	bad |= expect("hclose", sys_hclose(h[1]), 0);
+
+	/* Spawn's handle list. */
+	struct spawn_opts o;
+	char *argv[] = { "true", NULL };
+	memset(&o, 0, sizeof o);
+	o.nhandles = -1;
+	bad |= expect("spawn(nhandles -1)", sys_spawn_opts("/bin/true", argv, NULL, &o), K_E_INVAL);
+	o.nhandles = NHANDLE + 1;
+	bad |= expect("spawn(nhandles NHANDLE+1)", sys_spawn_opts("/bin/true", argv, NULL, &o), K_E_INVAL);
+	o.nhandles = 1;
+	o.handles[0] = 7;
+	bad |= expect("spawn(passing a handle never opened)", sys_spawn_opts("/bin/true", argv, NULL, &o), K_E_BADH);
+	bad |= expect("spawn(opts in kernel memory)",
+	              sys_spawn_opts("/bin/true", argv, NULL, (struct spawn_opts *)KERNEL_TEXT), K_E_FAULT);
+	int st;
+	bad |= expect("no child was made by the failed spawns", sys_wait_opts(-1, &st, WAIT_NOHANG), K_E_CHILD);
+
+	/* The table fills, says so, and every page comes back. */
+	uint64_t before = exo_kinfo()->free_pages;
+	int32_t all[NHANDLE];
+	int n = 0;
+	long e;
+	while ((e = sys_pipe(h)) == 0) { all[n++] = h[0]; all[n++] = h[1]; }
+	bad |= expect("pipe with the table full", e, K_E_NOMEM);
+	bad |= expect("  after this many handles", n, NHANDLE);
+	for (int i = 0; i < n; i++) sys_hclose(all[i]);
+	for (int i = 0; i < 500; i++) {
+		if (sys_pipe(h) != 0) { bad |= expect("pipe in a loop", -1, 0); break; }
+		sys_hwrite(h[1], "abc", 3);
+		sys_hclose(h[i & 1]);
+		sys_hclose(h[!(i & 1)]);
+	}
+	bad |= expect("free pages after 508 pipes made and closed, minus before",
+	              (long)(exo_kinfo()->free_pages - before), 0);
+	return bad;
+}
+
+/* kill, wait and the interrupt key, given bad arguments. */
+static int procs(void)
+{
+	int bad = 0, st;
+	bad |= expect("kill(0)", sys_kill(0, 9), K_E_SRCH);
+	bad |= expect("kill(2^32 + own pid)", sys_call2(SYS_kill, (1l << 32) + sys_getpid(), 9), K_E_SRCH);
+	bad |= expect("kill(INT32_MIN)", sys_kill(INT32_MIN, 9), K_E_SRCH);
+	bad |= expect("kill(no such pid)", sys_kill(999999, 9), K_E_SRCH);
+	bad |= expect("kill(no such group)", sys_kill(-999999, 9), K_E_SRCH);
+	bad |= expect("kill(own pid, why 200)", sys_kill(sys_getpid(), 200), K_E_INVAL);
+	bad |= expect("kill(1): the first process", sys_kill(1, 9), K_E_PERM);
+	bad |= expect("wait(bad option)", sys_wait_opts(-1, &st, 6), K_E_INVAL);
+	bad |= expect("wait(NOHANG, no children)", sys_wait_opts(-1, &st, WAIT_NOHANG), K_E_CHILD);
+	char *argv[] = { "spin", "x", "1000", "10", NULL };
+	long pid = sys_spawn("/bin/spin", argv, NULL);
+	bad |= expect("wait(NOHANG, child running)", sys_wait_opts((int)pid, &st, WAIT_NOHANG), 0);
+	bad |= expect("kill(child)", sys_kill((int)pid, 0), 0);
+	bad |= expect("wait(child)", sys_wait((int)pid, &st), pid);
+	bad |= expect("  its status (128 + 9)", st, 137);
+	bad |= expect("cons_ctl(bad op)", sys_cons_ctl(99, 0), K_E_INVAL);
+	bad |= expect("cons_ctl(release, not holding it)", sys_cons_ctl(CONS_RELEASE_INTR, 0), 0);
+	return bad;
 }
 
 int main(int argc, char **argv)
@@ -131,6 +231,8 @@ int main(int argc, char **argv)
 		bad |= expect("wait(not my child)", sys_wait(1, NULL), K_E_CHILD);
 		return bad;
 	}
+	if (!strcmp(c, "handles")) return handles();
+	if (!strcmp(c, "procs")) return procs();
 	if (!strcmp(c, "peer")) return peer();
 	if (!strcmp(c, "peer-child") && argc == 4) return peer_child(argv[2], argv[3]);
 	fprintf(stderr, "faulttest: unknown case %s\n", c);

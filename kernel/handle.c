@@ -68,6 +68,13 @@ void handle_close_all(struct proc *p)
 
 /* ---- system calls ------------------------------------------------------- */
 
+/* A handle number as a system call passed it: a register, so it is checked
+ * whole (2^32 must not become handle 0). */
+static struct handle *handle_arg(struct proc *p, uint64_t h)
+{
+	return h < NHANDLE ? handle_get(p, (int)h) : NULL;
+}
+
 static int64_t sys_pipe(struct proc *p, uint64_t uh, uint64_t a1, uint64_t a2,
 			uint64_t a3, uint64_t a4, uint64_t a5)
 {
@@ -94,7 +101,7 @@ static int64_t sys_pipe(struct proc *p, uint64_t uh, uint64_t a1, uint64_t a2,
 static int64_t sys_hread(struct proc *p, uint64_t h, uint64_t ubuf, uint64_t len,
 			 uint64_t a3, uint64_t a4, uint64_t a5)
 {
-	struct handle *hd = handle_get(p, (int)h);
+	struct handle *hd = handle_arg(p, h);
 	if (hd == NULL || hd->ops->read == NULL) return K_E_BADH;
 	if (!uva_range_ok(ubuf, len)) return K_E_FAULT;
 	return hd->ops->read(hd->obj, p, ubuf, len);
@@ -103,7 +110,7 @@ static int64_t sys_hread(struct proc *p, uint64_t h, uint64_t ubuf, uint64_t len
 static int64_t sys_hwrite(struct proc *p, uint64_t h, uint64_t ubuf, uint64_t len,
 			  uint64_t a3, uint64_t a4, uint64_t a5)
 {
-	struct handle *hd = handle_get(p, (int)h);
+	struct handle *hd = handle_arg(p, h);
 	if (hd == NULL || hd->ops->write == NULL) return K_E_BADH;
 	if (!uva_range_ok(ubuf, len)) return K_E_FAULT;
 	return hd->ops->write(hd->obj, p, ubuf, len);
@@ -112,7 +119,7 @@ static int64_t sys_hwrite(struct proc *p, uint64_t h, uint64_t ubuf, uint64_t le
 static int64_t sys_hclose(struct proc *p, uint64_t h, uint64_t a1, uint64_t a2,
 			  uint64_t a3, uint64_t a4, uint64_t a5)
 {
-	struct handle *hd = handle_get(p, (int)h);
+	struct handle *hd = handle_arg(p, h);
 	if (hd == NULL) return K_E_BADH;
 	handle_close(hd);
 	return 0;

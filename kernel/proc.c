@@ -280,11 +280,17 @@ int proc_wait(int pid, int *status, int options)
 
 int proc_kill(int target, int status)
 {
-	int found = 0;
+	int found = 0, spared = 0;
 	for (int i = 0; i < NPROC; i++) {
 		struct proc *p = &procs[i];
 		if (p->state == P_UNUSED || p->state == P_ZOMBIE || p->state == P_EMBRYO) continue;
 		if (target > 0 ? p->pid != target : p->pgid != -target) continue;
+		/* The first process ends only by its own hand: its exit powers
+		 * the machine off, which no mistyped `kill 1` should do. */
+		if (p == initproc && myproc() != initproc) {
+			spared = 1;
+			continue;
+		}
 		found = 1;
 		if (p->killed) continue;          /* the first reason stands */
 		p->killed = true;
@@ -294,7 +300,7 @@ int proc_kill(int target, int status)
 			proc_publish(p);
 		}
 	}
-	return found ? 0 : K_E_SRCH;
+	return found ? 0 : spared ? K_E_PERM : K_E_SRCH;
 }
 
 void proc_alert(struct proc *p)

@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -461,6 +462,19 @@ static int parse_status(const char *s, int *v)
 	return 0;
 }
 
+/* Does kill's target include this shell (its pid, or its group)?  A
+ * builtin runs in the shell, so it would kill itself - and the first shell's
+ * end powers the machine off. */
+static bool is_self(int target)
+{
+	int me = exo_getpid();
+	if (target == me) return true;
+	if (target > 0) return false;
+	for (int i = 0; i < KPROC_SLOTS; i++)
+		if (exo_procs()[i].pid == me) return exo_procs()[i].pgid == -target;
+	return false;
+}
+
 static int b_kill(int argc, char **argv)
 {
 	int why = KILL_KILL, i = 1, status = 0;
@@ -487,6 +501,12 @@ static int b_kill(int argc, char **argv)
 			target = -j->pgid;
 		} else if (parse_status(argv[i], &target) < 0 || target == 0) {
 			fprintf(stderr, "sh: kill: %s: not a job (%%N) or process number\n", argv[i]);
+			status = 1;
+			continue;
+		}
+		if (is_self(target)) {
+			fprintf(stderr, "sh: kill: %s: that is this shell (exit or shutdown ends it)\n",
+			        argv[i]);
 			status = 1;
 			continue;
 		}

@@ -272,8 +272,11 @@ CASES = [
          expect=[r"^1 c\n +3\n1 c\n10 a\n1:2 b\n4:2 b\n2\n10 a\n1 c\n1 c\nq=1$",
                  r"^ +4 +8 +17 /t\n2 b\n +1\n1 c\n2 b\n3$", r"^new\nt\nu\nslept$"]),
     Case("ps-and-kill", "spin K 3000 10 > /dev/null & sleep 0.3; ps | grep -c spin; kill $!; wait; "
-         "echo st=$?; ps | grep -c spin; kill 999; echo k=$?",
-         expect=[r"^1\nst=137\n0$", r"kill: 999: no such process", r"^k=1$"]),
+         "echo st=$?; ps | grep -c spin; kill 999; echo k=$?; kill $$; echo self=$?; "
+         "/bin/kill 1; echo init=$?; echo alive",
+         expect=[r"^1\nst=137\n0$", r"kill: 999: no such process", r"^k=1$",
+                 r"sh: kill: \d+: that is this shell", r"^self=1$",
+                 r"^kill: 1: operation not permitted\ninit=1\nalive$"]),
     Case("clock-date-stat", "mkfs > /dev/null; date; date +year=%Y; touch /f; stat /f",
          check=year_now),
 
