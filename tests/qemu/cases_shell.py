@@ -160,6 +160,14 @@ def help_lists_everything(out):
     missing = [p for p in progs if not any(l.startswith("  %s " % p) for l in out.splitlines())]
     if missing:
         return "help does not list %s" % ", ".join(missing)
+    # The programs' tables in README.md and docs/shell.md are written by
+    # hand: a new program must be added there too.
+    for doc in ("README.md", os.path.join("docs", "shell.md")):
+        with open(os.path.join(ROOT, doc)) as f:
+            text = f.read()
+        missing = [p for p in progs if "`%s`" % p not in text and "`%s " % p not in text]
+        if missing:
+            return "%s's table of programs lacks %s" % (doc, ", ".join(missing))
     return None
 
 
