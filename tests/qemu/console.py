@@ -35,8 +35,17 @@ class Screen:
         self.lines = [[]]
         self.row = self.col = 0
         self.pending = ""
+        self.wrap_next = False
 
     def _put(self, ch):
+        # A character written in the last column leaves the cursor there
+        # with a wrap pending, as a VT100 or xterm does: the line moves on
+        # only when another character comes, so a line of exactly 80
+        # characters and its newline make one row, not two.
+        if self.wrap_next:
+            self._newline()
+            self.col = 0
+            self.wrap_next = False
         line = self.lines[self.row]
         while len(line) < self.col:
             line.append(" ")
@@ -44,10 +53,10 @@ class Screen:
             line[self.col] = ch
         else:
             line.append(ch)
-        self.col += 1
-        if self.col >= self.cols:           # wrap, as the terminal would
-            self._newline()
-            self.col = 0
+        if self.col == self.cols - 1:
+            self.wrap_next = True
+        else:
+            self.col += 1
 
     def _newline(self):
         self.row += 1
@@ -60,6 +69,8 @@ class Screen:
         i = 0
         while i < len(text):
             ch = text[i]
+            if ch < " " or ch == "\x1b":
+                self.wrap_next = False      # a control or a cursor move cancels it
             if ch == "\x1b":
                 m = re.match(r"\x1b\[([0-9;]*)([A-Za-z])", text[i:])
                 if m is None:
