@@ -148,6 +148,29 @@ def jobs(s):
     expect_rows(s.run("echo $?; jobs"), ["130"], "fg, then Ctrl-C")
 
 
+def more(s):
+    """more pages a pipe: a screen of 23 rows, Enter a row, Space a screen,
+    q stops it and the pipeline ends (the writer gets EPIPE)."""
+    row = s.prompt_row()
+    s.send("yes | head -n 100 | grep -n y | more" + ENTER)
+    s.wait_text(r"^--More--$")
+
+    def shown():
+        return [l for l in s.text().splitlines()[row + 1:] if re.match(r"^\d+:y$", l)]
+    expect_rows(shown(), ["%d:y" % i for i in range(1, 24)], "the first screen")
+    s.send(ENTER)
+    s.wait_text(r"^24:y$")
+    s.wait_text(r"^--More--$")
+    s.send(" ")
+    s.wait_text(r"^47:y$")
+    s.wait_text(r"^--More--$")
+    s.send("q")
+    s.wait_prompt(row)
+    if "48:y" in s.text():
+        raise AssertionError("more showed more than it was asked for")
+    expect_rows(s.run("echo st=$?"), ["st=0"], "after q")
+
+
 def blank_disk(s):
     s.wait_text(r"Disk unit 0 holds no unixfs")
     s.wait_text(r"^ +mkfs$")
@@ -235,6 +258,7 @@ CASES = [
     Case("shell-ctrl-c", "", interact=interactive(ctrl_c), timeout=120),
     Case("shell-jobs-fg-kill-notices", "", interact=interactive(jobs), timeout=120),
     Case("shell-blank-root-disk", "", interact=interactive(blank_disk), timeout=120),
+    Case("shell-more-pages-a-pipe", "", interact=interactive(more), timeout=120),
 
     # ---- pipelines ----
     Case("pipe-more-than-a-buffer",
