@@ -98,6 +98,8 @@ struct libfs_fsck {
 	char summary[160];      /* out: what was checked ("12 files, 40960 bytes")   */
 };
 
+/* A member added here must also be described for layers, in
+ * libos/stack/stack.h (the build says so). */
 struct libfs_ops {
 	const char *name;       /* the type name used in mount specs: "unixfs" ...   */
 
@@ -175,6 +177,9 @@ struct libfs_ops {
  * libfs_type_at(i) is the i-th known type, NULL past the end. */
 const struct libfs_ops *libfs_type(const char *name);
 const struct libfs_ops *libfs_type_at(int i);
+/* The layers built in (LIBFS_LAYERS in userfs/userfs.mk; docs/stacking.md):
+ * mountable by name over another mount, never listed by libfs_type_at. */
+const struct libfs_ops *libfs_layer_at(int i);
 int libfs_register(const struct libfs_ops *ops);
 /* Do ops's features agree with its operations?  0, or -EINVAL. */
 int libfs_check_ops(const struct libfs_ops *ops);

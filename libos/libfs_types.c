@@ -8,7 +8,9 @@
  * the list to this file as LIBFS_BUILTIN, "LIBFS_TYPE(unixfs) LIBFS_TYPE(kvfs)
  * ...", and each NAME must define `const struct libfs_ops NAME_ops`.  That is
  * the one place a new libFS is named.  Others can be registered at run
- * time (tests register private ones).
+ * time (tests register private ones).  Layers (libos/stack/stack.h), named
+ * in LIBFS_LAYERS, are mountable by name too, but are not file systems:
+ * libfs_type_at does not list them (nothing to mkfs), libfs_layer_at does.
  */
 #include <errno.h>
 #include <string.h>
@@ -33,6 +35,26 @@ static const struct libfs_ops *const builtin[] = {
 
 #define NBUILTIN (sizeof builtin / sizeof builtin[0] - 1)
 
+#ifndef LIBFS_LAYERS
+#define LIBFS_LAYERS
+#endif
+#define LIBFS_TYPE(n) extern const struct libfs_ops n##_ops;
+LIBFS_LAYERS
+#undef LIBFS_TYPE
+static const struct libfs_ops *const layers[] = {
+#define LIBFS_TYPE(n) &n##_ops,
+	LIBFS_LAYERS
+#undef LIBFS_TYPE
+	NULL,
+};
+
+const struct libfs_ops *libfs_layer_at(int i)
+{
+	if (i < 0 || (size_t)i >= sizeof layers / sizeof layers[0] - 1)
+		return NULL;
+	return layers[i];
+}
+
 static const struct libfs_ops *extra[MAX_TYPES];
 
 const struct libfs_ops *libfs_type_at(int i)
@@ -51,6 +73,9 @@ const struct libfs_ops *libfs_type(const char *name)
 {
 	const struct libfs_ops *t;
 	for (int i = 0; (t = libfs_type_at(i)) != NULL; i++)
+		if (strcmp(t->name, name) == 0)
+			return t;
+	for (int i = 0; (t = libfs_layer_at(i)) != NULL; i++)
 		if (strcmp(t->name, name) == 0)
 			return t;
 	return NULL;

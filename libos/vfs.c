@@ -25,6 +25,9 @@ struct mount {
 	const struct libfs_ops *ops;
 	void *fs;                 /* NULL until mounted */
 	int nopen;                /* open files (struct vfile) */
+	int pins;                 /* layers mounted over it (vfs_pin) */
+	int mounting;             /* inside its mount operation: a layer over
+	                             itself would recurse (-ELOOP) */
 };
 
 struct vfile {
@@ -126,8 +129,12 @@ static int ensure_mounted(struct mount *m)
 {
 	if (m->fs != NULL)
 		return 0;
+	if (m->mounting)
+		return -ELOOP;
 	void *fs = NULL;
+	m->mounting = 1;
 	int r = m->ops->mount(m->opts, &fs);
+	m->mounting = 0;
 	if (r < 0)
 		return r;
 	m->fs = fs;
@@ -248,7 +255,7 @@ int vfs_umount(const char *prefix)
 		struct mount *m = &mounts[i];
 		if (!m->used || strcmp(m->prefix, abs) != 0)
 			continue;
-		if (m->nopen > 0)
+		if (m->nopen > 0 || m->pins > 0)
 			return -EBUSY;
 		r = do_unmount(m);
 		m->used = 0;
@@ -257,15 +264,21 @@ int vfs_umount(const char *prefix)
 	return -EINVAL;
 }
 
+/* Unmounting a layer releases its hold on the mount below, so layers go
+ * first and the passes repeat until nothing more comes free. */
 int vfs_release_idle(void)
 {
-	int first = 0;
-	for (int i = 0; i < VFS_MAX_MOUNTS; i++) {
-		struct mount *m = &mounts[i];
-		if (m->used && m->fs != NULL && m->nopen == 0) {
-			int r = do_unmount(m);
-			if (r < 0 && first == 0)
-				first = r;
+	int first = 0, progress = 1;
+	while (progress) {
+		progress = 0;
+		for (int i = 0; i < VFS_MAX_MOUNTS; i++) {
+			struct mount *m = &mounts[i];
+			if (m->used && m->fs != NULL && m->nopen == 0 && m->pins == 0) {
+				int r = do_unmount(m);
+				if (r < 0 && first == 0)
+					first = r;
+				progress = 1;
+			}
 		}
 	}
 	return first;
@@ -305,12 +318,18 @@ int vfs_shutdown(void)
 		if (r < 0 && first == 0)
 			first = r;
 	}
-	for (int i = 0; i < VFS_MAX_MOUNTS; i++) {
-		if (!mounts[i].used)
-			continue;
-		int r = do_unmount(&mounts[i]);
-		if (r < 0 && first == 0)
-			first = r;
+	/* Layers before what they are mounted over (see vfs_release_idle);
+	 * whatever is still held after that (a layer that failed to let go)
+	 * is unmounted anyway in the last pass. */
+	for (int pass = 0; pass <= VFS_MAX_MOUNTS; pass++) {
+		for (int i = 0; i < VFS_MAX_MOUNTS; i++) {
+			struct mount *m = &mounts[i];
+			if (!m->used || m->fs == NULL || (m->pins > 0 && pass < VFS_MAX_MOUNTS))
+				continue;
+			int r = do_unmount(m);
+			if (r < 0 && first == 0)
+				first = r;
+		}
 	}
 	return first;
 }
@@ -414,6 +433,32 @@ int vfs_mount_info(int i, const char **prefix, const char **type, const char **o
 		return 0;
 	}
 	return -ENOENT;
+}
+
+/* ---- layers ---------------------------------------------------------------- */
+
+int vfs_pin(const char *path, struct vfs_lower *lo)
+{
+	char abs[LIBFS_PATH_MAX];
+	struct mount *m;
+	const char *rel;
+	int r = resolve(path, abs, &m, &rel);
+	if (r < 0)
+		return r;
+	lo->ops = m->ops;
+	lo->fs = m->fs;
+	strcpy(lo->path, rel);
+	lo->hold = m;
+	m->pins++;
+	return 0;
+}
+
+void vfs_unpin(struct vfs_lower *lo)
+{
+	struct mount *m = lo->hold;
+	if (m != NULL && m->pins > 0)
+		m->pins--;
+	lo->hold = NULL;
 }
 
 /* ---- names ---------------------------------------------------------------- */

@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include "libos/libfs.h"
 
-#define VFS_MAX_MOUNTS   8
+#define VFS_MAX_MOUNTS   16     /* at most 32 (vfs_readdir's bit set) */
 #define VFS_SPEC_MAX     1024     /* bytes of one mount spec string */
 #define VFS_ENV_MOUNTS   "EXOMOUNTS"
 
@@ -59,6 +59,21 @@ int  vfs_spec(char *buf, size_t size);
  * end.  mounted is set to 1 if the libFS is mounted in this process. */
 int  vfs_mount_info(int i, const char **prefix, const char **type, const char **opts,
                     int *mounted);
+
+/* ---- layers (libos/stack/stack.h, docs/stacking.md) ---------------------- */
+/* A layer mounted over `path` reaches the libFS below through this: the
+ * mount that path is on (mounted now if it was lazy), its operations and
+ * state, and path inside it.  The mount is held: it cannot be unmounted
+ * (-EBUSY) until vfs_unpin, and release and shutdown unmount layers first.
+ * -ELOOP for a layer over itself. */
+struct vfs_lower {
+	const struct libfs_ops *ops;
+	void *fs;
+	char path[LIBFS_PATH_MAX];
+	void *hold;
+};
+int  vfs_pin(const char *path, struct vfs_lower *lo);
+void vfs_unpin(struct vfs_lower *lo);
 
 /* ---- paths ------------------------------------------------------------- */
 /* Normalise path against the working directory into out (LIBFS_PATH_MAX

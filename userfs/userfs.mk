@@ -16,7 +16,15 @@
 # cases (tests/qemu/cases_fs.py reads this line).
 LIBFS_TYPES := unixfs kvfs fatfs
 LIBFS_TYPE_SRCS := $(foreach t,$(LIBFS_TYPES),$(sort $(wildcard userfs/$(t)/*.c)))
-LIBFS_BUILTIN := -D'LIBFS_BUILTIN=$(foreach t,$(LIBFS_TYPES),LIBFS_TYPE($(t)))'
+# Stackable layers (libos/stack/, docs/stacking.md): each NAME is
+# userfs/layers/NAME.c defining NAME_ops, mountable by name over another
+# mount (`mount /s crypt over=/data,key=...`); not file systems, so not in
+# the lists above.
+LIBFS_LAYERS := null trace crypt compress
+LAYER_SRCS := libos/stack/stack.c $(addprefix userfs/layers/,$(addsuffix .c,$(LIBFS_LAYERS))) \
+	$(addprefix libos/stack/,sha256.c chacha.c lz.c)
+LIBFS_BUILTIN := -D'LIBFS_BUILTIN=$(foreach t,$(LIBFS_TYPES),LIBFS_TYPE($(t)))' \
+	-D'LIBFS_LAYERS=$(foreach t,$(LIBFS_LAYERS),LIBFS_TYPE($(t)))'
 
 # Portable code shared by guest and host.  The libFS kit (libos/kit/kit.h):
 # one file per piece.  (The guest also links kernel/exodisk/siphash.c, for
@@ -25,7 +33,7 @@ KIT_SRCS := $(addprefix libos/kit/, kit.c caps.c xn.c anchor.c lock.c alloc.c by
 # The virtual volume (libos/vvol/vvol.h): allocate-on-write logical sectors.
 VVOL_SRCS := libos/vvol/map.c libos/vvol/cache.c
 LIBFS_SRCS := libos/edc.c libos/edc_err.c libos/vfs.c libos/libfs_types.c libos/libfs_check.c \
-	libos/capkey.c libos/bcache.c $(KIT_SRCS) $(VVOL_SRCS) $(LIBFS_TYPE_SRCS)
+	libos/capkey.c libos/bcache.c $(KIT_SRCS) $(VVOL_SRCS) $(LIBFS_TYPE_SRCS) $(LAYER_SRCS)
 
 # The guest links them into every program.
 LIBOS_SRCS += $(LIBFS_SRCS) kernel/exodisk/siphash.c
@@ -49,13 +57,13 @@ APP_OBJS_fssuite = $(BUILD)/u/userfs/fssuite.c.o
 UFS_HOST_DIR := $(BUILD)/host/userfs
 UFS_HOST_SRCS := $(LIBFS_SRCS) libos/edc_host.c libos/clock_host.c userfs/fssuite.c
 UFS_HOST_OBJS := $(patsubst %.c,$(UFS_HOST_DIR)/obj/%.o,$(UFS_HOST_SRCS))
-UFS_HDRS := $(wildcard libos/*.h libos/kit/*.h libos/vvol/*.h userfs/*/*.h userfs/*.h tests/host/userfs/*.h) $(ED_HDRS)
+UFS_HDRS := $(wildcard libos/*.h libos/kit/*.h libos/vvol/*.h libos/stack/*.h userfs/*/*.h userfs/*.h tests/host/userfs/*.h) $(ED_HDRS)
 
 $(UFS_HOST_OBJS): $(UFS_HOST_DIR)/obj/%.o: %.c $(UFS_HDRS)
 	@mkdir -p $(@D)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -c -o $@ $<
 
-UFS_TESTS := test_edc test_kit test_unixfs test_unixfs_model test_fssuite test_vvol test_fatfs test_fat_fuzz test_fat_powercut
+UFS_TESTS := test_edc test_kit test_unixfs test_unixfs_model test_fssuite test_vvol test_fatfs test_fat_fuzz test_fat_powercut test_stack test_crypto
 
 $(addprefix $(UFS_HOST_DIR)/,$(UFS_TESTS)): $(UFS_HOST_DIR)/%: tests/host/userfs/%.c $(UFS_HOST_OBJS) $(ED_TEST_OBJS) $(UFS_HDRS)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ $< $(UFS_HOST_OBJS) $(ED_TEST_OBJS)

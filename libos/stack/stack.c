@@ -1,0 +1,247 @@
+/*
+ * stack.c - the machinery every layer shares (stack.h): mounting over a
+ * mount, the generic bypass of each operation, and the generic open,
+ * close, forget, unmount and abandon that keep a layer's handles paired
+ * with the handles of the layer below.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "libos/stack/stack.h"
+
+/* Every member of struct libfs_ops is described, either as an operation
+ * to pass down or as one a layer has of its own.  Adding a member to the
+ * table without describing it here would leave layers unable to pass it
+ * down, so the build stops. */
+#define STACK_SIZE_OP(ret, name, ...) + sizeof(((struct libfs_ops *)0)->name)
+#define STACK_SIZE_OWN(name) + sizeof(((struct libfs_ops *)0)->name)
+_Static_assert(0 STACK_BYPASS_OPS(STACK_SIZE_OP) STACK_OWN_FIELDS(STACK_SIZE_OWN) ==
+               sizeof(struct libfs_ops),
+               "struct libfs_ops has a member stack.h does not describe: add it to "
+               "STACK_BYPASS_OPS (or STACK_OWN_FIELDS) in libos/stack/stack.h");
+
+/* Layer mounts alive in this program, so stack_effective can tell a layer's
+ * state from a file system's; live_find(NULL) finds a free slot. */
+#define STACK_MAX_LIVE 32
+static struct stack_mount *live[STACK_MAX_LIVE];
+
+static int live_find(const void *fs)
+{
+	for (int i = 0; i < STACK_MAX_LIVE; i++)
+		if ((const void *)live[i] == fs)
+			return i;
+	return -1;
+}
+
+int stack_paths(struct stack_mount *s, const char *a, const char *b)
+{
+	const char *in[2] = { a, b };
+	for (int i = 0; i < 2; i++) {
+		if (in[i] == NULL || s->sublen == 0) {
+			s->p[i] = in[i];
+			continue;
+		}
+		size_t n = strlen(in[i]);
+		if (s->sublen + 1 + n + 1 > LIBFS_PATH_MAX)
+			return -ENAMETOOLONG;
+		memcpy(s->pbuf[i], s->below.path, s->sublen);
+		if (n == 0) {
+			s->pbuf[i][s->sublen] = 0;
+		} else {
+			s->pbuf[i][s->sublen] = '/';
+			memcpy(s->pbuf[i] + s->sublen + 1, in[i], n + 1);
+		}
+		s->p[i] = s->pbuf[i];
+	}
+	return 0;
+}
+
+/* Only operations with paths pay for the translation: a constant NULL
+ * folds away. */
+static inline int paths(struct stack_mount *s, const char *a, const char *b)
+{
+	return a == NULL ? 0 : stack_paths(s, a, b);
+}
+
+/* ---- the generic bypass, one function per described operation ---------------- */
+#define S s->below.fs
+#define F(x) STACK_LOWER(x)
+#define P0 s->p[0]
+#define P1 s->p[1]
+#define STACK_UNPAREN(...) __VA_ARGS__
+#define STACK_DEFINE_BYPASS(ret, name, params, names, down, pathargs, fallback, ...) \
+	ret stack_bypass_##name params \
+	{ \
+		struct stack_mount *s = fs; \
+		if (paths(s, STACK_UNPAREN pathargs) < 0) \
+			return -ENAMETOOLONG; \
+		if (s->below.ops->name == NULL) \
+			return fallback; \
+		return s->below.ops->name down; \
+	}
+STACK_BYPASS_OPS(STACK_DEFINE_BYPASS)
+#undef S
+#undef F
+#undef P0
+#undef P1
+
+int stack_sync_files(struct stack_mount *s)
+{
+	int first = 0;
+	for (struct stack_file *f = s->open; f != NULL; f = f->next) {
+		int r = s->below.ops->fsync ? s->below.ops->fsync(s->below.fs, f->lower) : 0;
+		if (r < 0 && first == 0)
+			first = r;
+	}
+	return first;
+}
+
+/* ---- mounting ------------------------------------------------------------------ */
+
+int stack_mount(const char *opts, size_t size, void **fs)
+{
+	char over[LIBFS_PATH_MAX];
+	int r = libfs_opt(opts, "over", over, sizeof over);
+	if (r <= 0 || over[0] != '/')
+		return r < 0 ? -ENAMETOOLONG : -EINVAL;      /* over=/PATH is required */
+	int slot = live_find(NULL);
+	if (slot < 0)
+		return -ENOMEM;
+	if (size < sizeof(struct stack_mount))
+		return -EINVAL;
+	struct stack_mount *s = calloc(1, size);
+	if (s == NULL)
+		return -ENOMEM;
+	r = vfs_pin(over, &s->below);
+	if (r < 0) {
+		free(s);
+		return r;
+	}
+	s->sublen = strlen(s->below.path);
+	if (s->sublen > 0) {
+		struct libfs_stat st;
+		r = s->below.ops->stat(s->below.fs, s->below.path, &st);
+		if (r == 0 && st.type != LIBFS_T_DIR)
+			r = -ENOTDIR;
+		if (r < 0) {
+			vfs_unpin(&s->below);
+			free(s);
+			return r;
+		}
+	}
+	s->features = s->below.ops->features;
+	s->name_max = s->below.ops->name_max;
+	s->file_max = s->below.ops->file_max;
+	/* The layer below's own answer, if it is a layer too. */
+	int k = live_find(s->below.fs);
+	if (k >= 0) {
+		s->features = live[k]->features;
+		s->name_max = live[k]->name_max;
+		s->file_max = live[k]->file_max;
+	}
+	live[slot] = s;
+	*fs = s;
+	return 0;
+}
+
+static void let_go(struct stack_mount *s)
+{
+	int k = live_find(s);
+	if (k >= 0)
+		live[k] = NULL;
+	vfs_unpin(&s->below);
+	free(s);
+}
+
+int stack_unmount(void *fs)
+{
+	let_go(fs);
+	return 0;
+}
+
+void stack_abandon(void *fs)
+{
+	let_go(fs);
+}
+
+int stack_effective(const char *path, struct libfs_ops *out)
+{
+	struct vfs_lower lo;
+	int r = vfs_pin(path, &lo);
+	if (r < 0)
+		return r;
+	vfs_unpin(&lo);
+	int k = live_find(lo.fs);
+	if (k < 0)
+		return -EINVAL;
+	*out = *lo.ops;
+	out->features = live[k]->features;
+	out->name_max = live[k]->name_max;
+	out->file_max = live[k]->file_max;
+	return 0;
+}
+
+/* ---- open files ---------------------------------------------------------------- */
+
+int stack_open_lower(struct stack_mount *s, const char *lpath, int flags, uint32_t perm,
+                     struct stack_file *f)
+{
+	size_t fsz = s->below.ops->file_size;
+	f->lower = NULL;
+	if (fsz != 0 && (f->lower = calloc(1, fsz)) == NULL)
+		return -ENOMEM;
+	int r = s->below.ops->open(s->below.fs, lpath, flags, perm, &f->lower);
+	if (r < 0) {
+		if (fsz != 0)
+			free(f->lower);
+		f->lower = NULL;
+		return r;
+	}
+	f->prev = NULL;
+	f->next = s->open;
+	if (s->open != NULL)
+		s->open->prev = f;
+	s->open = f;
+	return 0;
+}
+
+int stack_open(void *fs, const char *path, int flags, uint32_t perm, void **file)
+{
+	struct stack_mount *s = fs;
+	int r = stack_paths(s, path, NULL);
+	return r < 0 ? r : stack_open_lower(s, s->p[0], flags, perm, *file);
+}
+
+static void unlink_file(struct stack_mount *s, struct stack_file *f)
+{
+	if (f->prev != NULL)
+		f->prev->next = f->next;
+	else if (s->open == f)
+		s->open = f->next;
+	if (f->next != NULL)
+		f->next->prev = f->prev;
+	f->next = f->prev = NULL;
+}
+
+int stack_close(void *fs, void *file)
+{
+	struct stack_mount *s = fs;
+	struct stack_file *f = file;
+	unlink_file(s, f);
+	int r = s->below.ops->close(s->below.fs, f->lower);
+	if (s->below.ops->file_size != 0)
+		free(f->lower);
+	f->lower = NULL;
+	return r;
+}
+
+void stack_forget(void *fs, void *file)
+{
+	struct stack_mount *s = fs;
+	struct stack_file *f = file;
+	unlink_file(s, f);
+	if (s->below.ops->forget != NULL)
+		s->below.ops->forget(s->below.fs, f->lower);
+	if (s->below.ops->file_size != 0)
+		free(f->lower);
+	f->lower = NULL;
+}

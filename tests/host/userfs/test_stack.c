@@ -1,0 +1,590 @@
+/*
+ * test_stack.c - stackable layers (libos/stack/stack.h) on the host, over
+ * unixfs and kvfs on one test disk:
+ *
+ *   - every operation of the table is described and passed down (the
+ *     build checks the description is complete; here, that each layer
+ *     built with STACK_BYPASS gets a bypass for every described one);
+ *   - the generic suite (userfs/fssuite.c) through every layer and every
+ *     stack of two layers, over unixfs (a directory inside it) and over
+ *     kvfs (its root), "remount" being a clean reboot of the machine;
+ *   - ten null layers deep;
+ *   - the mount table's rules: a layer needs over=, cannot be over itself,
+ *     holds the mount below (it cannot be unmounted first), and the
+ *     shutdown unmounts layers before what is below them;
+ *   - coherence: a file open through a layer and directly below at once
+ *     shows the same bytes both ways, whichever side writes.
+ */
+#include <errno.h>
+#include <string.h>
+#include "libos/stack/stack.h"
+#include "tests/host/userfs/ufsfix.h"
+#include "userfs/fssuite.h"
+#include "userfs/kvfs/kvfs.h"
+
+static struct ufx u;
+
+#define CK "key=test-secret-0123456789abcdef"
+
+/* The stack under test: mounts made, in order, so they can be remade. */
+#define MAXM 14
+static struct { char prefix[32], type[16], opts[96]; } stk[MAXM];
+static int nstk;
+
+static void push(const char *prefix, const char *type, const char *opts)
+{
+	snprintf(stk[nstk].prefix, sizeof stk[nstk].prefix, "%s", prefix);
+	snprintf(stk[nstk].type, sizeof stk[nstk].type, "%s", type);
+	snprintf(stk[nstk].opts, sizeof stk[nstk].opts, "%s", opts);
+	CHECK_EQ(vfs_mount(prefix, type, opts, 1), 0);
+	nstk++;
+}
+
+static void pop_all(void)
+{
+	while (nstk > 0) {
+		nstk--;
+		CHECK_EQ(vfs_umount(stk[nstk].prefix), 0);
+	}
+}
+
+/* fssuite's remount: take the whole stack down, reboot, build it again. */
+static int remount(void *arg)
+{
+	(void)arg;
+	for (int i = nstk - 1; i >= 0; i--) {
+		int r = vfs_umount(stk[i].prefix);
+		if (r < 0)
+			return r;
+	}
+	ufx_reboot(&u);
+	for (int i = 0; i < nstk; i++) {
+		int r = vfs_mount(stk[i].prefix, stk[i].type, stk[i].opts, 1);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int suite(const char *root, const char *what)
+{
+	struct libfs_ops eff;
+	CHECK_EQ(stack_effective(root, &eff), 0);
+	struct fssuite s = { .root = root, .remount = remount };
+	fssuite_adapt(&s, &eff, 300 * 1024 + 77);
+	printf("-- fssuite on %s\n", what);
+	int failed = fssuite_run(&s);
+	int skipped = !(eff.features & LIBFS_F_DIRS) + !(eff.features & LIBFS_F_RENAME);
+	CHECK_EQ(s.passed, 10 - skipped);
+	return failed;
+}
+
+/* Mount `layer` (plus its options) at prefix over `over`. */
+static void layer(const char *prefix, const struct libfs_ops *t, const char *over)
+{
+	char opts[96];
+	snprintf(opts, sizeof opts, "over=%s%s", over,
+	         strcmp(t->name, "crypt") == 0 ? ",key=test-secret-0123456789abcdef" : "");
+	push(prefix, t->name, opts);
+}
+
+/* The bases: unixfs's directory /u/base, and kvfs's root. */
+static const char *const bases[] = { "/u/base", "/kv" };
+
+static void one_and_two(void)
+{
+	const struct libfs_ops *a, *b;
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; (a = libfs_layer_at(i)) != NULL; i++) {
+			push("/u", "unixfs", "key=suite");
+			push("/kv", "kvfs", "key=suite");
+			layer("/L1", a, bases[k]);
+			char what[80];
+			snprintf(what, sizeof what, "%s over %s", a->name, bases[k]);
+			CHECK_EQ(suite("/L1", what), 0);
+			for (int j = 0; (b = libfs_layer_at(j)) != NULL; j++) {
+				if (k == 1 && strcmp(a->name, "crypt") == 0 && strcmp(b->name, "crypt") == 0) {
+					/* kvfs's 39-byte names hold 17 bytes through one
+					 * crypt and nothing through two: refused. */
+					CHECK_EQ(vfs_mount("/L2", "crypt", "over=/L1," CK, 1), -ENAMETOOLONG);
+					continue;
+				}
+				layer("/L2", b, "/L1");
+				snprintf(what, sizeof what, "%s over %s over %s", b->name, a->name, bases[k]);
+				CHECK_EQ(suite("/L2", what), 0);
+				nstk--;
+				CHECK_EQ(vfs_umount("/L2"), 0);
+				vfs_unlink("/L1/.crypt");     /* crypt's, left for the next */
+			}
+			nstk--;
+			CHECK_EQ(vfs_umount("/L1"), 0);
+			char meta[32];
+			snprintf(meta, sizeof meta, "%s/.crypt", bases[k]);
+			vfs_unlink(meta);
+			pop_all();
+		}
+	}
+}
+
+static void ten_deep(void)
+{
+	push("/u", "unixfs", "key=suite");
+	char prev[16] = "/u/base", name[16];
+	for (int i = 0; i < 10; i++) {
+		snprintf(name, sizeof name, "/n%d", i);
+		char opts[32];
+		snprintf(opts, sizeof opts, "over=%s", prev);
+		push(name, "null", opts);
+		strcpy(prev, name);
+	}
+	CHECK_EQ(suite("/n9", "ten null layers over unixfs"), 0);
+	/* Not from the bottom up: each holds the one below. */
+	CHECK_EQ(vfs_umount("/u"), -EBUSY);
+	CHECK_EQ(vfs_umount("/n4"), -EBUSY);
+	/* Shutdown takes them all down, top first, whatever the table order. */
+	CHECK_EQ(vfs_shutdown(), 0);
+	nstk = 0;
+	for (int i = 9; i >= 0; i--) {
+		snprintf(name, sizeof name, "/n%d", i);
+		CHECK_EQ(vfs_umount(name), 0);
+	}
+	CHECK_EQ(vfs_umount("/u"), 0);
+}
+
+static void rules(void)
+{
+	CHECK_EQ(vfs_mount("/x", "null", "", 1), -EINVAL);                /* no over= */
+	CHECK_EQ(vfs_mount("/x", "null", "over=/x", 1), -ELOOP);          /* itself */
+	CHECK_EQ(vfs_mount("/x", "null", "over=/x/y", 1), -ELOOP);
+	CHECK_EQ(vfs_mount("/x", "null", "over=/nowhere", 1), -ENOENT);   /* nothing there */
+	push("/u", "unixfs", "key=suite");
+	CHECK_EQ(vfs_mount("/x", "null", "over=/u/nothing", 1), -ENOENT);
+	struct vfile *f;
+	CHECK_EQ(vfs_open("/u/plain", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f), 0);
+	CHECK_EQ(vfs_close(f), 0);
+	CHECK_EQ(vfs_mount("/x", "null", "over=/u/plain", 1), -ENOTDIR);
+	CHECK_EQ(vfs_unlink("/u/plain"), 0);
+	/* A lazy layer mounts (and holds) what is below on first use. */
+	CHECK_EQ(vfs_mount("/lazy", "null", "over=/u/base", 0), 0);
+	struct libfs_stat st;
+	CHECK_EQ(vfs_stat("/lazy", &st), 0);
+	CHECK_EQ(st.type, LIBFS_T_DIR);
+	CHECK_EQ(vfs_umount("/u"), -EBUSY);
+	CHECK_EQ(vfs_release_idle(), 0);       /* layer first, then unixfs */
+	CHECK_EQ(vfs_umount("/lazy"), 0);
+	pop_all();
+}
+
+/* Every described operation of a layer built with STACK_BYPASS that it
+ * does not set itself is the generic bypass. */
+#define CHECK_BYPASS(ret, name, ...) CHECK(null_ops.name == stack_bypass_##name);
+extern const struct libfs_ops null_ops;
+static void described(void)
+{
+	STACK_BYPASS_OPS(CHECK_BYPASS)
+	CHECK(null_ops.mkfs == NULL && null_ops.fsck == NULL);
+	CHECK_EQ(libfs_check_ops(&null_ops), 0);
+	for (int i = 0; libfs_layer_at(i) != NULL; i++) {
+		CHECK_EQ(libfs_check_ops(libfs_layer_at(i)), 0);
+		CHECK(libfs_type(libfs_layer_at(i)->name) == libfs_layer_at(i));
+	}
+	for (int i = 0; libfs_type_at(i) != NULL; i++)      /* layers are not file systems */
+		CHECK(libfs_type_at(i)->mkfs != NULL);
+}
+
+static void put(const char *p, const char *s, uint64_t off)
+{
+	struct vfile *f;
+	CHECK_EQ(vfs_open(p, LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f), 0);
+	CHECK_EQ(vfs_pwrite(f, s, strlen(s), off), (long)strlen(s));
+	CHECK_EQ(vfs_close(f), 0);
+}
+
+/* Two handles through the layer relate as two handles directly below do:
+ * over unixfs (one cache for all handles) a write through either is seen
+ * through the other at once; over kvfs (each handle has its own copy
+ * until close: LIBFS_F_ATOMIC) only from close to open - with or without
+ * a layer.  `shared` says which. */
+static void coherence(const char *type, const char *base, const char *below_name, int shared)
+{
+	push("/u", "unixfs", "key=suite");
+	push("/kv", "kvfs", "key=suite");
+	char opts[64], up[64], down[64];
+	snprintf(opts, sizeof opts, "over=%s", base);
+	push("/top", type, opts);
+	snprintf(up, sizeof up, "/top/%s", below_name);
+	snprintf(down, sizeof down, "%s/%s", base, below_name);
+	struct vfile *a, *b;
+	char buf[64];
+	put(up, "written above", 0);
+	if (!shared) {
+		CHECK_EQ(vfs_open(down, LIBFS_O_READ, 0, &b), 0);
+		memset(buf, 0, sizeof buf);
+		CHECK_EQ(vfs_pread(b, buf, sizeof buf, 0), 13);
+		CHECK(memcmp(buf, "written above", 13) == 0);
+		CHECK_EQ(vfs_close(b), 0);
+		put(down, "BELOW", 8);
+		CHECK_EQ(vfs_open(up, LIBFS_O_READ, 0, &a), 0);
+		memset(buf, 0, sizeof buf);
+		CHECK_EQ(vfs_pread(a, buf, sizeof buf, 0), 13);
+		CHECK(memcmp(buf, "written BELOW", 13) == 0);
+		CHECK_EQ(vfs_close(a), 0);
+		CHECK_EQ(vfs_unlink(up), 0);
+		pop_all();
+		return;
+	}
+	CHECK_EQ(vfs_open(up, LIBFS_O_READ | LIBFS_O_WRITE, 0, &a), 0);
+	CHECK_EQ(vfs_open(down, LIBFS_O_READ | LIBFS_O_WRITE, 0, &b), 0);
+	memset(buf, 0, sizeof buf);
+	CHECK_EQ(vfs_pread(b, buf, sizeof buf, 0), 13);
+	CHECK(memcmp(buf, "written above", 13) == 0);
+	/* Below writes while above has the file open: above sees it at once. */
+	CHECK_EQ(vfs_pwrite(b, "BELOW", 5, 8), 5);
+	memset(buf, 0, sizeof buf);
+	CHECK_EQ(vfs_pread(a, buf, sizeof buf, 0), 13);
+	CHECK(memcmp(buf, "written BELOW", 13) == 0);
+	/* And the other way, growing it. */
+	CHECK_EQ(vfs_pwrite(a, "++", 2, 13), 2);
+	struct libfs_stat sa, sb;
+	CHECK_EQ(vfs_fstat(b, &sb), 0);
+	CHECK_EQ(sb.size, 15);
+	CHECK_EQ(vfs_ftruncate(b, 4), 0);
+	CHECK_EQ(vfs_fstat(a, &sa), 0);
+	CHECK_EQ(sa.size, 4);
+	CHECK_EQ(vfs_close(a), 0);
+	CHECK_EQ(vfs_close(b), 0);
+	/* Names: made below, listed above; removed above, gone below. */
+	char other[64];
+	snprintf(other, sizeof other, "%s/made-below", base);
+	put(other, "x", 0);
+	CHECK_EQ(vfs_stat("/top/made-below", &sa), 0);
+	CHECK_EQ(vfs_unlink("/top/made-below"), 0);
+	CHECK_EQ(vfs_stat(other, &sa), -ENOENT);
+	CHECK_EQ(vfs_unlink(up), 0);
+	pop_all();
+}
+
+/* ---- crypt: what it must refuse ------------------------------------------------ */
+
+
+/* The stored name of the one file in /u/base/c (besides .crypt). */
+static void stored_name(char *out)
+{
+	struct vfile *d;
+	struct libfs_dirent de;
+	out[0] = 0;
+	CHECK_EQ(vfs_open("/u/base/c", LIBFS_O_READ | LIBFS_O_DIR, 0, &d), 0);
+	while (vfs_readdir(d, &de) == 1)
+		if (de.name[0] != '.' && strcmp(de.name, "c") != 0)
+			sprintf(out, "/u/base/c/%s", de.name);
+	CHECK_EQ(vfs_close(d), 0);
+	CHECK(out[0] != 0);
+}
+
+static void fill(uint8_t *p, size_t n, int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 31 + (size_t)seed * 7 + i / 251);
+}
+
+/* Write `n` bytes of pattern `seed` as /s/NAME through crypt; check they
+ * read back. */
+static void cput(const char *name, size_t n, int seed)
+{
+	static uint8_t buf[3 * 4096 + 100], got[sizeof buf];
+	char p[64];
+	snprintf(p, sizeof p, "/s/%s", name);
+	fill(buf, n, seed);
+	struct vfile *f;
+	CHECK_EQ(vfs_open(p, LIBFS_O_WRITE | LIBFS_O_READ | LIBFS_O_CREAT | LIBFS_O_TRUNC, 0644, &f), 0);
+	CHECK_EQ(vfs_write(f, buf, n), (long)n);
+	CHECK_EQ(vfs_pread(f, got, sizeof got, 0), (long)n);
+	CHECK(memcmp(buf, got, n) == 0);
+	CHECK_EQ(vfs_close(f), 0);
+}
+
+static long cread(const char *name)
+{
+	static uint8_t got[4 * 4096];
+	char p[64];
+	snprintf(p, sizeof p, "/s/%s", name);
+	struct vfile *f;
+	long r = vfs_open(p, LIBFS_O_READ, 0, &f);
+	if (r < 0)
+		return r;
+	long total = 0;
+	while ((r = vfs_read(f, got, sizeof got)) > 0)
+		total += r;
+	vfs_close(f);
+	return r < 0 ? r : total;
+}
+
+/* Copy n stored bytes at `from` in file a to `to` in file b (directly below). */
+static void splice(const char *a, uint64_t from, const char *b, uint64_t to, size_t n)
+{
+	uint8_t buf[8192];
+	struct vfile *fa, *fb;
+	CHECK_EQ(vfs_open(a, LIBFS_O_READ, 0, &fa), 0);
+	CHECK_EQ(vfs_pread(fa, buf, n, from), (long)n);
+	CHECK_EQ(vfs_close(fa), 0);
+	CHECK_EQ(vfs_open(b, LIBFS_O_WRITE, 0, &fb), 0);
+	CHECK_EQ(vfs_pwrite(fb, buf, n, to), (long)n);
+	CHECK_EQ(vfs_close(fb), 0);
+}
+
+#define STORED 4124          /* one stored block: nonce, 4096 bytes, tag */
+#define HDR 32
+
+static void crypt_refuses(void)
+{
+	push("/u", "unixfs", "key=suite");
+	CHECK_EQ(vfs_mkdir("/u/base/c", 0755), 0);
+	CHECK_EQ(vfs_mount("/s", "crypt", "over=/u/base/c", 1), -EINVAL);     /* no key */
+	push("/s", "crypt", "over=/u/base/c," CK);
+	cput("a-secret-name", 3 * 4096 + 100, 1);
+	/* Names and contents are not there in the clear. */
+	char la[300];
+	stored_name(la);
+	CHECK(strstr(la, "secret") == NULL);
+	struct libfs_stat st;
+	CHECK_EQ(vfs_stat(la, &st), 0);
+	CHECK_EQ(st.size, HDR + 3 * STORED + 100 + 28);
+	CHECK_EQ(vfs_stat("/s/a-secret-name", &st), 0);
+	CHECK_EQ(st.size, 3 * 4096 + 100);
+	/* The wrong key is refused at mount; the right one reads it back. */
+	nstk--;
+	CHECK_EQ(vfs_umount("/s"), 0);
+	CHECK_EQ(vfs_mount("/s", "crypt", "over=/u/base/c,key=not-the-key", 1), -EACCES);
+	push("/s", "crypt", "over=/u/base/c," CK);
+	CHECK_EQ(cread("a-secret-name"), 3 * 4096 + 100);
+
+	/* A flipped bit of ciphertext. */
+	uint8_t b;
+	struct vfile *f;
+	CHECK_EQ(vfs_open(la, LIBFS_O_READ | LIBFS_O_WRITE, 0, &f), 0);
+	CHECK_EQ(vfs_pread(f, &b, 1, HDR + STORED + 12 + 77), 1);
+	b ^= 0x10;
+	CHECK_EQ(vfs_pwrite(f, &b, 1, HDR + STORED + 12 + 77), 1);
+	CHECK_EQ(vfs_close(f), 0);
+	CHECK_EQ(cread("a-secret-name"), -EBADMSG);
+	cput("a-secret-name", 3 * 4096 + 100, 1);          /* rewritten: good again */
+	CHECK_EQ(cread("a-secret-name"), 3 * 4096 + 100);
+
+	/* Two blocks of one file swapped. */
+	splice(la, HDR, la, HDR + STORED, STORED);
+	CHECK_EQ(cread("a-secret-name"), -EBADMSG);
+	cput("a-secret-name", 3 * 4096 + 100, 1);
+
+	/* A block from another file with the same bytes at the same place. */
+	stored_name(la);                                   /* the only file so far */
+	cput("other", 3 * 4096 + 100, 1);
+	char lo[300];
+	struct vfile *d;
+	struct libfs_dirent de;
+	CHECK_EQ(vfs_open("/u/base/c", LIBFS_O_READ | LIBFS_O_DIR, 0, &d), 0);
+	while (vfs_readdir(d, &de) == 1) {
+		char p[300];
+		snprintf(p, sizeof p, "/u/base/c/%s", de.name);
+		if (de.name[0] != '.' && strcmp(p, la) != 0)
+			strcpy(lo, p);
+	}
+	CHECK_EQ(vfs_close(d), 0)
+;
+	splice(lo, HDR + STORED, la, HDR + STORED, STORED);
+	CHECK_EQ(cread("a-secret-name"), -EBADMSG);
+	CHECK_EQ(cread("other"), 3 * 4096 + 100);
+
+	/* The end cut off by whole blocks. */
+	cput("a-secret-name", 3 * 4096, 3);
+	CHECK_EQ(vfs_open(la, LIBFS_O_WRITE, 0, &f), 0);
+	CHECK_EQ(vfs_ftruncate(f, HDR + 2 * STORED), 0);
+	CHECK_EQ(vfs_close(f), 0);
+	CHECK_EQ(cread("a-secret-name"), -EBADMSG);
+
+	/* A name changed below. */
+	char renamed[300];
+	strcpy(renamed, la);
+	char *last = strrchr(renamed, '/') + 1;
+	last[3] = last[3] == 'A' ? 'B' : 'A';
+	CHECK_EQ(vfs_rename(la, renamed), 0);
+	CHECK_EQ(vfs_open("/s", LIBFS_O_READ | LIBFS_O_DIR, 0, &d), 0);
+	int r;
+	while ((r = vfs_readdir(d, &de)) == 1)
+		;
+	CHECK_EQ(r, -EBADMSG);
+	CHECK_EQ(vfs_close(d), 0);
+	CHECK_EQ(vfs_unlink(renamed), 0);
+
+	/* Writes in the middle, past the end, truncation: contents as a plain
+	 * file would have them (fssuite checks more). */
+	cput("mid", 10000, 4);
+	CHECK_EQ(vfs_open("/s/mid", LIBFS_O_READ | LIBFS_O_WRITE, 0, &f), 0);
+	CHECK_EQ(vfs_pwrite(f, "XYZ", 3, 4095), 3);
+	CHECK_EQ(vfs_pwrite(f, "END", 3, 20000), 3);
+	CHECK_EQ(vfs_ftruncate(f, 12288), 0);
+	static uint8_t want[20003], got[20003];
+	fill(want, 10000, 4);
+	memcpy(want + 4095, "XYZ", 3);
+	memset(want + 10000, 0, sizeof want - 10000);
+	CHECK_EQ(vfs_pread(f, got, sizeof got, 0), 12288);
+	CHECK(memcmp(want, got, 12288) == 0);
+	CHECK_EQ(vfs_close(f), 0);
+	CHECK_EQ(vfs_unlink("/s/mid"), 0);
+	CHECK_EQ(vfs_unlink("/s/other"), 0);
+	pop_all();
+}
+
+/* ---- compress ---------------------------------------------------------------------- */
+
+static uint64_t below_size(const char *p)
+{
+	struct libfs_stat st;
+	CHECK_EQ(vfs_stat(p, &st), 0);
+	return st.size;
+}
+
+static void zcheck(const char *p, const uint8_t *want, size_t n)
+{
+	static uint8_t got[1 << 20];
+	struct vfile *f;
+	CHECK_EQ(vfs_open(p, LIBFS_O_READ, 0, &f), 0);
+	CHECK_EQ(vfs_pread(f, got, sizeof got, 0), (long)n);
+	CHECK(memcmp(got, want, n) == 0);
+	CHECK_EQ(vfs_close(f), 0);
+}
+
+static void compress_works(void)
+{
+	static uint8_t text[600000], noise[300000];
+	for (size_t i = 0; i < sizeof text; i++)      /* compressible: words repeating */
+		text[i] = (uint8_t)("the quick brown fox jumps over the lazy dog "[i % 44] + (i / 9000 % 3));
+	uint64_t x = 88172645463325252ull;
+	for (size_t i = 0; i < sizeof noise; i++) {   /* incompressible */
+		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		noise[i] = (uint8_t)x;
+	}
+	push("/u", "unixfs", "key=suite");
+	CHECK_EQ(vfs_mkdir("/u/base/z", 0755), 0);
+	push("/z", "compress", "over=/u/base/z");
+	struct vfile *f;
+	CHECK_EQ(vfs_open("/z/text", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f), 0);
+	CHECK_EQ(vfs_write(f, text, sizeof text), (long)sizeof text);
+	CHECK_EQ(vfs_close(f), 0);
+	CHECK_EQ(vfs_open("/z/noise", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f), 0);
+	CHECK_EQ(vfs_write(f, noise, sizeof noise), (long)sizeof noise);
+	CHECK_EQ(vfs_close(f), 0);
+	zcheck("/z/text", text, sizeof text);
+	zcheck("/z/noise", noise, sizeof noise);
+	uint64_t zt = below_size("/u/base/z/text"), zn = below_size("/u/base/z/noise");
+	printf("compress: %zu bytes of text stored in %llu, %zu of noise in %llu\n", sizeof text,
+	       (unsigned long long)zt, sizeof noise, (unsigned long long)zn);
+	CHECK(zt < sizeof text / 4);                  /* text shrinks */
+	CHECK(zn <= sizeof noise + sizeof noise / 100 + 8192);   /* noise barely grows */
+	struct libfs_stat st;
+	CHECK_EQ(vfs_stat("/z/text", &st), 0);
+	CHECK_EQ(st.size, sizeof text);
+
+	/* Writes into the middle: of a compressed file, across blocks, with
+	 * data that compresses differently (it no longer fits its room). */
+	CHECK_EQ(vfs_open("/z/text", LIBFS_O_READ | LIBFS_O_WRITE, 0, &f), 0);
+	CHECK_EQ(vfs_pwrite(f, noise, 10000, 123457), 10000);
+	memcpy(text + 123457, noise, 10000);
+	CHECK_EQ(vfs_pwrite(f, "middle", 6, 300001), 6);
+	memcpy(text + 300001, "middle", 6);
+	CHECK_EQ(vfs_close(f), 0);
+	zcheck("/z/text", text, sizeof text);
+	/* Holes past the end read as zeros and take no room. */
+	CHECK_EQ(vfs_open("/z/sparse", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f), 0);
+	CHECK_EQ(vfs_pwrite(f, "end", 3, 900000), 3);
+	CHECK_EQ(vfs_close(f), 0);
+	static uint8_t sparse[900003];
+	memcpy(sparse + 900000, "end", 3);
+	zcheck("/z/sparse", sparse, sizeof sparse);
+	CHECK(below_size("/u/base/z/sparse") < 4 * 4096 + 512);
+	CHECK_EQ(vfs_unlink("/z/sparse"), 0);
+
+	/* Coherence: the same file open through the layer and below it. */
+	struct vfile *a, *b;
+	CHECK_EQ(vfs_open("/z/text", LIBFS_O_READ | LIBFS_O_WRITE, 0, &a), 0);
+	CHECK_EQ(vfs_open("/u/base/z/noise", LIBFS_O_READ, 0, &b), 0);
+	static uint8_t raw[400000];
+	long rn = vfs_pread(b, raw, sizeof raw, 0);
+	CHECK(rn > 0);
+	CHECK_EQ(vfs_close(b), 0);
+	CHECK_EQ(vfs_open("/u/base/z/text", LIBFS_O_READ | LIBFS_O_WRITE, 0, &b), 0);
+	/* Below, the file becomes the other one's bytes: the layer sees the
+	 * other file at once. */
+	CHECK_EQ(vfs_ftruncate(b, 0), 0);
+	CHECK_EQ(vfs_pwrite(b, raw, (size_t)rn, 0), rn);
+	CHECK_EQ(vfs_fstat(a, &st), 0);
+	CHECK_EQ(st.size, sizeof noise);
+	static uint8_t got[sizeof noise];
+	CHECK_EQ(vfs_pread(a, got, sizeof got, 0), (long)sizeof noise);
+	CHECK(memcmp(got, noise, sizeof noise) == 0);
+	/* A write through the layer is below at once. */
+	CHECK_EQ(vfs_pwrite(a, "x", 1, sizeof noise), 1);
+	uint8_t h[16];
+	CHECK_EQ(vfs_pread(b, h, 16, 0), 16);
+	CHECK_EQ(h[8] | h[9] << 8 | h[10] << 16, sizeof noise + 1);   /* the header's size */
+	/* A damaged index entry is refused, not followed. */
+	uint8_t page[8];
+	CHECK_EQ(vfs_pread(b, page, 8, 64), 8);          /* index page 0 */
+	uint64_t pg = 0;
+	for (int i = 7; i >= 0; i--)
+		pg = pg << 8 | page[i];
+	uint8_t bad[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 0, 0x10, 0, 0 };
+	CHECK_EQ(vfs_pwrite(b, bad, 16, pg + 16), 16);
+	CHECK_EQ(vfs_pread(a, got, 100, 4096), -EBADMSG);
+	CHECK_EQ(vfs_close(a), 0);
+	CHECK_EQ(vfs_close(b), 0);
+	/* A file below this layer never wrote is refused. */
+	put("/u/base/z/plain", "not compressed at all, no header", 0);
+	CHECK_EQ(vfs_open("/z/plain", LIBFS_O_READ, 0, &a), -EBADMSG);
+	/* Truncation to nothing gives every byte back. */
+	CHECK_EQ(vfs_open("/z/text", LIBFS_O_WRITE | LIBFS_O_TRUNC, 0, &a), 0);
+	CHECK_EQ(vfs_close(a), 0);
+	CHECK_EQ(below_size("/u/base/z/text"), 4096);
+	CHECK_EQ(vfs_unlink("/z/text"), 0);
+	CHECK_EQ(vfs_unlink("/z/noise"), 0);
+	CHECK_EQ(vfs_unlink("/u/base/z/plain"), 0);
+	pop_all();
+}
+
+/* trace's lines, counted instead of printed (the suite makes thousands). */
+extern void (*trace_sink)(const char *line);
+static long traced;
+static char last[256];
+static void count_line(const char *line)
+{
+	traced++;
+	snprintf(last, sizeof last, "%s", line);
+}
+
+int main(void)
+{
+	described();
+	ufx_new(&u, 65536, HD_POLLED, 7);
+	uint64_t sb;
+	CHECK_EQ(unixfs_ops.mkfs("key=suite", &sb), 0);
+	CHECK_EQ(kvfs_ops.mkfs("key=suite", &sb), 0);
+	push("/u", "unixfs", "key=suite");
+	CHECK_EQ(vfs_mkdir("/u/base", 0755), 0);
+	pop_all();
+
+	rules();
+	crypt_refuses();
+	compress_works();
+	trace_sink = count_line;
+	coherence("null", "/u/base", "file", 1);
+	coherence("trace", "/u/base", "file", 1);
+	coherence("null", "/kv", "file", 0);
+	coherence("trace", "/kv", "file", 0);
+	CHECK(traced > 20);
+	CHECK(strstr(last, "trace /kv: ") == last);
+	one_and_two();
+	ten_deep();
+	ufx_free(&u);
+	printf("trace printed %ld lines\n", traced);
+	printf("test_stack: ok\n");
+	return 0;
+}

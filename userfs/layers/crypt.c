@@ -1,0 +1,675 @@
+/*
+ * crypt.c - the encryption layer: file contents and names encrypted and
+ * authenticated, over any mount (docs/stacking.md has the format).
+ *
+ *   mount /secret crypt over=/data,key=SECRET
+ *
+ * Keys: the mount's secret goes through HKDF-SHA-256 (RFC 5869) to a
+ * master key; each file's key is derived from it and the file's 16-byte
+ * id, so equal files encrypt differently and a block moved from one file
+ * to another does not authenticate.  Contents: ChaCha20-Poly1305
+ * (RFC 8439) per 4 KiB block, each block stored as nonce, ciphertext, tag,
+ * its index, the file's id and whether it is the file's last block bound
+ * in as associated data (so blocks cannot be swapped, moved between files,
+ * or cut off the end).  Nonces are never reused: each is the mount's epoch
+ * (counted up and made durable in the directory's .crypt file at every
+ * mount, before any write) and a counter.  Names: each component is
+ * encrypted deterministically (so it can be looked up) in the manner of
+ * SIV - a 12-byte HMAC of the name is both the ChaCha20 nonce and the
+ * authenticator - and written in unpadded base64url.
+ *
+ * Anything that does not authenticate is refused with -EBADMSG; a wrong
+ * key is refused at mount with -EACCES.  No layer state outlives a call
+ * except each open file's key (which never changes), so the layer is as
+ * coherent as the one below.  What it cannot see: the whole directory
+ * rolled back to an older copy, and a file cut to zero blocks.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "libos/stack/crypto.h"
+#include "libos/stack/stack.h"
+
+#define CB        4096                   /* plaintext bytes per block          */
+#define CSTORE    (12 + CB + 16)         /* a stored block: nonce, data, tag   */
+#define CHDR      32                     /* file header: magic, version, id    */
+#define CBATCH    16                     /* blocks per call to the layer below */
+#define META      ".crypt"               /* not base64url: never a file's name */
+#define SIVLEN    12
+
+struct crypt {
+	struct stack_mount s;
+	uint8_t master[32], name_key[32], name_mac[32];
+	uint32_t epoch;
+	uint64_t counter;
+	char pbuf[2][LIBFS_PATH_MAX];        /* translated paths                    */
+	uint8_t *io;                         /* CBATCH stored blocks                */
+};
+
+struct crypt_file {
+	struct stack_file sf;
+	int isdir;
+	uint8_t id[16];
+	uint8_t key[32];
+};
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* A value never produced before for this directory: epoch, then counter. */
+static void fresh(struct crypt *c, uint8_t out[12])
+{
+	put64(out + 4, c->counter++);
+	out[0] = (uint8_t)c->epoch;
+	out[1] = (uint8_t)(c->epoch >> 8);
+	out[2] = (uint8_t)(c->epoch >> 16);
+	out[3] = (uint8_t)(c->epoch >> 24);
+}
+
+/* ---- names ---------------------------------------------------------------------- */
+
+static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+static size_t b64_len(size_t n)
+{
+	return (n * 4 + 2) / 3;
+}
+
+static void b64_encode(const uint8_t *in, size_t n, char *out)
+{
+	uint32_t acc = 0;
+	int bits = 0;
+	for (size_t i = 0; i < n; i++) {
+		acc = acc << 8 | in[i];
+		bits += 8;
+		while (bits >= 6) {
+			bits -= 6;
+			*out++ = B64[(acc >> bits) & 63];
+		}
+	}
+	if (bits > 0)
+		*out++ = B64[(acc << (6 - bits)) & 63];
+	*out = 0;
+}
+
+/* Bytes decoded, or -1 if s is not unpadded base64url. */
+static long b64_decode(const char *s, size_t len, uint8_t *out)
+{
+	uint32_t acc = 0;
+	int bits = 0;
+	long n = 0;
+	for (size_t i = 0; i < len; i++) {
+		const char *p = memchr(B64, s[i], 64);
+		if (p == NULL || s[i] == 0)
+			return -1;
+		acc = acc << 6 | (uint32_t)(p - B64);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[n++] = (uint8_t)(acc >> bits);
+		}
+	}
+	return n;
+}
+
+static void name_siv(struct crypt *c, const char *name, size_t n, uint8_t siv[32])
+{
+	hmac256(c->name_mac, 32, name, n, siv);
+}
+
+/* Encrypt one component of n bytes into out (NUL-terminated). */
+static int name_seal(struct crypt *c, const char *name, size_t n, char *out, size_t room)
+{
+	uint8_t buf[SIVLEN + LIBFS_NAME_MAX], siv[32];
+	if (n > c->s.name_max || b64_len(SIVLEN + n) + 1 > room)
+		return -ENAMETOOLONG;
+	name_siv(c, name, n, siv);
+	memcpy(buf, siv, SIVLEN);
+	chacha20_xor(c->name_key, siv, 0, (const uint8_t *)name, buf + SIVLEN, n);
+	b64_encode(buf, SIVLEN + n, out);
+	return 0;
+}
+
+/* Decrypt a stored name; 0, -ENOENT for a name that is not ours (the
+ * .crypt file, anything not base64url), -EBADMSG for one that decodes but
+ * does not authenticate. */
+static int name_open(struct crypt *c, const char *stored, char *out)
+{
+	uint8_t buf[LIBFS_NAME_MAX + 1], siv[32];
+	size_t len = strlen(stored);
+	if (len > LIBFS_NAME_MAX)
+		return -ENOENT;
+	long n = b64_decode(stored, len, buf);
+	if (n < SIVLEN + 1 || b64_len((size_t)n) != len)
+		return -ENOENT;
+	size_t pn = (size_t)n - SIVLEN;
+	chacha20_xor(c->name_key, buf, 0, buf + SIVLEN, (uint8_t *)out, pn);
+	out[pn] = 0;
+	name_siv(c, out, pn, siv);
+	if (!crypto_equal(siv, buf, SIVLEN) || memchr(out, 0, pn) != NULL || memchr(out, '/', pn))
+		return -EBADMSG;
+	return 0;
+}
+
+/* A path inside the layer, every component encrypted, under the covered
+ * directory: into c->pbuf[i]. */
+static int cpath(struct crypt *c, int i, const char *path, const char **out)
+{
+	char *o = c->pbuf[i];
+	size_t len = c->s.sublen, room = LIBFS_PATH_MAX;
+	memcpy(o, c->s.below.path, len);
+	const char *p = path;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+		if (len > 0)
+			o[len++] = '/';
+		if (len >= room)
+			return -ENAMETOOLONG;
+		int r = name_seal(c, p, n, o + len, room - len);
+		if (r < 0)
+			return r;
+		len += strlen(o + len);
+		p += n;
+		if (*p == '/')
+			p++;
+	}
+	o[len] = 0;
+	*out = o;
+	return 0;
+}
+
+/* ---- contents ----------------------------------------------------------------- */
+
+/* Logical size from the layer below's size; -EBADMSG when no whole
+ * number of blocks fits it. */
+static int64_t plain_size(uint64_t lower)
+{
+	if (lower == 0)
+		return 0;                             /* created, no header yet */
+	if (lower < CHDR)
+		return -EBADMSG;
+	uint64_t l = lower - CHDR, full = l / CSTORE, rem = l % CSTORE;
+	if (rem != 0 && rem <= 12 + 16)
+		return -EBADMSG;
+	return (int64_t)(full * CB + (rem ? rem - 12 - 16 : 0));
+}
+
+static uint64_t stored_size(uint64_t size)
+{
+	uint64_t full = size / CB, rem = size % CB;
+	return CHDR + full * CSTORE + (rem ? rem + 12 + 16 : 0);
+}
+
+static void block_aad(const struct crypt_file *f, uint64_t b, int last, uint8_t aad[25])
+{
+	memcpy(aad, f->id, 16);
+	put64(aad + 16, b);
+	aad[24] = (uint8_t)last;
+}
+
+/* Seal plaintext block b (len bytes) into st (CSTORE bytes). */
+static void seal(struct crypt *c, struct crypt_file *f, uint64_t b, int last, const uint8_t *pt,
+                 size_t len, uint8_t *st)
+{
+	uint8_t aad[25];
+	block_aad(f, b, last, aad);
+	fresh(c, st);
+	aead_seal(f->key, st, aad, sizeof aad, pt, len, st + 12, st + 12 + len);
+}
+
+static int unseal(struct crypt_file *f, uint64_t b, int last, const uint8_t *st, size_t len,
+                  uint8_t *pt)
+{
+	uint8_t aad[25];
+	block_aad(f, b, last, aad);
+	return aead_open(f->key, st, aad, sizeof aad, st + 12, len, st + 12 + len, pt) == 0 ? 0 : -EBADMSG;
+}
+
+static int lower_size(struct crypt *c, struct crypt_file *f, int64_t *size)
+{
+	struct libfs_stat st;
+	int r = c->s.below.ops->fstat(c->s.below.fs, f->sf.lower, &st);
+	if (r < 0)
+		return r;
+	*size = plain_size(st.size);
+	return *size < 0 ? (int)*size : 0;
+}
+
+/* Read and check blocks [b, b + nb) of a file of `size` bytes into pt. */
+static int get_blocks(struct crypt *c, struct crypt_file *f, uint64_t b, uint64_t nb, int64_t size,
+                      uint8_t *pt)
+{
+	uint64_t last = ((uint64_t)size - 1) / CB;
+	uint64_t end = stored_size((uint64_t)size);
+	uint64_t at = CHDR + b * CSTORE;
+	uint64_t want = CHDR + (b + nb) * CSTORE < end ? nb * CSTORE : end - at;
+	long r = c->s.below.ops->read(c->s.below.fs, f->sf.lower, c->io, want, at);
+	if (r < 0)
+		return (int)r;
+	if ((uint64_t)r != want)
+		return -EBADMSG;
+	for (uint64_t i = 0; i < nb; i++) {
+		uint64_t k = b + i;
+		size_t len = k == last && size % CB ? (size_t)(size % CB) : CB;
+		int e = unseal(f, k, k == last, c->io + i * CSTORE, len, pt + i * CB);
+		if (e < 0)
+			return e;
+	}
+	return 0;
+}
+
+static long crypt_read(void *fs, void *file, void *buf, size_t n, uint64_t off)
+{
+	struct crypt *c = fs;
+	struct crypt_file *f = file;
+	int64_t size;
+	int r = lower_size(c, f, &size);
+	if (r < 0)
+		return r;
+	if (off >= (uint64_t)size)
+		return 0;
+	if (n > (uint64_t)size - off)
+		n = (size_t)((uint64_t)size - off);
+	uint8_t *pt = malloc(CBATCH * CB);
+	if (pt == NULL)
+		return -ENOMEM;
+	size_t done = 0;
+	while (done < n) {
+		uint64_t pos = off + done, b = pos / CB;
+		uint64_t nb = ((pos % CB) + (n - done) + CB - 1) / CB;
+		if (nb > CBATCH)
+			nb = CBATCH;
+		r = get_blocks(c, f, b, nb, size, pt);
+		if (r < 0)
+			break;
+		size_t k = (size_t)(nb * CB - pos % CB);
+		if (k > n - done)
+			k = n - done;
+		memcpy((uint8_t *)buf + done, pt + pos % CB, k);
+		done += k;
+	}
+	free(pt);
+	return r < 0 ? r : (long)done;
+}
+
+/* Write plaintext [off, off + n) of a file now `size` bytes long, where
+ * off <= size; blocks are read, merged and sealed CBATCH at a time. */
+static long put_range(struct crypt *c, struct crypt_file *f, const uint8_t *buf, size_t n,
+                      uint64_t off, int64_t size)
+{
+	uint64_t newsize = off + n > (uint64_t)size ? off + n : (uint64_t)size;
+	uint64_t newlast = (newsize - 1) / CB;
+	uint8_t *pt = malloc(CBATCH * CB);
+	if (pt == NULL)
+		return -ENOMEM;
+	int r = 0;
+	/* The old last block, whole and outside the range, stops being the
+	 * last: seal it again as an inner block. */
+	if (size > 0 && (uint64_t)size % CB == 0 && newsize > (uint64_t)size) {
+		uint64_t ol = ((uint64_t)size - 1) / CB;
+		r = get_blocks(c, f, ol, 1, size, pt);
+		if (r == 0) {
+			seal(c, f, ol, 0, pt, CB, c->io);
+			long w = c->s.below.ops->write(c->s.below.fs, f->sf.lower, c->io, CSTORE,
+			                               CHDR + ol * CSTORE);
+			r = w < 0 ? (int)w : 0;
+		}
+	}
+	size_t done = 0;
+	while (r == 0 && done < n) {
+		uint64_t pos = off + done, b = pos / CB;
+		uint64_t nb = ((pos % CB) + (n - done) + CB - 1) / CB;
+		if (nb > CBATCH)
+			nb = CBATCH;
+		size_t k = (size_t)(nb * CB - pos % CB);
+		if (k > n - done)
+			k = n - done;
+		/* The first and last blocks keep what the write does not cover. */
+		memset(pt, 0, nb * CB);
+		uint64_t have = size > 0 ? ((uint64_t)size + CB - 1) / CB : 0;
+		if (pos % CB != 0 && b < have)
+			r = get_blocks(c, f, b, 1, size, pt);
+		uint64_t lb = b + nb - 1;
+		if (r == 0 && (pos + k) % CB != 0 && lb < have && (lb != b || pos % CB == 0))
+			r = get_blocks(c, f, lb, 1, size, pt + (nb - 1) * CB);
+		if (r < 0)
+			break;
+		memcpy(pt + pos % CB, buf + done, k);
+		uint64_t stored = 0;
+		for (uint64_t i = 0; i < nb; i++) {
+			uint64_t blk = b + i;
+			size_t len = blk == newlast && newsize % CB ? (size_t)(newsize % CB) : CB;
+			seal(c, f, blk, blk == newlast, pt + i * CB, len, c->io + i * CSTORE);
+			stored += len + 12 + 16;
+		}
+		long w = c->s.below.ops->write(c->s.below.fs, f->sf.lower, c->io, stored,
+		                               CHDR + b * CSTORE);
+		if (w < 0)
+			r = (int)w;
+		else if ((uint64_t)w != stored)
+			r = -EIO;
+		done += k;
+		if (pos + k > (uint64_t)size)
+			size = (int64_t)(pos + k);
+	}
+	free(pt);
+	return r < 0 ? r : (long)done;
+}
+
+static long crypt_write(void *fs, void *file, const void *buf, size_t n, uint64_t off)
+{
+	struct crypt *c = fs;
+	struct crypt_file *f = file;
+	int64_t size;
+	int r = lower_size(c, f, &size);
+	if (r < 0)
+		return r;
+	if (n == 0)
+		return 0;
+	/* A gap after the end reads as zeros: write them (sealed) first. */
+	static const uint8_t zeros[CB];
+	while ((uint64_t)size < off) {
+		size_t k = off - (uint64_t)size > CB ? CB : (size_t)(off - (uint64_t)size);
+		long w = put_range(c, f, zeros, k, (uint64_t)size, size);
+		if (w < 0)
+			return w;
+		size += w;
+	}
+	return put_range(c, f, buf, n, off, size);
+}
+
+static int crypt_truncate(void *fs, void *file, uint64_t len)
+{
+	struct crypt *c = fs;
+	struct crypt_file *f = file;
+	int64_t size;
+	int r = lower_size(c, f, &size);
+	if (r < 0)
+		return r;
+	if (len >= (uint64_t)size) {
+		static const uint8_t zeros[CB];
+		while ((uint64_t)size < len) {
+			size_t k = len - (uint64_t)size > CB ? CB : (size_t)(len - (uint64_t)size);
+			long w = put_range(c, f, zeros, k, (uint64_t)size, size);
+			if (w < 0)
+				return (int)w;
+			size += w;
+		}
+		return 0;
+	}
+	if (len > 0) {
+		/* The new last block: sealed again, shorter and marked last. */
+		uint8_t *pt = malloc(CB);
+		if (pt == NULL)
+			return -ENOMEM;
+		uint64_t b = (len - 1) / CB;
+		r = get_blocks(c, f, b, 1, size, pt);
+		if (r == 0) {
+			size_t bl = len % CB ? (size_t)(len % CB) : CB;
+			seal(c, f, b, 1, pt, bl, c->io);
+			long w = c->s.below.ops->write(c->s.below.fs, f->sf.lower, c->io, bl + 28,
+			                               CHDR + b * CSTORE);
+			r = w < 0 ? (int)w : 0;
+		}
+		free(pt);
+		if (r < 0)
+			return r;
+	}
+	return c->s.below.ops->truncate(c->s.below.fs, f->sf.lower, stored_size(len));
+}
+
+/* ---- files and names ---------------------------------------------------------------- */
+
+static void file_key(struct crypt *c, struct crypt_file *f)
+{
+	uint8_t info[20] = "file";
+	memcpy(info + 4, f->id, 16);
+	hkdf_expand(c->master, info, sizeof info, f->key, 32);
+}
+
+static int crypt_open(void *fs, const char *path, int flags, uint32_t perm, void **file)
+{
+	struct crypt *c = fs;
+	struct crypt_file *f = *file;
+	const char *lp;
+	int r = cpath(c, 0, path, &lp);
+	/* Truncation keeps the header (and so the file's id and key, which
+	 * other open handles of the file hold): done below, after reading it. */
+	if (r == 0)
+		r = stack_open_lower(&c->s, lp, flags & ~LIBFS_O_TRUNC, perm, &f->sf);
+	if (r < 0)
+		return r;
+	struct libfs_stat st;
+	r = c->s.below.ops->fstat(c->s.below.fs, f->sf.lower, &st);
+	f->isdir = r == 0 && st.type == LIBFS_T_DIR;
+	if (r < 0 || f->isdir)
+		return r < 0 ? (stack_close(fs, f), r) : 0;
+	uint8_t hdr[CHDR];
+	if (st.size == 0 && (flags & LIBFS_O_WRITE)) {
+		/* New (or truncated): a header with a fresh id. */
+		memset(hdr, 0, sizeof hdr);
+		memcpy(hdr, "EXCRYPT1", 8);
+		fresh(c, hdr + 8);
+		memcpy(f->id, hdr + 8, 16);
+		long w = c->s.below.ops->write(c->s.below.fs, f->sf.lower, hdr, CHDR, 0);
+		r = w < 0 ? (int)w : w != CHDR ? -EIO : 0;
+	} else if (st.size == 0) {
+		memset(f->id, 0, sizeof f->id);         /* empty: nothing to read */
+	} else {
+		long n = c->s.below.ops->read(c->s.below.fs, f->sf.lower, hdr, CHDR, 0);
+		r = n < 0 ? (int)n : (n != CHDR || memcmp(hdr, "EXCRYPT1", 8) != 0) ? -EBADMSG : 0;
+		memcpy(f->id, hdr + 8, 16);
+	}
+	if (r == 0 && (flags & LIBFS_O_TRUNC) && st.size > CHDR)
+		r = c->s.below.ops->truncate(c->s.below.fs, f->sf.lower, CHDR);
+	if (r < 0) {
+		stack_close(fs, f);
+		return r;
+	}
+	file_key(c, f);
+	return 0;
+}
+
+static void fix_stat(struct libfs_stat *st)
+{
+	if (st->type == LIBFS_T_REG) {
+		int64_t n = plain_size(st->size);
+		st->size = n < 0 ? 0 : (uint64_t)n;
+	}
+}
+
+static int crypt_stat(void *fs, const char *path, struct libfs_stat *st)
+{
+	struct crypt *c = fs;
+	const char *lp;
+	int r = cpath(c, 0, path, &lp);
+	if (r == 0)
+		r = c->s.below.ops->stat(c->s.below.fs, lp, st);
+	if (r == 0)
+		fix_stat(st);
+	return r;
+}
+
+static int crypt_fstat(void *fs, void *file, struct libfs_stat *st)
+{
+	struct crypt *c = fs;
+	struct crypt_file *f = file;
+	int r = c->s.below.ops->fstat(c->s.below.fs, f->sf.lower, st);
+	if (r == 0)
+		fix_stat(st);
+	return r;
+}
+
+#define CRYPT_NAME_OP(name) \
+	static int crypt_##name(void *fs, const char *path) \
+	{ \
+		struct crypt *c = fs; \
+		const char *lp; \
+		int r = cpath(c, 0, path, &lp); \
+		if (r == 0 && c->s.below.ops->name == NULL) \
+			return -ENOTSUP; \
+		return r < 0 ? r : c->s.below.ops->name(c->s.below.fs, lp); \
+	}
+CRYPT_NAME_OP(unlink)
+CRYPT_NAME_OP(rmdir)
+
+static int crypt_mkdir(void *fs, const char *path, uint32_t perm)
+{
+	struct crypt *c = fs;
+	const char *lp;
+	int r = cpath(c, 0, path, &lp);
+	if (r == 0 && c->s.below.ops->mkdir == NULL)
+		return -ENOTSUP;
+	return r < 0 ? r : c->s.below.ops->mkdir(c->s.below.fs, lp, perm);
+}
+
+static int crypt_rename(void *fs, const char *from, const char *to)
+{
+	struct crypt *c = fs;
+	const char *a, *b;
+	int r = cpath(c, 0, from, &a);
+	if (r == 0)
+		r = cpath(c, 1, to, &b);
+	if (r == 0 && c->s.below.ops->rename == NULL)
+		return -ENOTSUP;
+	return r < 0 ? r : c->s.below.ops->rename(c->s.below.fs, a, b);
+}
+
+static int crypt_readdir(void *fs, void *dir, uint64_t *cookie, struct libfs_dirent *de)
+{
+	struct crypt *c = fs;
+	struct crypt_file *f = dir;
+	for (;;) {
+		int r = c->s.below.ops->readdir(c->s.below.fs, f->sf.lower, cookie, de);
+		if (r <= 0)
+			return r;
+		char plain[LIBFS_NAME_MAX + 1];
+		r = name_open(c, de->name, plain);
+		if (r == -ENOENT)
+			continue;                 /* .crypt, or not one of ours */
+		if (r < 0)
+			return r;
+		strcpy(de->name, plain);
+		return 1;
+	}
+}
+
+/* ---- mounting ------------------------------------------------------------------- */
+
+/* The directory's .crypt file: magic, a check of the key, the epoch. */
+static int meta(struct crypt *c)
+{
+	struct stack_file mf = { 0 };
+	const char *lp;
+	int r = stack_paths(&c->s, META, NULL);
+	if (r < 0)
+		return r;
+	lp = c->s.p[0];
+	r = stack_open_lower(&c->s, lp, LIBFS_O_READ | LIBFS_O_WRITE | LIBFS_O_CREAT, 0600, &mf);
+	if (r < 0)
+		return r;
+	uint8_t rec[48], check[32];
+	hmac256(c->master, 32, "exodisk crypt key check", 23, check);
+	long n = c->s.below.ops->read(c->s.below.fs, mf.lower, rec, sizeof rec, 0);
+	if (n == 0) {
+		memcpy(rec, "EXCRYPT1", 8);
+		memcpy(rec + 8, check, 32);
+		put64(rec + 40, 0);
+	} else if (n != sizeof rec || memcmp(rec, "EXCRYPT1", 8) != 0) {
+		r = -EBADMSG;
+	} else if (!crypto_equal(rec + 8, check, 32)) {
+		r = -EACCES;                     /* the wrong key */
+	}
+	if (r == 0) {
+		uint64_t epoch = get64(rec + 40) + 1;
+		if (epoch > 0xffffffffu)
+			r = -EOVERFLOW;
+		c->epoch = (uint32_t)epoch;
+		put64(rec + 40, epoch);
+	}
+	/* The new epoch is durable before any nonce uses it. */
+	if (r == 0) {
+		n = c->s.below.ops->write(c->s.below.fs, mf.lower, rec, sizeof rec, 0);
+		r = n < 0 ? (int)n : 0;
+	}
+	if (r == 0)
+		r = c->s.below.ops->fsync ? c->s.below.ops->fsync(c->s.below.fs, mf.lower)
+		                          : c->s.below.ops->sync(c->s.below.fs);
+	int e = stack_close(&c->s, &mf);
+	return r < 0 ? r : e;
+}
+
+static int crypt_mount(const char *opts, void **fs)
+{
+	char key[256];
+	if (libfs_opt(opts, "key", key, sizeof key) != 1 || key[0] == 0)
+		return -EINVAL;                  /* key=SECRET is required */
+	int r = stack_mount(opts, sizeof(struct crypt), fs);
+	if (r < 0)
+		return r;
+	struct crypt *c = *fs;
+	hkdf_extract("exodisk crypt v1", 16, key, strlen(key), c->master);
+	hkdf_expand(c->master, "names", 5, c->name_key, 32);
+	hkdf_expand(c->master, "name authentication", 19, c->name_mac, 32);
+	/* Stored names are base64url of 12 + n bytes. */
+	uint32_t below = c->s.name_max;
+	c->s.name_max = below * 3 / 4 > SIVLEN ? below * 3 / 4 - SIVLEN : 0;
+	if (c->s.file_max != 0)
+		c->s.file_max = (c->s.file_max - CHDR) / CSTORE * CB;
+	c->io = malloc(CBATCH * CSTORE);
+	r = c->io == NULL ? -ENOMEM : c->s.name_max == 0 ? -ENAMETOOLONG : meta(c);
+	if (r < 0) {
+		free(c->io);
+		stack_unmount(c);
+		return r;
+	}
+	return 0;
+}
+
+static int crypt_unmount(void *fs)
+{
+	struct crypt *c = fs;
+	free(c->io);
+	memset(c->master, 0, sizeof c->master);
+	return stack_unmount(fs);
+}
+
+static void crypt_abandon(void *fs)
+{
+	struct crypt *c = fs;
+	free(c->io);
+	stack_abandon(fs);
+}
+
+STACK_LAYER_BEGIN
+const struct libfs_ops crypt_ops = {
+	STACK_BYPASS,
+	.name = "crypt",
+	.name_max = LIBFS_NAME_MAX * 3 / 4 - SIVLEN,
+	.mount = crypt_mount,
+	.unmount = crypt_unmount,
+	.abandon = crypt_abandon,
+	.open = crypt_open,
+	.read = crypt_read,
+	.write = crypt_write,
+	.truncate = crypt_truncate,
+	.stat = crypt_stat,
+	.fstat = crypt_fstat,
+	.unlink = crypt_unlink,
+	.rmdir = crypt_rmdir,
+	.mkdir = crypt_mkdir,
+	.rename = crypt_rename,
+	.readdir = crypt_readdir,
+	.file_size = sizeof(struct crypt_file),
+};
+STACK_LAYER_END
