@@ -6,9 +6,17 @@
  * the benchmark disk.  The same workload runs on Linux file systems in the
  * Linux comparison (tools/linux/, docs/linux-baseline.md).
  *
- *   exobench fs -t TYPE [-u UNIT] [-o OPTIONS] [-r RUNS] [-x small|large|all]
+ *   exobench fs -t TYPE [-u UNIT] [-o OPTIONS] [-L STACKS] [-r RUNS] [-x small|large|all]
  *               [-n FILES -s BYTES] [-d DIRS] [-m MIB] [-k OPS]
  *   exobench unixfs ...     the same as exobench fs -t unixfs ...
+ *
+ * -L measures stacks of layers over the file system (docs/stacking.md):
+ * STACKS is a comma-separated list of stacks, each the layers from the
+ * bottom up joined by '+', with NAME*K for K of the same and "none" for
+ * the file system alone - e.g. -L none,null,null*10,crypt.  Each run does
+ * the whole workload once on every stack in turn, so the stacks share the
+ * boot's conditions (interleaved); records name the stack as their "org"
+ * ("null*10/unixfs").  crypt is given a fixed benchmark key.
  *
  * TYPE is a libFS name (libfs_type: unixfs, kvfs, ...); OPTIONS its mount
  * options (default unit=UNIT).  If the unit holds no such file system for
@@ -34,15 +42,88 @@
 #include "libos/vfs.h"
 
 #define PREFIX "/xb"
+#define MAXLAYERS 12
 
 static const char *type;
 static char opts[256];
 
+/* The mounts of the stack being measured, bottom first; the top is at
+ * PREFIX. */
+static struct { char prefix[16], type[32], opts[96]; } stk[MAXLAYERS + 1];
+static int nstk;
+
+static int stack_down(void)
+{
+	for (int i = nstk - 1; i >= 0; i--) {
+		int r = vfs_umount(stk[i].prefix);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int stack_up(void)
+{
+	for (int i = 0; i < nstk; i++) {
+		int r = vfs_mount(stk[i].prefix, stk[i].type, i == 0 ? opts : stk[i].opts, 1);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Parse one stack ("null+trace", "null*10", "none") over the file system
+ * into stk; its name for the records into label.  0, or -1. */
+static int stack_parse(const char *spec, char *label, size_t lsize)
+{
+	char names[MAXLAYERS][24];
+	int n = 0;
+	const char *p = spec;
+	while (strcmp(spec, "none") != 0 && *p) {
+		size_t len = strcspn(p, "+");
+		char one[24];
+		if (len == 0 || len >= sizeof one)
+			return -1;
+		memcpy(one, p, len);
+		one[len] = 0;
+		char *star = strchr(one, '*');
+		long k = 1;
+		if (star != NULL) {
+			*star = 0;
+			k = strtol(star + 1, NULL, 10);
+		}
+		if (k < 1 || n + k > MAXLAYERS || strlen(one) >= sizeof names[0] || libfs_type(one) == NULL)
+			return -1;
+		while (k-- > 0)
+			strcpy(names[n++], one);
+		p += len;
+		if (*p == '+')
+			p++;
+	}
+	nstk = n + 1;
+	snprintf(stk[0].prefix, sizeof stk[0].prefix, "%s", n ? "/xbase" : PREFIX);
+	snprintf(stk[0].type, sizeof stk[0].type, "%s", type);
+	for (int i = 1; i <= n; i++) {
+		if (i == n)
+			snprintf(stk[i].prefix, sizeof stk[i].prefix, "%s", PREFIX);
+		else
+			snprintf(stk[i].prefix, sizeof stk[i].prefix, "/xl%d", i);
+		strcpy(stk[i].type, names[i - 1]);
+		snprintf(stk[i].opts, sizeof stk[i].opts, "over=%s%s", stk[i - 1].prefix,
+		         strcmp(names[i - 1], "crypt") == 0 ? ",key=exobench-stack-secret" : "");
+	}
+	if (n == 0)
+		snprintf(label, lsize, "%s", type);
+	else
+		snprintf(label, lsize, "%s/%s", spec, type);
+	return 0;
+}
+
 static long cold(void)
 {
-	int r = vfs_umount(PREFIX);
+	int r = stack_down();
 	if (r == 0)
-		r = vfs_mount(PREFIX, type, opts, 1);
+		r = stack_up();
 	if (r < 0)
 		return r;
 	int64_t left = bench_cold();
@@ -63,7 +144,7 @@ static void usage(void)
 static int run(int argc, char **argv, const char *fixed_type)
 {
 	int unit = 0;
-	const char *o = NULL;
+	const char *o = NULL, *stacks = NULL;
 	struct fw_args a;
 	fw_defaults(&a);
 	type = fixed_type;
@@ -77,6 +158,8 @@ static int run(int argc, char **argv, const char *fixed_type)
 			unit = (int)arg_num(val, usage);
 		else if (strcmp(opt, "-o") == 0)
 			o = val;
+		else if (strcmp(opt, "-L") == 0)
+			stacks = val;
 		else if (fw_option(&a, opt, val) != 1)
 			usage();
 	}
@@ -104,7 +187,9 @@ static int run(int argc, char **argv, const char *fixed_type)
 			return 1;
 		}
 	}
-	int r = vfs_mount(PREFIX, type, opts, 1);
+	char label[64];
+	stack_parse("none", label, sizeof label);
+	int r = stack_up();
 	if (r < 0) {
 		printf("fs: mount -t %s %s on %s: %s%s\n", type, opts, PREFIX, strerror(-r),
 		       r == -ENODEV || r == -ENOENT ? " (make one first: mkfs -t TYPE OPTIONS)" : "");
@@ -112,12 +197,43 @@ static int run(int argc, char **argv, const char *fixed_type)
 	}
 	emit_meta(type, a.runs);
 	struct fw_sys sys = {
-		.os = "exodisk", .fs = type, .dev = B.dev, .unit = unit, .root = PREFIX,
+		.os = "exodisk", .fs = label, .dev = B.dev, .unit = unit, .root = PREFIX,
 		.cold = cold, .now_ns = now_ns, .phase = exo_phase,
 	};
-	if (fw_run(&sys, &a) != 0)
-		return 1;
-	r = vfs_umount(PREFIX);
+	if (stacks == NULL) {
+		if (fw_run(&sys, &a) != 0)
+			return 1;
+	} else {
+		/* Every stack once per run, in turn. */
+		if ((r = stack_down()) < 0) {
+			printf("fs: unmount: %s\n", strerror(-r));
+			return 1;
+		}
+		int runs = a.runs;
+		a.runs = 1;
+		for (int run = 0; run < runs; run++) {
+			for (const char *p = stacks; *p; p += *p == ',') {
+				char spec[64];
+				size_t len = strcspn(p, ",");
+				snprintf(spec, sizeof spec, "%.*s", (int)len, p);
+				p += len;
+				if (stack_parse(spec, label, sizeof label) < 0) {
+					printf("fs: -L %s: not a stack of layers this program has\n", spec);
+					return 1;
+				}
+				printf("fs: run %d of %d: %s\n", run + 1, runs, label);
+				if ((r = stack_up()) < 0) {
+					printf("fs: mounting %s: %s\n", label, strerror(-r));
+					return 1;
+				}
+				if (fw_run(&sys, &a) != 0)
+					return 1;
+				if (run + 1 < runs || *p)
+					stack_down();
+			}
+		}
+	}
+	r = stack_down();
 	if (r < 0) {
 		printf("fs: unmount: %s\n", strerror(-r));
 		return 1;
