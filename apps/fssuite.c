@@ -13,6 +13,7 @@
 #include <string.h>
 #include "libos/files.h"
 #include "libos/vfs.h"
+#include "libos/stack/stack.h"
 #include "userfs/fssuite.h"
 
 static char prefix[LIBFS_PATH_MAX], type[32], opts[VFS_SPEC_MAX];
@@ -58,6 +59,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fssuite: %s: unknown file system type\n", type);
 		return 2;
 	}
+	/* A layer offers what the stack below it does (docs/stacking.md). */
+	struct libfs_ops eff;
+	if (stack_effective(dir, &eff) == 0)
+		ops = &eff;
 	struct fssuite s = { .root = dir, .remount = remount };
 	fssuite_adapt(&s, ops, 4 * 1024 * 1024);
 	printf("fssuite: %s on %s at %s\n", dir, type, prefix);

@@ -245,6 +245,25 @@ static int do_unmount(struct mount *m)
 	return r;
 }
 
+/* Is another entry of the table a layer over m (over=PATH inside m),
+ * mounted or not yet?  Then m must stay. */
+static int layered_over(struct mount *m)
+{
+	for (int i = 0; i < VFS_MAX_MOUNTS; i++) {
+		struct mount *o = &mounts[i];
+		char over[LIBFS_PATH_MAX], abs[LIBFS_PATH_MAX];
+		const char *rel;
+		if (o == m || !o->used || libfs_opt(o->opts, "over", over, sizeof over) != 1)
+			continue;
+		int layer = 0;
+		for (int k = 0; libfs_layer_at(k) != NULL; k++)
+			layer |= libfs_layer_at(k) == o->ops;
+		if (layer && vfs_normalize(over, abs) == 0 && find_mount(abs, &rel) == m)
+			return 1;
+	}
+	return 0;
+}
+
 int vfs_umount(const char *prefix)
 {
 	char abs[LIBFS_PATH_MAX];
@@ -255,7 +274,7 @@ int vfs_umount(const char *prefix)
 		struct mount *m = &mounts[i];
 		if (!m->used || strcmp(m->prefix, abs) != 0)
 			continue;
-		if (m->nopen > 0 || m->pins > 0)
+		if (m->nopen > 0 || m->pins > 0 || layered_over(m))
 			return -EBUSY;
 		r = do_unmount(m);
 		m->used = 0;

@@ -20,7 +20,7 @@ LIBFS_TYPE_SRCS := $(foreach t,$(LIBFS_TYPES),$(sort $(wildcard userfs/$(t)/*.c)
 # userfs/layers/NAME.c defining NAME_ops, mountable by name over another
 # mount (`mount /s crypt over=/data,key=...`); not file systems, so not in
 # the lists above.
-LIBFS_LAYERS := null trace crypt compress
+LIBFS_LAYERS := null trace crypt compress ro
 LAYER_SRCS := libos/stack/stack.c $(addprefix userfs/layers/,$(addsuffix .c,$(LIBFS_LAYERS))) \
 	$(addprefix libos/stack/,sha256.c chacha.c lz.c)
 LIBFS_BUILTIN := -D'LIBFS_BUILTIN=$(foreach t,$(LIBFS_TYPES),LIBFS_TYPE($(t)))' \
@@ -116,7 +116,7 @@ $(ROOT_IMAGE): | $(BUILD)/tools/exotool
 # The kit's promise (docs/writing-a-libfs.md): a library file system in a
 # few hundred lines.  make test prints the counts (lines of C that are not
 # blank or comments, tools/loc.py) and fails when a limit is broken.
-LOC_LIMITS := --max 200 userfs/kvfs userfs/unixfs libos/kit
+LOC_LIMITS := --max 200 userfs/kvfs userfs/unixfs libos/kit --max 60 userfs/layers/null.c
 .PHONY: loc
 loc:
 	@python3 tools/loc.py $(LOC_LIMITS)

@@ -34,6 +34,7 @@
 #include "libos/exo.h"
 #include "libos/fd.h"
 #include "libos/files.h"
+#include "libos/vfs.h"
 #include "kernel/uapi/errno.h"
 
 #define MAX_JOBS      16
@@ -67,8 +68,9 @@ static const struct bdoc {
 	{ "jobs",     "jobs",                        "list the background jobs" },
 	{ "kill",     "kill [-N] %JOB|PID|-GROUP...", "stop jobs or processes: they exit with 128+N "
 	                                             "(default N=9)" },
-	{ "mount",    "mount [PREFIX TYPE [OPTIONS]]", "list the mounts, or add one (unixfs, kvfs, "
-	                                             "initrd, dev)" },
+	{ "mount",    "mount [PREFIX TYPE [OPTIONS...]]", "list the mounts, or add one (unixfs, kvfs, "
+	                                             "initrd, dev; layers null, trace, crypt, compress "
+	                                             "with over=PATH); options join with ','" },
 	{ "pwd",      "pwd",                         "print the working directory" },
 	{ "shutdown", "shutdown [N]",                "write the file systems back and power off (QEMU "
 	                                             "exits with status N)" },
@@ -576,11 +578,26 @@ static int builtin(int argc, char **argv)
 			list_mounts();
 			return 0;
 		}
-		if (argc < 3 || argc > 4) {
-			fprintf(stderr, "sh: usage: mount [PREFIX TYPE [OPTIONS]]\n");
+		if (argc < 3) {
+			fprintf(stderr, "sh: usage: mount [PREFIX TYPE [OPTIONS...]]\n");
 			return 2;
 		}
-		if (fs_mount(argv[1], argv[2], argc == 4 ? argv[3] : "") < 0) {
+		/* mount /s crypt over=/data key=K is over=/data,key=K */
+		char opts[VFS_SPEC_MAX];
+		size_t len = 0;
+		opts[0] = 0;
+		for (int i = 3; i < argc; i++) {
+			size_t n = strlen(argv[i]);
+			if (len + n + 2 > sizeof opts) {
+				fprintf(stderr, "sh: mount: options too long\n");
+				return 2;
+			}
+			if (len > 0)
+				opts[len++] = ',';
+			memcpy(opts + len, argv[i], n + 1);
+			len += n;
+		}
+		if (fs_mount(argv[1], argv[2], opts) < 0) {
 			fprintf(stderr, "sh: mount %s: %s\n", argv[1], strerror(errno));
 			return 1;
 		}

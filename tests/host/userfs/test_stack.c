@@ -96,6 +96,8 @@ static void one_and_two(void)
 	const struct libfs_ops *a, *b;
 	for (int k = 0; k < 2; k++) {
 		for (int i = 0; (a = libfs_layer_at(i)) != NULL; i++) {
+			if (strcmp(a->name, "ro") == 0)
+				continue;             /* refuses writes by design: below */
 			push("/u", "unixfs", "key=suite");
 			push("/kv", "kvfs", "key=suite");
 			layer("/L1", a, bases[k]);
@@ -103,6 +105,8 @@ static void one_and_two(void)
 			snprintf(what, sizeof what, "%s over %s", a->name, bases[k]);
 			CHECK_EQ(suite("/L1", what), 0);
 			for (int j = 0; (b = libfs_layer_at(j)) != NULL; j++) {
+				if (strcmp(b->name, "ro") == 0)
+					continue;
 				if (k == 1 && strcmp(a->name, "crypt") == 0 && strcmp(b->name, "crypt") == 0) {
 					/* kvfs's 39-byte names hold 17 bytes through one
 					 * crypt and nothing through two: refused. */
@@ -171,6 +175,7 @@ static void rules(void)
 	CHECK_EQ(st.type, LIBFS_T_DIR);
 	CHECK_EQ(vfs_umount("/u"), -EBUSY);
 	CHECK_EQ(vfs_release_idle(), 0);       /* layer first, then unixfs */
+	CHECK_EQ(vfs_umount("/u"), -EBUSY);    /* still named below a layer of the table */
 	CHECK_EQ(vfs_umount("/lazy"), 0);
 	pop_all();
 }
@@ -550,6 +555,35 @@ static void compress_works(void)
 	pop_all();
 }
 
+/* ---- ro, the tutorial layer ------------------------------------------------------ */
+
+static void read_only(void)
+{
+	push("/u", "unixfs", "key=suite");
+	put("/u/base/r", "readable", 0);
+	CHECK_EQ(vfs_mkdir("/u/base/rd", 0755), 0);
+	push("/ro", "ro", "over=/u/base");
+	char buf[16] = { 0 };
+	struct vfile *f;
+	CHECK_EQ(vfs_open("/ro/r", LIBFS_O_READ, 0, &f), 0);
+	CHECK_EQ(vfs_read(f, buf, sizeof buf), 8);
+	CHECK_EQ(vfs_write(f, "x", 1), -EBADF);         /* the mount table's check */
+	CHECK_EQ(vfs_close(f), 0);
+	CHECK(memcmp(buf, "readable", 8) == 0);
+	CHECK_EQ(vfs_open("/ro/r", LIBFS_O_READ | LIBFS_O_WRITE, 0, &f), -EROFS);
+	CHECK_EQ(vfs_open("/ro/new", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f), -EROFS);
+	CHECK_EQ(vfs_unlink("/ro/r"), -EROFS);
+	CHECK_EQ(vfs_rename("/ro/r", "/ro/s"), -EROFS);
+	CHECK_EQ(vfs_mkdir("/ro/d", 0755), -EROFS);
+	CHECK_EQ(vfs_rmdir("/ro/rd"), -EROFS);
+	struct libfs_stat st;
+	CHECK_EQ(vfs_stat("/ro/rd", &st), 0);            /* passed down */
+	CHECK_EQ(st.type, LIBFS_T_DIR);
+	CHECK_EQ(vfs_unlink("/u/base/r"), 0);            /* below, it is writable */
+	CHECK_EQ(vfs_rmdir("/u/base/rd"), 0);
+	pop_all();
+}
+
 /* trace's lines, counted instead of printed (the suite makes thousands). */
 extern void (*trace_sink)(const char *line);
 static long traced;
@@ -574,6 +608,7 @@ int main(void)
 	rules();
 	crypt_refuses();
 	compress_works();
+	read_only();
 	trace_sink = count_line;
 	coherence("null", "/u/base", "file", 1);
 	coherence("trace", "/u/base", "file", 1);

@@ -1,0 +1,33 @@
+"""cases_stack.py - stackable layers in the guest (docs/stacking.md): the
+shell's mount over a directory of the root unixfs, the generic suite
+through each layer, a stack of three, crypt's clear errors (no key, the
+wrong key, a file changed below it), and what a program started from the
+shell sees (the layer travels in EXOMOUNTS and is mounted again there).
+"""
+from qemutest import Case
+
+KEY = "key=correct-horse-battery-staple"
+
+CASES = [
+    Case("stack-suite-" + t,
+         "mkfs; mkdir /data; mount /l %s over=/data %s; fssuite /l" % (t, KEY if t == "crypt" else ""),
+         expect=[r"fssuite: /l on %s at /l" % t, r": 10 passed, 0 failed"], reject=[r"^FAIL"],
+         timeout=180)
+    for t in ("null", "trace", "crypt", "compress")
+] + [
+    Case("stack-crypt-in-the-shell",
+         "mkfs; mkdir /data; mount /s crypt over=/data " + KEY + "; echo secret words > /s/note; "
+         "mkdir /s/dir; cat /s/note; ls /s; ls /data > /list; grep note /list; echo g1=$?; grep dir /list; echo g2=$?; "
+         "umount /s; mount /s crypt over=/data key=wrong; mount /s crypt over=/data; "
+         "mount /s compress over=/data; cat /s/note; umount /s; "
+         "mount /s crypt over=/data " + KEY + "; cat /s/note",
+         expect=[r"^secret words$", r"^dir\nnote$", r"^g1=1$", r"^g2=1$",
+                 r"sh: mount /s: Permission denied", r"sh: mount /s: Invalid argument",
+                 r"cat: /s/note: No such file or directory",
+                 r"(?s)Invalid argument.*secret words\n"]),
+    Case("stack-three-deep-and-children",
+         "mkfs; mkdir /data; mount /a compress over=/data; mount /b crypt over=/a " + KEY + "; "
+         "mount /c null over=/b; yes hello | head -n 3000 > /c/f; wc -l /c/f; mount; "
+         "ls -l /data; umount /a; echo st=$?",
+         expect=[r"^ *3000 ", r"/c +null +over=/b", r"sh: umount /a: Device or resource busy"]),
+]
