@@ -205,7 +205,7 @@ void hostdisk_crash(struct hostdisk *hd)
 	hd->write_cache = saved;
 	for (uint64_t s = 0; s < hd->nsectors; s++)
 		if (hd->cached[s]) {
-			if (rnd(hd) & 1)
+			if (hd->crash_keep == HD_KEEP_RANDOM && (rnd(hd) & 1))
 				memcpy(hd->medium + s * BLK_SECTOR_SIZE, hd->cache + s * BLK_SECTOR_SIZE,
 				       BLK_SECTOR_SIZE);
 			hd->cached[s] = 0;

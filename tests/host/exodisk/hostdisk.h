@@ -40,6 +40,9 @@ struct hostdisk {
 	int64_t fail_countdown;   /* fail the request that brings this to 0; <0 never */
 	int64_t die_countdown;    /* crash when this many more requests have started; <0 never */
 	bool dead;                /* crashed by die_countdown: every request fails */
+	int crash_keep;           /* what a crash keeps of the volatile cache: */
+#define HD_KEEP_RANDOM 0      /*   each sector or not, by chance (default)  */
+#define HD_KEEP_NONE   1      /*   nothing: every unflushed write is lost   */
 	struct blkdev_info info;
 	/* counters */
 	uint64_t nreq, nread, nwrite, nflush, sect_read, sect_written, nfua;

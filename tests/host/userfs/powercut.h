@@ -10,7 +10,8 @@
  *      restored byte for byte before every run), the exodisk mounted.
  *   2. `work` runs; after `cut` more disk requests have started, the power
  *      fails: every cached sector and every write in flight reaches the
- *      medium or not, each independently, and from then on every request
+ *      medium or not, each independently (even cuts), or none of them does
+ *      (odd cuts: HD_KEEP_NONE), and from then on every request
  *      fails (BLK_E_IO), so the workload stops at its next error.  Before
  *      it does, it reports each state it knows to be durable with
  *      pc_ack() - an fsync returned, a close of a put-on-close value.
@@ -107,6 +108,8 @@ static inline int pc_one(struct pcut *pc, int64_t cut, uint64_t *used)
 	pc->cut = cut;
 	const int64_t forever = INT64_MAX / 2;
 	hd->die_countdown = cut >= 0 ? cut : forever;
+	/* Both ways a cache can fail (tools/powercut/pcdisk's two modes). */
+	hd->crash_keep = cut >= 0 && (cut & 1) ? HD_KEEP_NONE : HD_KEEP_RANDOM;
 	pc->work(pc);
 	pc->cut_fired = hd->dead;
 	if (used != NULL)
