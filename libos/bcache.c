@@ -2,6 +2,8 @@
  * bcache.c - the application-level buffer cache (see bcache.h): a hash
  * table of blocks and an LRU list.  Free buffers sit at the tail of the
  * list, so taking the tail-most replaceable buffer uses free ones first.
+ * A buffer's memory is allocated the first time it is used, so a large
+ * cache costs only what a program fills of it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -47,23 +49,21 @@ int bc_init(struct bcache *bc, uint32_t nbufs)
 	bc->nbufs = nbufs;
 	bc->nhash = nbufs * 2 + 1;
 	bc->bufs = calloc(nbufs, sizeof *bc->bufs);
-	bc->mem = malloc((size_t)nbufs * BC_BSIZE);
 	bc->hash = calloc(bc->nhash, sizeof *bc->hash);
-	if (!bc->bufs || !bc->mem || !bc->hash) {
+	if (!bc->bufs || !bc->hash) {
 		bc_destroy(bc);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < nbufs; i++) {
-		bc->bufs[i].data = bc->mem + (size_t)i * BC_BSIZE;
+	for (uint32_t i = 0; i < nbufs; i++)
 		lru_back(bc, &bc->bufs[i]);
-	}
 	return 0;
 }
 
 void bc_destroy(struct bcache *bc)
 {
+	for (uint32_t i = 0; bc->bufs && i < bc->nbufs; i++)
+		free(bc->bufs[i].data);
 	free(bc->bufs);
-	free(bc->mem);
 	free(bc->hash);
 	memset(bc, 0, sizeof *bc);
 }
@@ -114,6 +114,8 @@ struct bbuf *bc_get(struct bcache *bc, uint64_t owner, uint64_t lblk)
 			break;
 	if (b == NULL)
 		return NULL;
+	if (b->data == NULL && (b->data = malloc(BC_BSIZE)) == NULL)
+		return NULL;             /* no memory: as if every block were dirty */
 	if (b->used)
 		bc->evictions++;
 	release(bc, b);
@@ -189,6 +191,16 @@ uint32_t bc_dirty_list(struct bcache *bc, int all, uint64_t owner, uint64_t from
 uint32_t bc_count(struct bcache *bc, uint64_t owner, uint64_t from, uint64_t to, int dirty_only)
 {
 	uint32_t n = 0;
+	if (dirty_only && bc->ndirty == 0)
+		return 0;
+	if (to - from <= 64) {
+		/* A short range: look each block up. */
+		for (uint64_t l = from; l < to; l++)
+			for (struct bbuf *b = bc->hash[hashof(bc, owner, l)]; b; b = b->hnext)
+				if (b->owner == owner && b->lblk == l && (!dirty_only || (b->flags & BB_DIRTY)))
+					n++;
+		return n;
+	}
 	for (uint32_t i = 0; i < bc->nbufs; i++) {
 		struct bbuf *b = &bc->bufs[i];
 		if (b->used && b->owner == owner && b->lblk >= from && b->lblk < to &&

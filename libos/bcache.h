@@ -34,14 +34,14 @@ struct bbuf {
 struct bcache {
 	uint32_t nbufs, nhash;
 	struct bbuf *bufs;
-	uint8_t *mem;
 	struct bbuf **hash;
 	struct bbuf *head, *tail;
 	uint32_t ndirty;
 	uint64_t hits, misses, evictions;
 };
 
-/* nbufs blocks of BC_BSIZE bytes, from malloc.  0 or -ENOMEM. */
+/* Up to nbufs blocks of BC_BSIZE bytes, each allocated from malloc when
+ * first used.  0 or -ENOMEM. */
 int  bc_init(struct bcache *bc, uint32_t nbufs);
 void bc_destroy(struct bcache *bc);
 /* The cached block, or NULL.  Counts as a use (moves it to the front). */
