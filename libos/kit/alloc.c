@@ -113,8 +113,13 @@ int kit_alloc_xn(struct kit *k, struct kit_pool *p, uint64_t goal, uint64_t *sec
 		struct ed_protector pr = kit_prot(k, b, 0);
 		pr.length = p->len;
 		int64_t r;
-		while ((r = edc_xn_alloc(k->c, &pr)) == ED_E_BUSY)
-			k->c->t->idle(k->c->ctx);
+		int tries = 0;
+		/* Busy: wait; a cache full of dirty entries: write ours back
+		 * (kit_again), then try again. */
+		do
+			r = edc_xn_alloc(k->c, &pr);
+		while ((r == ED_E_BUSY || r == ED_E_CACHEDIRTY || r == ED_E_QUOTA) &&
+		       kit_again(k, r, b, 0, &tries));
 		if (r == 0) {
 			p->hint = *sector = b;
 			*slot = 0;
