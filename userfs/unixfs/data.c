@@ -1,80 +1,198 @@
 /*
  * data.c - file bytes.
  *
- * A file's bytes are in one of three places:
- *  - immediate: inside the inode exonode (up to UFS_IMM_MAX bytes); the
- *    in-memory copy is ip->imm, pushed into the exonode at sync;
- *  - memory-only: ip->mem, never written (LIBFS_P_MEMORY);
- *  - extents: 4 KiB blocks, cached in the buffer cache by (inode, block).
- *    Writes only dirty cached blocks; sectors are chosen when the blocks
- *    are written (delayed allocation), so a file written in pieces still
- *    gets long extents.
+ * A regular file's bytes are in one of three places (ufs_format.h):
+ *  - nowhere: an empty file;
+ *  - small (up to UFS_SMALL_MAX bytes): in sectors of its directory's
+ *    space.  In memory a small file being written is whole in ip->ibuf;
+ *    when it is written out it gets new sectors (copy-on-write: the old
+ *    ones stay the file's on disk until the commit that moves the record
+ *    is durable), placed after the directory's other new files so that a
+ *    commit writes them - and its directory blocks - in one request;
+ *  - large: in the extents of its own fnode (and map nodes), cached in
+ *    the buffer cache by (file, block).  Writes only dirty cached blocks;
+ *    sectors are chosen when the blocks are written (delayed allocation),
+ *    so a file written in pieces still gets long extents.  Large aligned
+ *    reads and writes go straight between the disk and the caller's
+ *    buffer, in requests of up to 1 MiB kept in flight together.
+ * Memory-only files (LIBFS_P_MEMORY) live in ip->ibuf and are never
+ * written.
  *
- * Large aligned reads of clean ranges go straight from the disk into the
- * caller's buffer, bypassing the cache, in requests of up to 1 MiB kept in
- * flight together.  Writing out copies runs of dirty blocks into staging
- * buffers so that neighbouring blocks go to the disk as one request.
- *
- * The exonode's metadata (its size above all) is only ever brought up to
- * date after the data it describes is durable (ufs_push_meta, called by
- * sync.c), except that shrinking happens at once: a smaller size never
- * lets anything unwritten be read.
+ * A file's size and where its bytes are live in its record, which only a
+ * commit of its directory makes durable, after the bytes (sync.c).  A
+ * truncated large file keeps its extents until then (the durable record
+ * may still say the old size); the blocks cut off read as zeros meanwhile.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "userfs/unixfs/ufs.h"
 
-#define DIRECT_MIN  (64u * 1024)        /* reads at least this large bypass the cache */
-#define STAGE_BYTES (256u * 1024)
-#define NSTAGE      4
+#define DIRECT_MIN  (64u * 1024)        /* reads/writes at least this large bypass the cache */
+#define READAHEAD   8                   /* blocks one miss may bring in together */
+#define SMALL_AHEAD 128u                /* sectors read ahead in a large directory */
 
 static const uint8_t zero_block[UFS_BSIZE];
 
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static uint64_t sects(uint64_t bytes) { return (bytes + UFS_SECT - 1) / UFS_SECT; }
 
-/* ---- reading ----------------------------------------------------------------- */
+static int is_big(const struct uinode *ip) { return ip->b != NULL; }
 
-#define READAHEAD 8           /* blocks one miss may bring in together */
+/* ---- small files -------------------------------------------------------------- */
 
-/* Bring block b (lblk) into the cache: zeros if unmapped, else read it -
- * together with the uncached blocks after it in the same extent, up to the
- * end of the file, in one request (small files are read in one go). */
+void ufs_ibuf_free(struct ufs *fs, struct uinode *ip)
+{
+	if (ip->ibig)
+		free(ip->ibuf);
+	else
+		upool_free(fs, ip->ibuf);
+	ip->ibuf = NULL;
+	ip->icap = 0;
+	ip->ibig = 0;
+}
+
+/* Zero [from, to) of ibuf but for [skip, skip_end), which the caller is
+ * about to fill. */
+static void zero_but(uint8_t *b, size_t from, size_t to, size_t skip, size_t skip_end)
+{
+	if (skip < from)
+		skip = from;
+	if (skip_end > to)
+		skip_end = to;
+	if (skip >= skip_end) {
+		memset(b + from, 0, to - from);
+		return;
+	}
+	memset(b + from, 0, skip - from);
+	memset(b + skip_end, 0, to - skip_end);
+}
+
+/* ibuf holds at least want bytes, rounded up to whole sectors (icap),
+ * zero past the file's size: bytes up to icap are always valid, except
+ * [skip, skip_end), left for the caller to fill at once. */
+static int ibuf_room2(struct ufs *fs, struct uinode *ip, uint64_t want, size_t skip, size_t skip_end)
+{
+	size_t cap = (size_t)(sects(want ? want : 1) * UFS_SECT);
+	if (cap <= ip->icap)
+		return 0;
+	if (ip->ibuf != NULL && !ip->ibig && cap <= upool_size(ip->ibuf)) {
+		zero_but(ip->ibuf, ip->icap, cap, skip, skip_end);    /* room in its block */
+		ip->icap = cap;
+		return 0;
+	}
+	uint8_t *n;
+	int big = cap > UFS_SMALL_MAX;
+	if (!big) {
+		n = upool_alloc_raw(fs, cap);
+	} else {
+		/* Memory-only files grow past the pool's sizes. */
+		cap = cap < 2 * ip->icap ? 2 * ip->icap : cap;
+		n = ip->ibig ? realloc(ip->ibuf, cap) : malloc(cap);
+	}
+	if (n == NULL)
+		return -ENOMEM;
+	if (!(big && ip->ibig) && ip->icap)
+		memcpy(n, ip->ibuf, ip->icap);
+	zero_but(n, ip->icap, cap, skip, skip_end);
+	if (!(big && ip->ibig))
+		ufs_ibuf_free(fs, ip);
+	ip->ibuf = n;
+	ip->icap = cap;
+	ip->ibig = (uint8_t)big;
+	return 0;
+}
+
+static int ibuf_room(struct ufs *fs, struct uinode *ip, uint64_t want)
+{
+	return ibuf_room2(fs, ip, want, 0, 0);
+}
+
+int ufs_load_small(struct ufs *fs, struct uinode *ip)
+{
+	struct uent *e = ip->ent;
+	if (ip->ibuf != NULL || e->r.size == 0)
+		return 0;
+	int err = ibuf_room(fs, ip, e->r.size);
+	if (err < 0)
+		return err;
+	if (e->r.where == UFS_W_SMALL && e->r.loc != 0) {
+		err = ds_read(fs, e->dir, e->r.loc * UFS_SECT, ip->ibuf, e->r.size, 0);
+		if (err < 0)
+			ufs_ibuf_free(fs, ip);
+	}
+	return err;
+}
+
+/* The small file's bytes are about to change: what is on disk becomes
+ * old.  Sectors written and never committed are nobody's any more. */
+static void small_dirty(struct ufs *fs, struct uinode *ip)
+{
+	struct uent *e = ip->ent;
+	if (e->r.where == UFS_W_SMALL && e->r.loc != 0) {
+		if (!(e->committed && e->dr.where == UFS_W_SMALL && e->dr.loc == e->r.loc) && e->dir)
+			ds_free(&e->dir->sp, e->r.loc, sects(e->r.size));
+		e->r.loc = 0;
+	}
+	ip->idirty = 1;
+	ufs_file_dirty(fs, ip);
+}
+
+/* Count the file's bytes waiting in memory. */
+static void count_dirty(struct ufs *fs, struct uinode *ip)
+{
+	uint64_t now = ip->idirty ? ip->ent->r.size : 0;
+	fs->dirty_bytes += now;
+	fs->dirty_bytes -= ip->counted < fs->dirty_bytes ? ip->counted : fs->dirty_bytes;
+	ip->counted = now;
+}
+
+/* Promise the sectors a small file of `size` bytes will take. */
+static int small_promise(struct ufs *fs, struct uinode *ip, uint64_t size)
+{
+	uint64_t need = sects(size);
+	return need > ip->resv ? ufs_promise(fs, ip, need - ip->resv) : 0;
+}
+
+/* ---- large files: reading -------------------------------------------------------- */
+
+/* Bring block b (lblk) into the cache: zeros if unmapped (or cut off by a
+ * truncate), else read it - together with the uncached blocks after it in
+ * the same extent, up to the end of the file, in one request. */
 static int fill(struct ufs *fs, struct uinode *ip, struct bbuf *b)
 {
+	struct ubig *B = ip->b;
 	uint64_t run;
-	uint64_t sector = ufs_map_lookup(ip, b->lblk * UFS_BSECT, &run);
+	uint64_t sector = b->lblk >= B->zero_from ? 0 : ufs_map_lookup(ip, b->lblk * UFS_BSECT, &run);
 	if (sector == 0) {
 		memset(b->data, 0, UFS_BSIZE);
 		b->flags |= BB_VALID;
 		return 0;
 	}
 	static uint8_t stage[READAHEAD * UFS_BSIZE];
-	uint64_t eof = (ip->d.size + UFS_BSIZE - 1) / UFS_BSIZE;
+	uint64_t eof = (ip->ent->r.size + UFS_BSIZE - 1) / UFS_BSIZE;
+	if (eof > B->zero_from)
+		eof = B->zero_from;
 	uint64_t k = 1;
 	/* Only for readers going forward from the start or where they left
 	 * off: random reads would pay for blocks nobody wants. */
-	int seq = b->lblk == 0 || b->lblk == ip->ra_next;
-	ip->ra_next = b->lblk + 1;
+	int seq = b->lblk == 0 || b->lblk == B->ra_next;
+	B->ra_next = b->lblk + 1;
 	while (seq && k < READAHEAD && k < run / UFS_BSECT && b->lblk + k < eof &&
-	       bc_count(&fs->bc, ip->ino, b->lblk + k, b->lblk + k + 1, 0) == 0)
+	       bc_lookup(&fs->bc, ip->id, b->lblk + k) == NULL)
 		k++;
-	struct edc_slot slots[1];
-	struct edc_batch bt;
-	edc_batch_init(&bt, fs->c, slots, 1);
-	int32_t r = ufs_io(fs, &bt, ip, 0, sector, k > 1 ? stage : b->data, k * UFS_BSIZE);
-	if (r == 0)
-		r = edc_batch_wait(&bt);
-	if (r < 0)
-		return ufs_err(r);
+	int err = ufs_io_sync(fs, ufs_map_prot(fs, ip, sector), 0, sector, k > 1 ? stage : b->data,
+	                      k * UFS_BSIZE);
+	if (err < 0)
+		return err;
 	if (k > 1) {
-		ip->ra_next = b->lblk + k;
+		B->ra_next = b->lblk + k;
 		memcpy(b->data, stage, UFS_BSIZE);
 		/* The rest goes into the cache if it can without writing
 		 * anything out; b is pinned so it cannot be the one replaced. */
 		bc_pin(b);
 		for (uint64_t i = 1; i < k; i++) {
-			struct bbuf *x = bc_get(&fs->bc, ip->ino, b->lblk + i);
+			struct bbuf *x = bc_get(&fs->bc, ip->id, b->lblk + i);
 			if (x == NULL)
 				break;
 			if (!(x->flags & BB_VALID)) {
@@ -93,17 +211,17 @@ static int fill(struct ufs *fs, struct uinode *ip, struct bbuf *b)
 static int getblk(struct ufs *fs, struct uinode *ip, uint64_t lblk, int need_contents,
                   struct bbuf **bp)
 {
-	struct bbuf *b = bc_get(&fs->bc, ip->ino, lblk);
+	struct bbuf *b = bc_get(&fs->bc, ip->id, lblk);
 	if (b == NULL) {
 		/* Every block is dirty: write file data out (not a whole sync),
 		 * and sync only if that freed nothing. */
 		int err = ufs_writebehind(fs);
 		if (err < 0)
 			return err;
-		b = bc_get(&fs->bc, ip->ino, lblk);
+		b = bc_get(&fs->bc, ip->id, lblk);
 		if (b == NULL && (err = ufs_sync(fs)) < 0)
 			return err;
-		if (b == NULL && (b = bc_get(&fs->bc, ip->ino, lblk)) == NULL)
+		if (b == NULL && (b = bc_get(&fs->bc, ip->id, lblk)) == NULL)
 			return -ENOMEM;
 	}
 	if (!(b->flags & BB_VALID)) {
@@ -125,51 +243,48 @@ static int getblk(struct ufs *fs, struct uinode *ip, uint64_t lblk, int need_con
 static int read_direct(struct ufs *fs, struct uinode *ip, uint8_t *buf, uint64_t lb, uint64_t nb,
                        int *errp)
 {
-	if (bc_count(&fs->bc, ip->ino, lb, lb + nb, 1) != 0)
+	if (bc_count(&fs->bc, ip->id, lb, lb + nb, 1) != 0)
 		return 0;
-	struct edc_slot slots[8];
-	struct edc_batch bt;
-	edc_batch_init(&bt, fs->c, slots, 8);
+	struct uio w;
+	uio_init(&w, fs, 0);
 	uint64_t i = 0;
-	while (i < nb) {
+	int err = 0;
+	while (i < nb && err == 0) {
 		uint64_t run;
-		uint64_t sector = ufs_map_lookup(ip, (lb + i) * UFS_BSECT, &run);
+		uint64_t sector = lb + i >= ip->b->zero_from ? 0 : ufs_map_lookup(ip, (lb + i) * UFS_BSECT, &run);
 		uint64_t k = sector ? min64(run / UFS_BSECT, nb - i) : 1;
-		if (sector == 0) {
-			/* Past the last extent: zeros.  (Only the tail can be.) */
-			k = nb - i;
-			memset(buf + i * UFS_BSIZE, 0, k * UFS_BSIZE);
-		} else {
-			int32_t r = ufs_io(fs, &bt, ip, 0, sector, buf + i * UFS_BSIZE, k * UFS_BSIZE);
-			if (r < 0) {
-				edc_batch_wait(&bt);
-				*errp = ufs_err(r);
-				return 1;
-			}
-		}
+		if (sector != 0 && ip->b->zero_from != UINT64_MAX && lb + i + k > ip->b->zero_from)
+			k = ip->b->zero_from - (lb + i);
+		if (sector == 0)
+			memset(buf + i * UFS_BSIZE, 0, UFS_BSIZE);
+		else
+			err = uio_direct(&w, ufs_map_prot(fs, ip, sector), sector, buf + i * UFS_BSIZE,
+			                 k * UFS_BSIZE, NULL);
 		i += k;
 	}
-	int32_t r = edc_batch_wait(&bt);
-	*errp = r < 0 ? ufs_err(r) : 0;
+	int e2 = uio_finish(&w);
+	*errp = err ? err : e2;
 	fs->cnt.direct_reads++;
 	return 1;
 }
 
 long ufs_read(struct ufs *fs, struct uinode *ip, void *buf, size_t n, uint64_t off)
 {
-	uint64_t size = ip->d.size;
+	struct uent *e = ip->ent;
+	uint64_t size = e->r.size;
 	if (off >= size || n == 0)
 		return 0;
 	n = (size_t)min64(n, size - off);
 	uint8_t *out = buf;
-	if (ip->persist == LIBFS_P_MEMORY) {
-		for (size_t i = 0; i < n; i++)
-			out[i] = off + i < ip->memcap ? ip->mem[off + i] : 0;
-		return (long)n;
-	}
-	if (ip->d.flags & UFS_DF_IMMEDIATE) {
-		memcpy(out, ip->imm + off, n);
-		return (long)n;
+	if (!is_big(ip)) {
+		if (ip->ibuf != NULL) {
+			memcpy(out, ip->ibuf + off, n);
+			return (long)n;
+		}
+		if (e->r.where != UFS_W_SMALL)
+			return -EIO;          /* cannot be: a non-empty file is somewhere */
+		int err = ds_read(fs, e->dir, e->r.loc * UFS_SECT + off, out, n, SMALL_AHEAD);
+		return err < 0 ? err : (long)n;
 	}
 	size_t done = 0;
 	while (done < n) {
@@ -198,101 +313,54 @@ long ufs_read(struct ufs *fs, struct uinode *ip, void *buf, size_t n, uint64_t o
 	return (long)done;
 }
 
-/* ---- writing ------------------------------------------------------------------- */
+/* ---- large files: writing ------------------------------------------------------------- */
 
-static int mem_reserve(struct uinode *ip, uint64_t end)
+/* Promise the blocks a write ending at byte end needs beyond those mapped. */
+static int big_promise(struct ufs *fs, struct uinode *ip, uint64_t end)
 {
-	if (end <= ip->memcap)
-		return 0;
-	size_t cap = ip->memcap ? ip->memcap : 4096;
-	while (cap < end)
-		cap *= 2;
-	uint8_t *m = realloc(ip->mem, cap);
-	if (m == NULL)
-		return -ENOMEM;
-	memset(m + ip->memcap, 0, cap - ip->memcap);
-	ip->mem = m;
-	ip->memcap = cap;
-	return 0;
+	uint64_t blocks = (end + UFS_BSIZE - 1) / UFS_BSIZE;
+	uint64_t need = blocks * UFS_BSECT > ip->b->mapped ? blocks * UFS_BSECT - ip->b->mapped : 0;
+	return need > ip->resv ? ufs_promise(fs, ip, need - ip->resv) : 0;
 }
 
-static int push_now(struct ufs *fs, struct uinode *ip);
-
-/* An immediate file is about to outgrow its exonode: its bytes move into
- * block 0 of the cache.  The exonode stays immediate until sync moves the
- * data out (sync.c, ufs_flush_data). */
-static int leave_immediate(struct ufs *fs, struct uinode *ip)
+/* What is allocated now no longer needs promising. */
+static void big_unpromise(struct ufs *fs, struct uinode *ip)
 {
-	struct bbuf *b;
-	int err = getblk(fs, ip, 0, 0, &b);
-	if (err < 0)
-		return err;
-	memcpy(b->data, ip->imm, ip->d.size);
-	bc_dirty(&fs->bc, b);
-	ufs_idirty(fs, ip);
-	ip->d.flags &= ~UFS_DF_IMMEDIATE;
-	ip->imm_dirty = 0;
-	/* An exonode that says "empty, immediate" has nothing to preserve: it
-	 * can say "empty, in extents" at once, so extents can be added now
-	 * (large writes go straight to the disk). */
-	if (ip->dd.size == 0 && (ip->dd.flags & UFS_DF_IMMEDIATE)) {
-		/* (An immediate entry may be there, left by a write-back between
-		 * its change and the size's: it goes in the same step.) */
-		int64_t r = ufs_xn_remove(fs, ip->sector, ip->slot, UFS_E_IMM, 0);
-		if (r < 0 && r != ED_E_ENTRY)
-			return ufs_err(r);
-		struct ufs_dinode keep = ip->d;
-		ip->d = ip->dd;
-		ip->d.flags &= ~UFS_DF_IMMEDIATE;
-		err = push_now(fs, ip);
-		ip->d = keep;
-	}
-	return err;
+	uint64_t blocks = (ip->ent->r.size + UFS_BSIZE - 1) / UFS_BSIZE;
+	uint64_t need = blocks * UFS_BSECT > ip->b->mapped ? blocks * UFS_BSECT - ip->b->mapped : 0;
+	if (ip->resv > need)
+		ufs_unpromise(fs, ip, ip->resv - need);
 }
 
 /* Write whole blocks [lb, lb + nb) from buf straight to the disk, giving
  * the file extents for them first.  Cached copies are forgotten: these
  * bytes replace them. */
-static int write_direct(struct ufs *fs, struct uinode *ip, const uint8_t *buf, uint64_t lb,
-                        uint64_t nb)
+static int write_direct(struct ufs *fs, struct uinode *ip, const uint8_t *buf, uint64_t lb, uint64_t nb)
 {
 	int err = ufs_map_grow(fs, ip, (lb + nb) * UFS_BSECT);
-	if (err < 0) {
-		/* Give back what was allocated past the end of the file. */
-		uint64_t keep = (ip->d.size + UFS_BSIZE - 1) / UFS_BSIZE * UFS_BSECT;
-		if (ip->mapped > keep && bc_count(&fs->bc, ip->ino, keep / UFS_BSECT, UINT64_MAX, 1) == 0)
-			ufs_map_shrink(fs, ip, keep);
+	if (err < 0)
 		return err;
-	}
-	bc_drop_range(&fs->bc, ip->ino, lb, lb + nb);
-	struct edc_slot slots[4];
-	struct edc_batch bt;
-	edc_batch_init(&bt, fs->c, slots, 4);
-	for (uint64_t i = 0; i < nb; ) {
+	bc_drop_range(&fs->bc, ip->id, lb, lb + nb);
+	struct uio w;
+	uio_init(&w, fs, 1);
+	for (uint64_t i = 0; i < nb && err == 0;) {
 		uint64_t run;
 		uint64_t sector = ufs_map_lookup(ip, (lb + i) * UFS_BSECT, &run);
 		uint64_t k = min64(run / UFS_BSECT, nb - i);
 		/* The kernel only reads a write's buffer. */
-		int32_t r = ufs_io(fs, &bt, ip, 1, sector, (void *)(uintptr_t)(buf + i * UFS_BSIZE),
-		                   k * UFS_BSIZE);
-		if (r < 0) {
-			edc_batch_wait(&bt);
-			return ufs_err(r);
-		}
+		err = uio_direct(&w, ufs_map_prot(fs, ip, sector), sector,
+		                 (void *)(uintptr_t)(buf + i * UFS_BSIZE), k * UFS_BSIZE, NULL);
 		i += k;
 	}
-	int32_t r = edc_batch_wait(&bt);
-	ufs_unreserve(fs, ip);
-	return r < 0 ? ufs_err(r) : 0;
+	int e2 = uio_finish(&w);
+	return err ? err : e2;
 }
 
 /* The file grows from its size to `to`: the bytes from the old end to the
- * end of its last block must read as zero.  They are zero on disk unless a
- * crash left bytes written there whose larger size never became durable,
- * so they are cleared in the cache (a block in memory, often cached). */
+ * end of its last block must read as zero. */
 static int zero_tail(struct ufs *fs, struct uinode *ip, uint64_t to)
 {
-	uint64_t size = ip->d.size;
+	uint64_t size = ip->ent->r.size;
 	if (size % UFS_BSIZE == 0 || to <= size)
 		return 0;
 	uint64_t blk = size / UFS_BSIZE;
@@ -303,423 +371,453 @@ static int zero_tail(struct ufs *fs, struct uinode *ip, uint64_t to)
 		return err;
 	memset(b->data + size % UFS_BSIZE, 0, end - size);
 	bc_dirty(&fs->bc, b);
-	ufs_idirty(fs, ip);
+	ufs_file_dirty(fs, ip);
 	return 0;
+}
+
+/* A small (or empty) file outgrows its directory's space: it gets an fnode
+ * and its bytes move into the cache as its first blocks. */
+static int make_big(struct ufs *fs, struct uinode *ip)
+{
+	struct uent *e = ip->ent;
+	int err = ufs_load_small(fs, ip);
+	if (err < 0)
+		return err;
+	uint64_t size = e->r.size;
+	uint64_t oldloc = e->r.where == UFS_W_SMALL ? e->r.loc : 0;
+	/* Room in the cache for its blocks first, while the file is still
+	 * whole as it is (making room may write things out, even sync). */
+	struct bbuf *bl[UFS_SMALL_MAX / UFS_BSIZE];
+	uint64_t nb = (size + UFS_BSIZE - 1) / UFS_BSIZE;
+	for (int round = 0;; round++) {
+		uint64_t got = 0;
+		for (; got < nb; got++) {
+			bl[got] = bc_get(&fs->bc, ip->id, got);
+			if (bl[got] == NULL)
+				break;
+			bc_pin(bl[got]);
+		}
+		if (got == nb)
+			break;
+		for (uint64_t i = 0; i < got; i++)
+			bc_unpin(bl[i]);
+		if (round == 2)
+			return -ENOMEM;
+		err = round == 0 ? ufs_writebehind(fs) : ufs_sync(fs);
+		if (err < 0)
+			return err;
+	}
+	err = ufs_make_big(fs, ip);
+	if (err < 0) {
+		for (uint64_t i = 0; i < nb; i++)
+			bc_unpin(bl[i]);
+		return err;
+	}
+	/* Sectors the small file had and never committed are free now. */
+	if (oldloc != 0 && !(e->committed && e->dr.where == UFS_W_SMALL && e->dr.loc == oldloc) && e->dir)
+		ds_free(&e->dir->sp, oldloc, sects(size));
+	for (uint64_t i = 0; i < nb; i++) {
+		struct bbuf *b = bl[i];
+		memset(b->data, 0, UFS_BSIZE);
+		memcpy(b->data, ip->ibuf + i * UFS_BSIZE, min64(UFS_BSIZE, size - i * UFS_BSIZE));
+		b->flags |= BB_VALID;
+		bc_dirty(&fs->bc, b);
+		bc_unpin(b);
+	}
+	ip->idirty = 0;
+	count_dirty(fs, ip);
+	ufs_ibuf_free(fs, ip);
+	if (ip->resv)
+		ufs_unpromise(fs, ip, ip->resv);
+	return big_promise(fs, ip, size);
+}
+
+static long big_write(struct ufs *fs, struct uinode *ip, const uint8_t *in, size_t n, uint64_t off)
+{
+	struct uent *e = ip->ent;
+	struct ubig *B = ip->b;
+	uint64_t end = off + n;
+	int err = big_promise(fs, ip, end);
+	if (err < 0)
+		return err;
+	if (off > e->r.size && (err = zero_tail(fs, ip, off)) < 0)
+		return err;
+	size_t done = 0;
+	while (done < n) {
+		uint64_t pos = off + done;
+		uint64_t lblk = pos / UFS_BSIZE, boff = pos % UFS_BSIZE;
+		/* A long run of whole blocks that continues or overwrites the
+		 * mapped part goes straight to the disk from the caller's buffer;
+		 * its record still waits for a commit. */
+		if (boff == 0 && n - done >= DIRECT_MIN && lblk * UFS_BSECT <= B->mapped &&
+		    lblk <= B->zero_from) {
+			uint64_t nb = (n - done) / UFS_BSIZE;
+			err = write_direct(fs, ip, in + done, lblk, nb);
+			if (err < 0)
+				break;
+			if (B->zero_from != UINT64_MAX && lblk <= B->zero_from && lblk + nb > B->zero_from)
+				B->zero_from = lblk + nb;       /* rewritten: no longer cut off */
+			done += nb * UFS_BSIZE;
+			if (pos + nb * UFS_BSIZE > e->r.size)
+				e->r.size = pos + nb * UFS_BSIZE;
+			ufs_file_dirty(fs, ip);
+			big_unpromise(fs, ip);
+			continue;
+		}
+		size_t k = (size_t)min64(UFS_BSIZE - boff, n - done);
+		/* A whole block needs no old contents; a partial one does,
+		 * unless it lies wholly past the end of the file. */
+		int need = k < UFS_BSIZE && lblk * UFS_BSIZE < e->r.size;
+		struct bbuf *b;
+		err = getblk(fs, ip, lblk, need, &b);
+		if (err < 0)
+			break;
+		memcpy(b->data + boff, in + done, k);
+		bc_dirty(&fs->bc, b);
+		ufs_file_dirty(fs, ip);       /* again: a sync may have run */
+		done += k;
+		/* The size covers every dirty block at all times: a sync started
+		 * by a later getblk writes only blocks below it. */
+		if (pos + k > e->r.size)
+			e->r.size = pos + k;
+	}
+	if (done == 0 && err < 0)
+		return err;
+	return (long)done;
 }
 
 long ufs_write(struct ufs *fs, struct uinode *ip, const void *buf, size_t n, uint64_t off)
 {
 	if (n == 0)
 		return 0;
+	struct uent *e = ip->ent;
 	uint64_t end = off + n;
-	uint64_t maxbytes = (uint64_t)UFS_MAX_EXTENTS * UINT32_MAX / 2 * ED_SECTOR;
+	uint64_t maxbytes = (uint64_t)UFS_MAX_EXTENTS * (UINT32_MAX / 2) * ED_SECTOR;
 	if (end > maxbytes || end < off)
 		return -EFBIG;
-	const uint8_t *in = buf;
 	int err;
-	if (ip->persist == LIBFS_P_MEMORY) {
-		err = mem_reserve(ip, end);
-		if (err < 0)
+	long done = (long)n;
+	if (e->memonly) {
+		if ((err = ibuf_room2(fs, ip, end, off, end)) < 0)
 			return err;
-		memcpy(ip->mem + off, in, n);
-	} else if ((ip->d.flags & UFS_DF_IMMEDIATE) && end <= UFS_IMM_MAX) {
-		if (off > ip->d.size)
-			memset(ip->imm + ip->d.size, 0, off - ip->d.size);
-		memcpy(ip->imm + off, in, n);
-		ip->imm_dirty = 1;
+		memcpy(ip->ibuf + off, buf, n);
+		if (end > e->r.size)
+			e->r.size = end;
+	} else if (!is_big(ip) && end <= UFS_SMALL_MAX) {
+		if ((err = ufs_load_small(fs, ip)) < 0 || (err = ibuf_room2(fs, ip, end, off, end)) < 0)
+			return err;
+		if ((err = small_promise(fs, ip, end > e->r.size ? end : e->r.size)) < 0)
+			return err;
+		memcpy(ip->ibuf + off, buf, n);
+		small_dirty(fs, ip);
+		if (end > e->r.size)
+			e->r.size = end;
+		e->r.where = UFS_W_SMALL;
+		count_dirty(fs, ip);
 	} else {
-		/* Promise the blocks first, so a full disk is -ENOSPC here. */
-		err = ufs_reserve(fs, ip, end);
-		if (err < 0)
+		if (!is_big(ip) && (err = make_big(fs, ip)) < 0)
 			return err;
-		if (ip->d.flags & UFS_DF_IMMEDIATE) {
-			err = leave_immediate(fs, ip);
-			if (err < 0)
-				return err;
-		}
-		if (off > ip->d.size && (err = zero_tail(fs, ip, off)) < 0)
-			return err;
-		size_t done = 0;
-		while (done < n) {
-			uint64_t pos = off + done;
-			uint64_t lblk = pos / UFS_BSIZE, boff = pos % UFS_BSIZE;
-			/* A long run of whole blocks that continues or overwrites the
-			 * mapped part goes straight to the disk from the caller's
-			 * buffer; its metadata still waits for sync. */
-			if (boff == 0 && n - done >= DIRECT_MIN && lblk * UFS_BSECT <= ip->mapped &&
-			    !(ip->dd.flags & UFS_DF_IMMEDIATE)) {
-				uint64_t nb = (n - done) / UFS_BSIZE;
-				err = write_direct(fs, ip, in + done, lblk, nb);
-				if (err < 0) {
-					if (done == 0)
-						return err;
-					n = done;
-					end = off + n;
-					break;
-				}
-				done += nb * UFS_BSIZE;
-				if (pos + nb * UFS_BSIZE > ip->d.size)
-					ip->d.size = pos + nb * UFS_BSIZE;
-				ufs_idirty(fs, ip);
-				continue;
-			}
-			size_t k = (size_t)min64(UFS_BSIZE - boff, n - done);
-			/* A whole block needs no old contents; a partial one does,
-			 * unless it lies wholly past the end of the file. */
-			int need = k < UFS_BSIZE && lblk * UFS_BSIZE < ip->d.size;
-			struct bbuf *b;
-			err = getblk(fs, ip, lblk, need, &b);
-			if (err < 0) {
-				if (done == 0)
-					return err;
-				n = done;
-				end = off + n;
-				break;
-			}
-			memcpy(b->data + boff, in + done, k);
-			bc_dirty(&fs->bc, b);
-			ufs_idirty(fs, ip);       /* again: a sync may have run */
-			done += k;
-			/* The size covers every dirty block at all times: a sync
-			 * started by a later getblk writes only blocks below it. */
-			if (pos + k > ip->d.size)
-				ip->d.size = pos + k;
-		}
+		done = big_write(fs, ip, buf, n, off);
+		if (done < 0)
+			return done;
 	}
-	if (end > ip->d.size)
-		ip->d.size = end;
-	ip->d.mtime = ufs_now(fs);
-	ufs_idirty(fs, ip);
-	if (ip->persist == LIBFS_P_WRITETHROUGH) {
+	e->r.mtime = ufs_now(fs);
+	if (!e->memonly)
+		ufs_file_dirty(fs, ip);
+	if (e->r.persist == LIBFS_P_WRITETHROUGH) {
 		err = ufs_fsync(fs, ip);
 		if (err < 0)
 			return err;
+	} else if (fs->dirty_bytes > fs->dirty_max) {
+		/* Memory holds enough unwritten small files: write them out now
+		 * (their records wait for the next sync). */
+		err = ufs_writebehind(fs);
+		if (err < 0)
+			return err;
 	}
-	return (long)n;
-}
-
-/* Bring the exonode's metadata up to date (what ufs_push_meta does) when
- * it only gets smaller: allowed at any time. */
-static int push_now(struct ufs *fs, struct uinode *ip)
-{
-	int64_t r = ufs_xn_add_data(fs, ip->sector, ip->slot, UFS_E_META, &ip->d, sizeof ip->d);
-	if (r < 0)
-		return ufs_err(r);
-	ip->dd = ip->d;
-	return 0;
+	return done;
 }
 
 int ufs_truncate(struct ufs *fs, struct uinode *ip, uint64_t len)
 {
-	uint64_t size = ip->d.size;
+	struct uent *e = ip->ent;
+	uint64_t size = e->r.size;
 	if (len == size)
 		return 0;
-	if (len > (uint64_t)UFS_MAX_EXTENTS * UINT32_MAX / 2 * ED_SECTOR)
+	if (len > (uint64_t)UFS_MAX_EXTENTS * (UINT32_MAX / 2) * ED_SECTOR)
 		return -EFBIG;
 	int err = 0;
-	if (ip->persist == LIBFS_P_MEMORY) {
-		if (len < size && len < ip->memcap)
-			memset(ip->mem + len, 0, min64(ip->memcap, size) - len);
-		ip->d.size = len;
-	} else if (ip->d.flags & UFS_DF_IMMEDIATE) {
-		if (len <= UFS_IMM_MAX) {
-			if (len > size)
-				memset(ip->imm + size, 0, len - size);
-			ip->d.size = len;
-			ip->imm_dirty = 1;
-		} else {
-			err = leave_immediate(fs, ip);
-			ip->d.size = len;
-		}
-	} else if (len > size) {
-		/* Past the old end everything reads as zero: blocks past the last
-		 * extent are zero by definition, the last block's tail is cleared. */
-		err = zero_tail(fs, ip, len);
-		if (err == 0)
-			ip->d.size = len;
+	if (e->memonly) {
+		if ((err = ibuf_room(fs, ip, len)) < 0)
+			return err;
+		if (len < size)
+			memset(ip->ibuf + len, 0, ip->icap - len);
+		e->r.size = len;
+	} else if (!is_big(ip) && len <= UFS_SMALL_MAX) {
+		if ((err = ufs_load_small(fs, ip)) < 0 || (err = ibuf_room(fs, ip, len)) < 0)
+			return err;
+		if (len > size && (err = small_promise(fs, ip, len)) < 0)
+			return err;
+		if (len < size)
+			memset(ip->ibuf + len, 0, ip->icap - len);
+		small_dirty(fs, ip);
+		e->r.size = len;
+		e->r.where = len ? UFS_W_SMALL : UFS_W_NONE;
+		count_dirty(fs, ip);
 	} else {
-		uint64_t keepblk = (len + UFS_BSIZE - 1) / UFS_BSIZE;
-		bc_drop(&fs->bc, ip->ino, keepblk);
-		if (len % UFS_BSIZE != 0) {
-			/* Zero the rest of the last block, so growing again later
-			 * shows zeros, not the old bytes. */
-			struct bbuf *b;
-			err = getblk(fs, ip, len / UFS_BSIZE, 1, &b);
-			if (err < 0)
-				return err;
-			memset(b->data + len % UFS_BSIZE, 0, UFS_BSIZE - len % UFS_BSIZE);
-			bc_dirty(&fs->bc, b);
-			ufs_idirty(fs, ip);
-			/* Reading that block may have read ahead past the new end
-			 * (the size is still the old one): forget those too. */
-			bc_drop(&fs->bc, ip->ino, keepblk);
+		if (!is_big(ip) && (err = make_big(fs, ip)) < 0)
+			return err;
+		struct ubig *B = ip->b;
+		if (len > size) {
+			/* Past the old end everything reads as zero: blocks past the
+			 * last extent are zero by definition, the last block's tail is
+			 * cleared. */
+			err = zero_tail(fs, ip, len);
+			if (err == 0)
+				e->r.size = len;
+		} else {
+			uint64_t keepblk = (len + UFS_BSIZE - 1) / UFS_BSIZE;
+			bc_drop(&fs->bc, ip->id, keepblk);
+			if (len % UFS_BSIZE != 0) {
+				/* Zero the rest of the last block, so growing again later
+				 * shows zeros, not the old bytes. */
+				struct bbuf *b;
+				err = getblk(fs, ip, len / UFS_BSIZE, 1, &b);
+				if (err < 0)
+					return err;
+				memset(b->data + len % UFS_BSIZE, 0, UFS_BSIZE - len % UFS_BSIZE);
+				bc_dirty(&fs->bc, b);
+				/* Reading that block may have read ahead past the new end. */
+				bc_drop(&fs->bc, ip->id, keepblk);
+			}
+			e->r.size = len;
+			/* The durable record may still say the old size: the extents
+			 * stay until the commit (ufs_big_committed); meanwhile the
+			 * blocks cut off read as zeros. */
+			if (keepblk < B->zero_from)
+				B->zero_from = keepblk;
 		}
-		ip->d.size = len;
-		if (len == 0)
-			ip->d.flags |= UFS_DF_IMMEDIATE;
-		/* A smaller size may become durable at once; then the extents
-		 * past it go. */
-		if (ip->dd.size > len || len == 0) {
-			struct ufs_dinode keep = ip->d;
-			ip->d.size = min64(ip->dd.size, len);
-			ip->d.flags = ip->dd.flags;
-			err = push_now(fs, ip);
-			ip->d = keep;
-		}
-		if (err == 0)
-			err = ufs_map_shrink(fs, ip, keepblk * UFS_BSECT);
-		if (err == 0 && len == 0 && ip->dd.flags != ip->d.flags)
-			err = push_now(fs, ip);
+		big_unpromise(fs, ip);
 	}
 	if (err < 0)
 		return err;
-	ufs_unreserve(fs, ip);
-	ip->d.mtime = ufs_now(fs);
-	ufs_idirty(fs, ip);
-	if (ip->persist == LIBFS_P_WRITETHROUGH)
+	e->r.mtime = ufs_now(fs);
+	if (!e->memonly)
+		ufs_file_dirty(fs, ip);
+	if (e->r.persist == LIBFS_P_WRITETHROUGH)
 		return ufs_fsync(fs, ip);
 	return 0;
 }
 
-/* ---- writing out ----------------------------------------------------------------- */
+/* ---- writing out ---------------------------------------------------------------------- */
 
-/* Staging buffers: runs of dirty blocks are copied into one and written
- * with one request.  Each buffer has its own result word so it is reused
- * only when its write is done. */
-struct stager {
-	struct ufs *fs;
-	struct uinode *ip;
-	uint8_t *buf[NSTAGE];
-	volatile int32_t word[NSTAGE];
-	int busy[NSTAGE];
-	int next;
-	int32_t err;
-	/* the run being gathered */
-	uint64_t sector;
-	uint32_t len;
-};
-
-static uint8_t *stage_mem[NSTAGE];
-
-static int stage_init(struct stager *s, struct ufs *fs, struct uinode *ip)
+static int note_file(struct ufs *fs, struct uinode *ip)
 {
-	memset(s, 0, sizeof *s);
-	s->fs = fs;
-	s->ip = ip;
-	for (int i = 0; i < NSTAGE; i++) {
-		if (stage_mem[i] == NULL && (stage_mem[i] = malloc(STAGE_BYTES)) == NULL)
+	if (fs->nwfiles == fs->wfilescap) {
+		uint32_t cap = fs->wfilescap ? fs->wfilescap * 2 : 64;
+		struct uinode **n = realloc(fs->wfiles, cap * sizeof *n);
+		if (n == NULL)
 			return -ENOMEM;
-		s->buf[i] = stage_mem[i];
+		fs->wfiles = n;
+		fs->wfilescap = cap;
 	}
+	fs->wfiles[fs->nwfiles++] = ip;
+	ip->refs++;                  /* held until the write is settled */
 	return 0;
 }
 
-static int32_t stage_wait(struct stager *s, int i)
+static int note_buf(struct ufs *fs, struct bbuf *b, struct udir *owner)
 {
-	if (!s->busy[i])
-		return 0;
-	int32_t r = edc_wait(s->fs->c, &s->word[i]);
-	s->busy[i] = 0;
-	if (r < 0 && s->err == 0)
-		s->err = r;
-	return r;
-}
-
-/* Send the gathered run. */
-static void stage_send(struct stager *s)
-{
-	if (s->len == 0)
-		return;
-	int i = s->next;
-	int32_t r = ufs_io_start(s->fs, s->ip, 1, s->sector, s->buf[i], s->len, &s->word[i]);
-	if (r < 0) {
-		if (s->err == 0)
-			s->err = r;
-	} else {
-		s->busy[i] = 1;
+	if (fs->nwbufs == fs->wbufscap) {
+		uint32_t cap = fs->wbufscap ? fs->wbufscap * 2 : 64;
+		struct wbuf *n = realloc(fs->wbufs, cap * sizeof *n);
+		if (n == NULL)
+			return -ENOMEM;
+		fs->wbufs = n;
+		fs->wbufscap = cap;
 	}
-	s->next = (i + 1) % NSTAGE;
-	s->len = 0;
+	fs->wbufs[fs->nwbufs++] = (struct wbuf){ b, owner };
+	return 0;
 }
 
-/* Add one block's bytes at `sector`. */
-static void stage_add(struct stager *s, uint64_t sector, const uint8_t *data)
+/* Write out a large file's dirty blocks, allocating what is unmapped and
+ * zero-filling holes below the highest dirty block - and the blocks a
+ * truncate cut off that the size covers again and the file still maps
+ * (the extents stay until the commit; they must not show old bytes). */
+static int flush_blocks(struct ufs *fs, struct uinode *ip, struct uio *w)
 {
-	if (s->len > 0 && (s->sector + s->len / ED_SECTOR != sector || s->len + UFS_BSIZE > STAGE_BYTES))
-		stage_send(s);
-	if (s->len == 0) {
-		stage_wait(s, s->next);
-		s->sector = sector;
-	}
-	memcpy(s->buf[s->next] + s->len, data, UFS_BSIZE);
-	s->len += UFS_BSIZE;
-}
-
-static int32_t stage_finish(struct stager *s)
-{
-	stage_send(s);
-	for (int i = 0; i < NSTAGE; i++)
-		stage_wait(s, i);
-	return s->err;
-}
-
-/* Write out an extent file's dirty blocks, allocating what is unmapped and
- * zero-filling holes below the highest dirty block. */
-static int flush_blocks(struct ufs *fs, struct uinode *ip)
-{
+	struct ubig *B = ip->b;
+	struct udir *owner = ip->ent ? ip->ent->dir : NULL;
+	uint64_t endblk = (ip->ent->r.size + UFS_BSIZE - 1) / UFS_BSIZE;
+	uint64_t mapblk = B->mapped / UFS_BSECT;
+	uint64_t zhi = B->zero_from < endblk ? (endblk < mapblk ? endblk : mapblk) : 0;
 	uint32_t max = fs->bc.nbufs;
-	struct bbuf **list = malloc(max * sizeof *list);
-	if (list == NULL)
-		return -ENOMEM;
-	uint32_t nd = bc_dirty_list(&fs->bc, 0, ip->ino, 0, list, max);
+	uint32_t nd = 0;
+	struct bbuf **list = NULL;
+	if (fs->bc.ndirty > 0) {
+		if ((list = malloc(max * sizeof *list)) == NULL)
+			return -ENOMEM;
+		nd = bc_dirty_list(&fs->bc, 0, ip->id, 0, list, max);
+	}
 	int err = 0;
-	if (nd == 0)
-		goto out;
 	/* Blocks past the end of the file are not data (a write raced a
-	 * truncate); drop them. */
-	uint64_t endblk = (ip->d.size + UFS_BSIZE - 1) / UFS_BSIZE;
-	uint64_t hi = 0;
+	 * truncate); dropped below. */
+	uint64_t hi = zhi;
 	for (uint32_t i = 0; i < nd; i++)
 		if (list[i]->lblk < endblk && list[i]->lblk + 1 > hi)
 			hi = list[i]->lblk + 1;
-	uint64_t old_mapped_blk = ip->mapped / UFS_BSECT;
-	if (hi * UFS_BSECT > ip->mapped) {
+	if (hi == 0)
+		goto out;
+	/* Blocks from here on that are not dirty must be written as zeros:
+	 * newly mapped ones, and ones a truncate cut off. */
+	uint64_t zfrom = mapblk < B->zero_from ? mapblk : B->zero_from;
+	if (hi * UFS_BSECT > B->mapped) {
 		err = ufs_map_grow(fs, ip, hi * UFS_BSECT);
 		if (err < 0)
 			goto out;
 	}
-	/* What is allocated now no longer needs promising. */
-	fs->resv -= ip->resv < fs->resv ? ip->resv : fs->resv;
-	ip->resv = 0;
-	struct stager st;
-	err = stage_init(&st, fs, ip);
-	if (err < 0)
-		goto out;
+	big_unpromise(fs, ip);
 	uint32_t k = 0;
-	for (uint64_t lb = 0; lb < hi && (k < nd || lb >= old_mapped_blk); lb++) {
+	for (uint64_t lb = 0; lb < hi && (k < nd || lb >= zfrom) && err == 0; lb++) {
 		while (k < nd && list[k]->lblk < lb)
 			k++;
 		const uint8_t *data;
-		if (k < nd && list[k]->lblk == lb)
+		if (k < nd && list[k]->lblk == lb) {
 			data = list[k]->data;
-		else if (lb >= old_mapped_blk)
-			data = zero_block;       /* newly mapped, never written: zeros */
-		else
+			err = note_buf(fs, list[k], owner);
+		} else if (lb >= zfrom) {
+			data = zero_block;
+		} else {
 			continue;
+		}
 		uint64_t run;
 		uint64_t sector = ufs_map_lookup(ip, lb * UFS_BSECT, &run);
-		stage_add(&st, sector, data);
+		if (err == 0)
+			err = uio_write(w, ufs_map_prot(fs, ip, sector), sector, data, UFS_BSIZE, owner);
 	}
-	int32_t r = stage_finish(&st);
-	if (r < 0) {
-		err = ufs_err(r);
-		goto out;
-	}
-	for (uint32_t i = 0; i < nd; i++) {
-		if (list[i]->lblk >= endblk)
-			bc_drop(&fs->bc, ip->ino, list[i]->lblk);
-		else
-			bc_clean(&fs->bc, list[i]);
-	}
+	if (err == 0 && B->zero_from < hi)
+		B->zero_from = hi;        /* written (zeros or data) up to hi */
 out:
+	for (uint32_t i = 0; i < nd; i++)
+		if (list[i]->lblk >= endblk)
+			bc_drop(&fs->bc, ip->id, list[i]->lblk);
 	free(list);
 	return err;
 }
 
-/* The immediate bytes and metadata, pushed into the exonode together. */
-static int push_immediate(struct ufs *fs, struct uinode *ip)
+int ufs_flush_data(struct ufs *fs, struct uinode *ip, struct uio *w, int slack)
 {
-	int bytes = ip->imm_dirty || ip->d.size != ip->dd.size || ip->d.flags != ip->dd.flags;
-	if (!bytes && memcmp(&ip->d, &ip->dd, sizeof ip->d) == 0)
+	struct uent *e = ip->ent;
+	if (e == NULL || e->memonly)
 		return 0;
-	int64_t r = 0;
-	uint32_t len = (uint32_t)((ip->d.size + 7) & ~7ull);
-	if (bytes && len > 0) {
-		if (len > ip->d.size)
-			memset(ip->imm + ip->d.size, 0, len - ip->d.size);
-		r = ufs_xn_add_data(fs, ip->sector, ip->slot, UFS_E_IMM, ip->imm, len);
-	} else if (bytes) {
-		r = ufs_xn_remove(fs, ip->sector, ip->slot, UFS_E_IMM, 0);
-		if (r == ED_E_ENTRY)
-			r = 0;           /* there was none */
+	if (is_big(ip))
+		return flush_blocks(fs, ip, w);
+	if (!ip->idirty)
+		return 0;
+	if (e->r.size == 0) {
+		e->r.where = UFS_W_NONE;
+		e->r.loc = 0;
+		ip->idirty = 0;
+		count_dirty(fs, ip);
+		if (ip->resv)
+			ufs_unpromise(fs, ip, ip->resv);
+		return 0;
 	}
-	if (r < 0)
-		return ufs_err(r);
-	int err = push_now(fs, ip);
+	uint64_t n = sects(e->r.size);
+	uint64_t s;
+	int err = ds_alloc(fs, e->dir, n, 1, slack, &s);
+	if (err == -EFBIG) {
+		/* The directory's space cannot grow (its dnode lists all the
+		 * extents it can): the file gets an fnode of its own. */
+		err = make_big(fs, ip);
+		return err < 0 ? err : flush_blocks(fs, ip, w);
+	}
+	if (err < 0)
+		return err;
+	err = note_file(fs, ip);
 	if (err == 0)
-		ip->imm_dirty = 0;
+		err = uio_write(w, ufs_xn_prot(fs, &e->dir->x), s, ip->ibuf, (uint32_t)(n * UFS_SECT), e->dir);
+	if (err < 0) {
+		ds_free(&e->dir->sp, s, n);
+		return err;
+	}
+	ds_written(fs, e->dir, s, ip->ibuf, n * UFS_SECT);
+	/* The record says where now (a commit prepared next writes it); if
+	 * the write fails, ufs_small_settled takes it back. */
+	ip->wloc = s;
+	e->r.where = UFS_W_SMALL;
+	e->r.loc = s;
+	return 0;
+}
+
+/* The write of a small file's bytes is done: with `ok`, they are its
+ * (uncommitted) place; else its sectors go back and it stays dirty. */
+void ufs_small_settled(struct ufs *fs, struct uinode *ip, int ok)
+{
+	struct uent *e = ip->ent;
+	if (e == NULL || ip->wloc == 0)
+		return;
+	uint64_t n = sects(e->r.size);
+	if (ok && ip->idirty) {
+		ip->idirty = 0;
+		count_dirty(fs, ip);
+		if (ip->resv)
+			ufs_unpromise(fs, ip, ip->resv);
+		/* Nobody has it open: the disk holds it, memory need not. */
+		if (ip->refs <= 1)
+			ufs_ibuf_free(fs, ip);
+	} else if (!ok) {
+		if (e->dir)
+			ds_free(&e->dir->sp, ip->wloc, n);
+		if (e->r.loc == ip->wloc)
+			e->r.loc = 0;
+	}
+	ip->wloc = 0;
+}
+
+int ufs_big_committed(struct ufs *fs, struct uinode *ip)
+{
+	struct ubig *B = ip->b;
+	if (B == NULL || B->zero_from == UINT64_MAX)
+		return 0;
+	/* The smaller size is durable: the extents past it can go. */
+	uint64_t keep = (ip->ent->r.size + UFS_BSIZE - 1) / UFS_BSIZE * UFS_BSECT;
+	int err = B->mapped > keep ? ufs_map_shrink(fs, ip, keep) : 0;
+	if (err == 0)
+		B->zero_from = UINT64_MAX;
 	return err;
 }
 
-/* The file outgrew its exonode: give it one block holding its first 4 KiB,
- * make that durable, then switch the exonode over (sync.c's invariant:
- * what the exonode says is always durable). */
-static int convert_out(struct ufs *fs, struct uinode *ip)
+int ufs_to_memory(struct ufs *fs, struct uinode *ip)
 {
-	struct bbuf *b;
-	int err = getblk(fs, ip, 0, 0, &b);
+	struct uent *e = ip->ent;
+	int err = ufs_load_small(fs, ip);
 	if (err < 0)
 		return err;
-	if (ip->mapped == 0) {
-		err = ufs_map_grow(fs, ip, UFS_BSECT);
-		if (err < 0)
-			return err;
-	}
-	struct edc_slot slots[1];
-	struct edc_batch bt;
-	edc_batch_init(&bt, fs->c, slots, 1);
-	int32_t r = ufs_io(fs, &bt, ip, 1, ip->ext[0].sector, b->data, UFS_BSIZE);
-	if (r == 0)
-		r = edc_batch_wait(&bt);
-	if (r < 0)
-		return ufs_err(r);
-	bc_clean(&fs->bc, b);
-	err = ufs_barrier(fs);
-	if (err < 0)
-		return err;
-	r = (int32_t)ufs_xn_remove(fs, ip->sector, ip->slot, UFS_E_IMM, 0);
-	if (r < 0 && r != ED_E_ENTRY)
-		return ufs_err(r);
-	struct ufs_dinode keep = ip->d;
-	ip->d.flags &= ~UFS_DF_IMMEDIATE;
-	ip->d.size = min64(ip->d.size, UFS_BSIZE);
-	err = push_now(fs, ip);
-	ip->d = keep;
-	return err;
-}
-
-int ufs_flush_data(struct ufs *fs, struct uinode *ip)
-{
-	if (ip->persist == LIBFS_P_MEMORY)
-		return 0;
-	if (ip->d.flags & UFS_DF_IMMEDIATE)
-		return push_immediate(fs, ip);
-	if (ip->dd.flags & UFS_DF_IMMEDIATE) {
-		int err = convert_out(fs, ip);
-		if (err < 0)
-			return err;
-	}
-	return flush_blocks(fs, ip);
-}
-
-int ufs_push_meta(struct ufs *fs, struct uinode *ip)
-{
-	if (ip->persist == LIBFS_P_MEMORY || memcmp(&ip->d, &ip->dd, sizeof ip->d) == 0)
-		return 0;
-	if (ip->d.flags & UFS_DF_IMMEDIATE)
-		return push_immediate(fs, ip);
-	return push_now(fs, ip);
+	/* Sectors written and never committed are nobody's now; committed
+	 * ones go with the next commit, which drops the name from disk. */
+	if (e->r.where == UFS_W_SMALL && e->r.loc != 0 &&
+	    !(e->committed && e->dr.where == UFS_W_SMALL && e->dr.loc == e->r.loc))
+		ds_free(&e->dir->sp, e->r.loc, sects(e->r.size));
+	e->r.loc = 0;
+	e->r.where = e->r.size ? UFS_W_SMALL : UFS_W_NONE;
+	ip->idirty = 0;
+	count_dirty(fs, ip);
+	if (ip->resv)
+		ufs_unpromise(fs, ip, ip->resv);
+	ufs_dir_memonly(fs, e->dir, e);
+	return 0;
 }
 
 int ufs_set_persist(struct ufs *fs, struct uinode *ip, int model)
 {
-	if (model == ip->persist)
+	struct uent *e = ip->ent;
+	if (model == e->r.persist)
 		return 0;
-	if (model == LIBFS_P_MEMORY || ip->persist == LIBFS_P_MEMORY)
+	if (model == LIBFS_P_MEMORY || e->memonly)
 		return -EINVAL;         /* ops.c handles memory-only files */
-	ip->persist = model;
-	ip->d.persist = (uint8_t)model;
-	ufs_idirty(fs, ip);
+	e->r.persist = (uint8_t)model;
+	ufs_file_dirty(fs, ip);
 	if (model == LIBFS_P_WRITETHROUGH)
 		return ufs_fsync(fs, ip);
 	return 0;

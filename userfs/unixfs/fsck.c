@@ -4,18 +4,21 @@
  * The exodisk already guarantees its own invariants (every allocated sector
  * belongs to exactly one object, metadata is authentic and current); this
  * checks what unixfs adds on top:
- *   - every directory record names a live inode of the right type and
- *     generation, no inode is named twice, directory parents agree;
- *   - every directory is well formed (records tile their chunks);
- *   - inodes are well formed (metadata, immediate bytes, extent lists and
- *     map nodes: the same checks a mount makes when it loads one);
- *   - no two files share a sector, and every extent is allocated;
- *   - no orphans: inodes of this file system that no directory names.  A
- *     crash between removing a name and freeing the inode leaves one; with
- *     the "repair" option fsck frees them.
+ *   - every directory loads: its dnode, the checksums and headers of its
+ *     blocks, every record, and that no two of its records or blocks claim
+ *     the same sector of its space (dir.c checks all of this on every load;
+ *     fsck reports what it finds, naming the block);
+ *   - every record names a live dnode or fnode of the right kind and id;
+ *     no dnode is named twice (a loop), no id twice (a rename a crash
+ *     interrupted is allowed: the next mount finishes it);
+ *   - large files' extent lists and map nodes are well formed, every
+ *     extent is allocated, and no two files share a sector;
+ *   - no orphans: dnodes or fnodes of this file system that no record
+ *     names.  A crash between removing a name and freeing what it named
+ *     leaves one; with the "repair" option fsck frees them.
  * Orphans are found by asking, for each allocated block-aligned sector not
  * already accounted for, whether it is an exonode block whose slots open
- * with this file system's capabilities and hold inodes.
+ * with this file system's capabilities and hold its nodes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,10 +29,11 @@
 int ufs_mount_common(const char *opts, int readonly, struct ufs **out);
 int ufs_unmount_common(struct ufs *fs);
 
+#define MAX_DEPTH 4096
+
 struct run {
 	uint64_t start, n;
-	uint64_t ino;
-	int iblk;                 /* a block of inodes: shared by up to four */
+	int xblk;                 /* a block of nodes: shared by up to four */
 };
 
 struct ck {
@@ -37,8 +41,8 @@ struct ck {
 	ufs_report_fn report;
 	void *arg;
 	struct ufs_fsck_stats *st;
-	uint64_t *seen;           /* inode numbers reached */
-	uint32_t nseen, seencap;
+	uint64_t *ids, *xrefs;    /* file ids and node places reached */
+	uint32_t nids, idcap, nx, xcap;
 	struct run *runs;         /* sectors owned by the file system */
 	uint32_t nruns, runcap;
 	char path[LIBFS_PATH_MAX + UFS_NAME_MAX + 2];
@@ -50,7 +54,7 @@ static void problem(struct ck *k, const char *what)
 	k->report(k->arg, k->path[0] ? k->path : "/", what);
 }
 
-static int add_run(struct ck *k, uint64_t start, uint64_t n, uint64_t ino, int iblk)
+static int add_run(struct ck *k, uint64_t start, uint64_t n, int xblk)
 {
 	if (k->nruns == k->runcap) {
 		uint32_t cap = k->runcap ? k->runcap * 2 : 256;
@@ -60,110 +64,136 @@ static int add_run(struct ck *k, uint64_t start, uint64_t n, uint64_t ino, int i
 		k->runs = r;
 		k->runcap = cap;
 	}
-	k->runs[k->nruns++] = (struct run){ start, n, ino, iblk };
+	k->runs[k->nruns++] = (struct run){ start, n, xblk };
 	return 0;
 }
 
-static int was_seen(struct ck *k, uint64_t ino)
+/* Add v to a set (linear: fsck is not the fast path); 1 if it was there. */
+static int set_add(uint64_t **v, uint32_t *n, uint32_t *cap, uint64_t x)
 {
-	for (uint32_t i = 0; i < k->nseen; i++)
-		if (k->seen[i] == ino)
+	for (uint32_t i = 0; i < *n; i++)
+		if ((*v)[i] == x)
+			return 1;
+	if (*n == *cap) {
+		uint32_t c = *cap ? *cap * 2 : 256;
+		uint64_t *m = realloc(*v, c * sizeof *m);
+		if (m == NULL)
+			return -ENOMEM;
+		*v = m;
+		*cap = c;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+static int has(const uint64_t *v, uint32_t n, uint64_t x)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i] == x)
 			return 1;
 	return 0;
 }
 
-static int seen(struct ck *k, uint64_t ino)
+static void check_alloc(struct ck *k, uint64_t start, uint64_t n)
 {
-	if (was_seen(k, ino))
-		return 1;
-	if (k->nseen == k->seencap) {
-		uint32_t cap = k->seencap ? k->seencap * 2 : 256;
-		uint64_t *s = realloc(k->seen, cap * sizeof *s);
-		if (s == NULL)
-			return -ENOMEM;
-		k->seen = s;
-		k->seencap = cap;
-	}
-	k->seen[k->nseen++] = ino;
-	return 0;
+	if (!edc_fm_test(&k->fs->k.fm, start) || !edc_fm_test(&k->fs->k.fm, start + n - 1))
+		problem(k, "extent not allocated in the free map");
 }
 
-/* Record the sectors an inode owns and check its extents. */
-static int account(struct ck *k, struct uinode *ip)
+/* Record the sectors a directory owns. */
+static int account_dir(struct ck *k, struct udir *d)
 {
-	int err = add_run(k, ip->sector, UFS_IBLK_SECT, ip->ino, 1);
-	for (int i = UN_SINGLE; err == 0 && i < UN_LEAF0 + UFS_INNER_MAX; i++)
-		if (ip->node[i].used) {
-			k->st->mapnodes++;
-			err = add_run(k, ip->node[i].sector, UFS_MAP_SECT, ip->ino, 0);
-		}
-	for (uint32_t i = 0; err == 0 && i < ip->next; i++) {
-		const struct uext *e = &ip->ext[i];
+	int err = add_run(k, d->x.sector, UFS_XBLK_SECT, 1);
+	for (uint32_t i = 0; err == 0 && i < d->sp.next; i++) {
 		k->st->extents++;
-		k->st->sectors += e->nsect;
-		if (!edc_fm_test(&k->fs->fm, e->sector) || !edc_fm_test(&k->fs->fm, e->sector + e->nsect - 1))
-			problem(k, "extent not allocated in the free map");
-		err = add_run(k, e->sector, e->nsect, ip->ino, 0);
+		k->st->sectors += d->sp.ext[i].nsect;
+		check_alloc(k, d->sp.ext[i].sector, d->sp.ext[i].nsect);
+		err = add_run(k, d->sp.ext[i].sector, d->sp.ext[i].nsect, 0);
+	}
+	return err;
+}
+
+/* Record the sectors a large file owns. */
+static int account_big(struct ck *k, struct uinode *ip)
+{
+	struct ubig *b = ip->b;
+	int err = add_run(k, ip->x.sector, UFS_XBLK_SECT, 1);
+	for (int i = UN_SINGLE; err == 0 && i < UN_MAX; i++)
+		if (b->node[i].used) {
+			k->st->mapnodes++;
+			err = add_run(k, b->node[i].x.sector, UFS_MAP_SECT, 0);
+		}
+	for (uint32_t i = 0; err == 0 && i < b->next; i++) {
+		k->st->extents++;
+		k->st->sectors += b->ext[i].nsect;
+		check_alloc(k, b->ext[i].sector, b->ext[i].nsect);
+		err = add_run(k, b->ext[i].sector, b->ext[i].nsect, 0);
 	}
 	return err;
 }
 
 static int walk(struct ck *k, struct uinode *dir, size_t plen, int depth)
 {
-	if (depth > 256) {
-		problem(k, "directories nested too deeply (a loop?)");
+	if (depth > MAX_DEPTH) {
+		problem(k, "directories nested deeper than fsck follows");
 		return 0;
 	}
-	uint64_t cookie = 0;
-	struct udirent de;
-	for (;;) {
-		int r = ufs_dir_next(k->fs, dir, &cookie, &de);
-		if (r < 0) {
-			k->path[plen] = 0;
-			problem(k, "directory data unreadable or malformed");
-			return r == -ENOMEM ? r : 0;
-		}
-		if (r == 0)
+	struct udir *d = dir->d;
+	for (uint64_t cookie = 0;;) {
+		struct uent *e;
+		if (ufs_dir_next(d, &cookie, &e) == 0)
 			return 0;
-		snprintf(k->path + plen, sizeof k->path - plen, "/%s", de.name);
+		if (e->memonly)
+			continue;
+		snprintf(k->path + plen, sizeof k->path - plen, "/%s", e->name);
 		size_t nlen = strlen(k->path);
-		struct uinode *ip;
-		int e = ufs_iget(k->fs, de.ino, de.gen, &ip);
-		if (e < 0) {
-			problem(k, e == -EIO ? "names a missing, reused or malformed inode" : "inode unreadable");
-			continue;
-		}
-		if (ip->d.type != de.type)
-			problem(k, "record type differs from the inode's");
-		int dup = seen(k, ip->ino);
-		if (dup < 0) {
-			ufs_iput(k->fs, ip);
+		int dup = set_add(&k->ids, &k->nids, &k->idcap, e->r.id);
+		if (dup < 0)
 			return dup;
-		}
-		if (dup) {
-			/* A rename a crash interrupted leaves two names; the next
-			 * mount removes the old one. */
-			if (!ufs_intent_explains(k->fs, ip->ino))
-				problem(k, "inode named more than once");
-			ufs_iput(k->fs, ip);
+		if (dup && !ufs_intent_explains(k->fs, e->r.id)) {
+			problem(k, "file id named more than once");
 			continue;
 		}
-		if ((e = account(k, ip)) < 0) {
-			ufs_iput(k->fs, ip);
-			return e;
+		if (e->r.where == UFS_W_NODE) {
+			int seen = set_add(&k->xrefs, &k->nx, &k->xcap, e->r.loc);
+			if (seen < 0)
+				return seen;
+			if (seen) {
+				if (!dup)
+					problem(k, e->r.type == UFS_T_DIR ? "directory named twice (a loop?)"
+					                                   : "node named twice");
+				continue;
+			}
 		}
-		if (ip->d.type == UFS_T_DIR) {
-			k->st->dirs++;
-			if (ip->d.parent != dir->ino)
-				problem(k, "directory's parent is not the directory naming it");
-			e = walk(k, ip, nlen, depth + 1);
-		} else {
+		if (e->r.type == UFS_T_REG) {
 			k->st->files++;
-			k->st->bytes += ip->d.size;
+			k->st->bytes += e->r.size;
+			if (e->r.where != UFS_W_NODE)
+				continue;
+		}
+		struct uinode *ip;
+		k->fs->damage[0] = 0;
+		int err = ufs_iget(k->fs, e, &ip);
+		if (err == -ENOMEM)
+			return err;
+		if (err < 0) {
+			char what[200];
+			snprintf(what, sizeof what, "unreadable: %s",
+			         k->fs->damage[0] ? k->fs->damage : "I/O error");
+			problem(k, what);
+			continue;
+		}
+		if (ip->type == UFS_T_DIR) {
+			k->st->dirs++;
+			err = account_dir(k, ip->d);
+			if (err == 0)
+				err = walk(k, ip, nlen, depth + 1);
+		} else {
+			err = account_big(k, ip);
 		}
 		ufs_iput(k->fs, ip);
-		if (e < 0)
-			return e;
+		if (err < 0)
+			return err;
 	}
 }
 
@@ -174,7 +204,7 @@ static int cmp_run(const void *x, const void *y)
 }
 
 /* Is sector s inside a run we know (runs sorted)?  1: data or a map
- * node; 2: a block of inodes, some of whose slots we know. */
+ * node; 2: a block of nodes, some of whose slots we know. */
 static int known(struct ck *k, uint64_t s)
 {
 	uint32_t lo = 0, hi = k->nruns;
@@ -187,41 +217,35 @@ static int known(struct ck *k, uint64_t s)
 	}
 	if (lo == k->nruns || k->runs[lo].start > s)
 		return 0;
-	return k->runs[lo].iblk ? 2 : 1;
+	return k->runs[lo].xblk ? 2 : 1;
 }
 
-/* Inodes of ours that nothing names.  Frees them if repair is set. */
+/* Nodes of ours that nothing names.  Frees them if repair is set. */
 static int orphans(struct ck *k, int repair)
 {
 	struct ufs *fs = k->fs;
 	uint8_t *page = malloc(4096);
 	if (page == NULL)
 		return -ENOMEM;
-	for (uint64_t s = 0; s < fs->fm.nsectors; s += UFS_IBLK_SECT) {
-		if (!edc_fm_test(&fs->fm, s) || known(k, s) == 1 || s == fs->sb_sector ||
-		    s == fs->sb.lock_sector)
+	for (uint64_t s = 0; s < fs->k.fm.nsectors; s += UFS_XBLK_SECT) {
+		if (!edc_fm_test(&fs->k.fm, s) || known(k, s) == 1 || s == fs->sb_sector ||
+		    s == fs->k.a.lock)
 			continue;
-		for (uint16_t slot = 0; slot < UFS_IPB; slot++) {
-			if (was_seen(k, ufs_ino(s, slot)))
+		for (uint16_t slot = 0; slot < UFS_XPB; slot++) {
+			uint64_t x = ufs_xref(s, slot);
+			if (has(k->xrefs, k->nx, x))
 				continue;
-			if (ufs_xn_snapshot(fs, s, slot, page) < 0)
+			struct uxn xn;
+			ufs_xn_set(&xn, s, slot);
+			if (ufs_xn_snapshot(fs, &xn, page) < 0)
 				continue;        /* not an exonode of ours, or a free slot */
 			const struct ed_xnmap_hdr *h = (const void *)page;
-			if (h->length != UFS_INODE_BYTES)
+			if (h->length != UFS_XN_BYTES)
 				break;
-			uint64_t ino = ufs_ino(s, slot);
-			snprintf(k->path, sizeof k->path, "<inode %llu>", (unsigned long long)ino);
-			problem(k, repair ? "orphan inode (freed)" : "orphan inode: no directory names it");
-			if (!repair)
-				continue;
-			struct uinode *ip;
-			if (ufs_iget(fs, ino, 0, &ip) == 0) {
-				ip->refs = 0;
-				ufs_ifree(fs, ip);
-			} else {
-				/* Unreadable as an inode: free the exonode itself. */
-				ufs_xn_dealloc(fs, s, slot);
-			}
+			snprintf(k->path, sizeof k->path, "<node %llu:%u>", (unsigned long long)s, slot);
+			problem(k, repair ? "orphan node (freed)" : "orphan node: no record names it");
+			if (repair)
+				ufs_free_node(fs, x);
 		}
 	}
 	free(page);
@@ -244,25 +268,31 @@ int unixfs_fsck(const char *opts, ufs_report_fn report, void *arg, struct ufs_fs
 	k.arg = arg;
 	k.st = st;
 	st->dirs = 1;
-	err = seen(&k, fs->root->ino);
+	err = set_add(&k.ids, &k.nids, &k.idcap, fs->sb.root_id);
 	if (err == 0)
-		err = add_run(&k, fs->sb_sector, 1, 0, 0);
+		err = set_add(&k.xrefs, &k.nx, &k.xcap, fs->sb.root);
 	if (err == 0)
-		err = account(&k, fs->root);
+		err = add_run(&k, fs->sb_sector, 1, 0);
+	if (err == 0)
+		err = account_dir(&k, fs->root->d);
 	if (err == 0)
 		err = walk(&k, fs->root, 0, 0);
 	if (err == 0) {
+		k.path[0] = 0;
 		qsort(k.runs, k.nruns, sizeof *k.runs, cmp_run);
 		for (uint32_t i = 1; i < k.nruns; i++)
 			if (k.runs[i].start < k.runs[i - 1].start + k.runs[i - 1].n &&
-			    !(k.runs[i].iblk && k.runs[i - 1].iblk && k.runs[i].start == k.runs[i - 1].start)) {
+			    !(k.runs[i].xblk && k.runs[i - 1].xblk && k.runs[i].start == k.runs[i - 1].start)) {
 				snprintf(k.path, sizeof k.path, "<sector %llu>", (unsigned long long)k.runs[i].start);
 				problem(&k, "sectors owned twice");
 			}
 		err = orphans(&k, repair);
 	}
+	if (err == 0 && repair)
+		err = ufs_writeback_all(fs);
 	int e = ufs_unmount_common(fs);
-	free(k.seen);
+	free(k.ids);
+	free(k.xrefs);
 	free(k.runs);
 	if (err == 0)
 		err = e;

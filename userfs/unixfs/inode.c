@@ -1,13 +1,18 @@
 /*
- * inode.c - in-memory inodes.  An inode is an exonode (ufs_format.h); the
- * in-memory copy holds its metadata twice - as it is now, and as the
- * exonode says (what may become durable) - plus its extents and, for an
- * immediate file, its bytes.  Loading one costs one exonode map (the
- * kernel renders the exonode's entries and data into a page we read
- * without further system calls), plus one per map node of a large file.
+ * inode.c - in-memory objects for files and directories (struct uinode).
  *
- * The table keeps inodes after their last user goes, as an inode cache,
- * until it holds UFS_ICACHE of them; then clean unused ones are let go.
+ * A file's inode is its record in its directory (struct uent: embedded, as
+ * in C-FFS); the object exists only while something uses it: an open file,
+ * a directory being walked, a file with bytes waiting to be written.  A
+ * directory's object holds the directory's names (dir.c) and pins its
+ * parent's, so a loaded directory's ancestors stay loaded.  Loading a
+ * directory costs one exonode map and, for a small one, one read of its
+ * whole space; a large file's object costs one exonode map per node of its
+ * extent tree.
+ *
+ * Objects nobody uses are kept as a cache until there are UFS_OCACHE of
+ * them; then clean ones go (ufs_itrim).  A small file's object goes at its
+ * last close once its bytes are written: recreating it costs nothing.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,7 +20,7 @@
 #include "libos/clock.h"
 #include "userfs/unixfs/ufs.h"
 
-#define UFS_ICACHE 512
+#define UFS_OCACHE 512
 
 uint64_t ufs_now(struct ufs *fs)
 {
@@ -27,283 +32,497 @@ uint64_t ufs_now(struct ufs *fs)
 	return t;
 }
 
-uint32_t ufs_newgen(struct ufs *fs)
+struct uinode *ufs_ifind(struct ufs *fs, uint64_t id)
 {
-	/* Distinct from the generation an earlier inode in the same slot had,
-	 * with overwhelming probability: a stale directory entry then fails
-	 * the generation check instead of naming the new file. */
-	uint64_t x = ufs_now(fs) ^ fs->sb.fsid;
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return (uint32_t)x ? (uint32_t)x : 1;
-}
-
-struct uinode *ufs_ifind(struct ufs *fs, uint64_t ino)
-{
-	for (struct uinode *ip = fs->itab[ino % UFS_IHASH]; ip; ip = ip->hnext)
-		if (ip->ino == ino)
+	for (struct uinode *ip = fs->otab[id % UFS_OHASH]; ip; ip = ip->hnext)
+		if (ip->id == id)
 			return ip;
 	return NULL;
 }
 
-static void itab_remove(struct ufs *fs, struct uinode *ip)
+static struct uinode *onew(struct ufs *fs, struct uent *e, int type)
 {
-	struct uinode **pp = &fs->itab[ip->ino % UFS_IHASH];
+	struct uinode *ip = upool_alloc(fs, sizeof *ip);
+	if (ip == NULL)
+		return NULL;
+	ip->id = e->r.id;
+	ip->type = type;
+	ip->ent = e;
+	e->ip = ip;
+	ip->parent = e->dir;
+	if (ip->parent)
+		ip->parent->nlive++;
+	ip->hnext = fs->otab[ip->id % UFS_OHASH];
+	fs->otab[ip->id % UFS_OHASH] = ip;
+	fs->nobj++;
+	return ip;
+}
+
+static void file_undirty(struct ufs *fs, struct uinode *ip)
+{
+	if (!ip->ondirty)
+		return;
+	struct uinode **pp = &fs->dfiles;
+	while (*pp && *pp != ip)
+		pp = &(*pp)->fnext;
+	if (*pp)
+		*pp = ip->fnext;
+	ip->ondirty = 0;
+}
+
+static void dir_undirty(struct ufs *fs, struct udir *d)
+{
+	if (!d->dirty)
+		return;
+	struct udir **pp = &fs->dirty;
+	while (*pp && *pp != d)
+		pp = &(*pp)->dnext;
+	if (*pp)
+		*pp = d->dnext;
+	d->dirty = 0;
+}
+
+/* Forget the object (not what it names on disk). */
+static void odestroy(struct ufs *fs, struct uinode *ip)
+{
+	struct uinode **pp = &fs->otab[ip->id % UFS_OHASH];
 	while (*pp && *pp != ip)
 		pp = &(*pp)->hnext;
 	if (*pp)
 		*pp = ip->hnext;
-}
-
-static void dirty_remove(struct ufs *fs, struct uinode *ip)
-{
-	struct uinode **pp = &fs->dirty;
-	while (*pp && *pp != ip)
-		pp = &(*pp)->dnext;
-	if (*pp)
-		*pp = ip->dnext;
-	ip->dirty = 0;
-}
-
-static void idestroy(struct ufs *fs, struct uinode *ip)
-{
+	fs->nobj--;
+	file_undirty(fs, ip);
+	fs->dirty_bytes -= ip->counted < fs->dirty_bytes ? ip->counted : fs->dirty_bytes;
 	fs->resv -= ip->resv < fs->resv ? ip->resv : fs->resv;
-	itab_remove(fs, ip);
-	if (ip->dirty)
-		dirty_remove(fs, ip);
-	while (ip->memnames) {
-		struct umemname *m = ip->memnames;
-		ip->memnames = m->next;
-		free(m);
+	if (ip->d) {
+		dir_undirty(fs, ip->d);
+		ufs_dir_free(fs, ip->d);
+		fs->ndirs--;
 	}
-	ufs_dir_forget_index(ip);
-	free(ip->ext);
-	free(ip->mem);
-	free(ip);
-	fs->ninodes--;
-}
-
-void ufs_idirty(struct ufs *fs, struct uinode *ip)
-{
-	if (ip->dirty || ip->persist == LIBFS_P_MEMORY)
-		return;
-	ip->dirty = 1;
-	ip->dnext = fs->dirty;
-	fs->dirty = ip;
-}
-
-static struct uinode *inew(struct ufs *fs, uint64_t sector, uint16_t slot)
-{
-	struct uinode *ip = calloc(1, sizeof *ip);
-	if (ip == NULL)
-		return NULL;
-	ip->ino = ufs_ino(sector, slot);
-	ip->sector = sector;
-	ip->slot = slot;
-	ip->node[UN_INODE] = (struct unode){ sector, slot, 0, 1 };
-	ip->hnext = fs->itab[ip->ino % UFS_IHASH];
-	fs->itab[ip->ino % UFS_IHASH] = ip;
-	fs->ninodes++;
-	return ip;
-}
-
-/* Let unused clean inodes go when the table is large. */
-static void itrim(struct ufs *fs)
-{
-	if (fs->ninodes <= UFS_ICACHE)
-		return;
-	for (uint32_t h = 0; h < UFS_IHASH && fs->ninodes > UFS_ICACHE / 2; h++) {
-		struct uinode *ip = fs->itab[h];
-		while (ip) {
-			struct uinode *next = ip->hnext;
-			if (ip->refs == 0 && !ip->dirty && !ip->unlinked && ip != fs->root &&
-			    ip->persist != LIBFS_P_MEMORY && bc_count(&fs->bc, ip->ino, 0, UINT64_MAX, 1) == 0) {
-				bc_drop(&fs->bc, ip->ino, 0);
-				idestroy(fs, ip);
-			}
-			ip = next;
-		}
+	if (ip->b) {
+		bc_drop(&fs->bc, ip->id, 0);
+		free(ip->b->ext);
+		free(ip->b);
 	}
+	ufs_ibuf_free(fs, ip);
+	if (ip->ent != NULL)
+		ip->ent->ip = NULL;
+	if (ip->parent)
+		ip->parent->nlive--;
+	upool_free(fs, ip);
 }
 
-/* Read metadata, immediate bytes and extents from the exonode. */
-static int iload(struct ufs *fs, struct uinode *ip, uint32_t gen)
+/* Load a large file's fnode. */
+static int load_big(struct ufs *fs, struct uinode *ip)
 {
-	uint8_t *page = malloc(4096);
-	if (page == NULL)
+	ufs_xn_set(&ip->x, ufs_xref_sector(ip->ent->r.loc), (uint16_t)ufs_xref_slot(ip->ent->r.loc));
+	ip->b = calloc(1, sizeof *ip->b);
+	if (ip->b == NULL)
 		return -ENOMEM;
-	int64_t r = ufs_xn_snapshot(fs, ip->sector, ip->slot, page);
-	if (r < 0) {
-		free(page);
-		return r == ED_E_NOMEM || r == ED_E_NOMAP ? -ENOMEM : -EIO;
-	}
-	const struct ed_xnmap_hdr *h = (const void *)page;
+	ip->b->zero_from = UINT64_MAX;
+	int64_t r = ufs_xn_snapshot(fs, &ip->x, fs->page);
+	if (r < 0)
+		return r == ED_E_NOMEM || r == ED_E_NOMAP ? -ENOMEM
+		       : ufs_damage(fs, "fnode unreadable", ip->x.sector, ip->id);
+	const struct ed_xnmap_hdr *h = (const void *)fs->page;
 	const struct ed_xnmap_ent *ent = (const void *)(h + 1);
-	int have_meta = 0, have_imm = 0;
-	uint32_t immlen = 0;
-	int err = 0;
-	if (h->length != UFS_INODE_BYTES)
-		err = -EIO;
-	for (uint32_t i = 0; err == 0 && i < h->nent; i++) {
-		if (ent[i].type != ED_ENT_DATA)
-			continue;
-		if (ent[i].a + ent[i].len > 4096) {
-			err = -EIO;
-		} else if (ent[i].idx == UFS_E_META && ent[i].len == sizeof(struct ufs_dinode)) {
-			memcpy(&ip->d, page + ent[i].a, sizeof ip->d);
-			have_meta = 1;
-		} else if (ent[i].idx == UFS_E_IMM && ent[i].len <= UFS_IMM_MAX) {
-			memcpy(ip->imm, page + ent[i].a, ent[i].len);
-			immlen = ent[i].len;
-			have_imm = 1;
-		} else {
-			err = -EIO;
+	int have = 0;
+	struct ufs_xmeta m;
+	if (h->length != UFS_XN_BYTES)
+		return ufs_damage(fs, "not an fnode (wrong size)", ip->x.sector, ip->id);
+	for (uint32_t i = 0; i < h->nent; i++)
+		if (ent[i].type == ED_ENT_DATA) {
+			if (ent[i].idx != UFS_E_META || ent[i].len != sizeof m || ent[i].a + ent[i].len > 4096)
+				return ufs_damage(fs, "fnode holds an entry unixfs never makes", ip->x.sector, ip->id);
+			memcpy(&m, fs->page + ent[i].a, sizeof m);
+			have = 1;
 		}
-	}
-	const struct ufs_dinode *d = &ip->d;
-	if (err == 0 && (!have_meta || d->magic != UFS_DINODE_MAGIC ||
-	                 (d->type != UFS_T_REG && d->type != UFS_T_DIR) ||
-	                 d->persist > LIBFS_P_WRITETHROUGH || (gen != 0 && d->gen != gen) ||
-	                 (d->type == UFS_T_DIR && d->size % UFS_DIRCHUNK != 0) ||
-	                 d->size > (uint64_t)INT64_MAX))
-		err = -EIO;
-	if (err == 0 && (d->flags & UFS_DF_IMMEDIATE) &&
-	    (d->size > UFS_IMM_MAX || (d->size > 0 && (!have_imm || immlen < d->size))))
-		err = -EIO;
-	if (err == 0 && !(d->flags & UFS_DF_IMMEDIATE) && have_imm)
-		err = -EIO;
-	if (err == 0)
-		err = ufs_map_load(fs, ip, page);
-	free(page);
+	if (!have || m.magic != UFS_XMETA_MAGIC || m.kind != UFS_K_FILE || m.version != UFS_VERSION ||
+	    m.id != ip->id)
+		return ufs_damage(fs, "not the fnode its name says", ip->x.sector, ip->id);
+	ip->b->node[UN_INODE] = (struct unode){ ip->x, 0, 1 };
+	int err = ufs_map_load(fs, ip, fs->page);
 	if (err < 0)
 		return err;
-	/* Immediate files keep no extents. */
-	if ((d->flags & UFS_DF_IMMEDIATE) && ip->next > 0)
-		return -EIO;
-	ip->dd = ip->d;
-	ip->persist = d->persist;
-	ip->loaded = 1;
 	/* Extents past the last block the size covers can only be left by a
-	 * crash (data written, the larger size never made durable).  What they
-	 * hold is not the file's: let them go before it can grow over them. */
-	uint64_t keep = (d->size + UFS_BSIZE - 1) / UFS_BSIZE * UFS_BSECT;
-	if (!fs->readonly && !(d->flags & UFS_DF_IMMEDIATE) && ip->mapped > keep)
+	 * crash (written, the larger size never committed) or a truncate whose
+	 * commit did not finish: they are not the file's.  Let them go before
+	 * it can grow over them. */
+	uint64_t keep = (ip->ent->r.size + UFS_BSIZE - 1) / UFS_BSIZE * UFS_BSECT;
+	if (!fs->readonly && ip->b->mapped > keep)
 		return ufs_map_shrink(fs, ip, keep);
 	return 0;
 }
 
-int ufs_iget(struct ufs *fs, uint64_t ino, uint32_t gen, struct uinode **ipp)
+int ufs_iget(struct ufs *fs, struct uent *e, struct uinode **ipp)
 {
-	struct uinode *ip = ufs_ifind(fs, ino);
-	if (ip != NULL) {
-		if (gen != 0 && ip->d.gen != gen)
-			return -EIO;
-		ip->refs++;
-		*ipp = ip;
+	if (e->ip != NULL) {
+		e->ip->refs++;
+		*ipp = e->ip;
 		return 0;
 	}
-	uint32_t slot = ufs_ino_slot(ino);
-	uint64_t sector = ufs_ino_sector(ino);
-	if (slot >= UFS_IPB || sector >= fs->fm.nsectors)
-		return -EIO;
-	itrim(fs);
-	ip = inew(fs, sector, (uint16_t)slot);
+	int type = e->r.type;
+	ufs_itrim(fs);
+	struct uinode *ip = onew(fs, e, type);
 	if (ip == NULL)
 		return -ENOMEM;
-	int err = iload(fs, ip, gen);
+	int err = 0;
+	if (type == UFS_T_DIR) {
+		ip->d = calloc(1, sizeof *ip->d);
+		if (ip->d == NULL) {
+			err = -ENOMEM;
+		} else {
+			fs->ndirs++;
+			ip->d->self = ip;
+			ufs_xn_set(&ip->d->x, ufs_xref_sector(e->r.loc), (uint16_t)ufs_xref_slot(e->r.loc));
+			err = ufs_dir_load(fs, ip->d, e->r.id);
+		}
+	} else if (e->r.where == UFS_W_NODE) {
+		err = load_big(fs, ip);
+	}
 	if (err < 0) {
-		idestroy(fs, ip);
+		odestroy(fs, ip);
 		return err;
 	}
 	ip->refs = 1;
 	*ipp = ip;
 	return 0;
+}
+
+int ufs_iget_xref(struct ufs *fs, uint64_t xref, struct uinode **ipp)
+{
+	for (uint32_t h = 0; h < UFS_OHASH; h++)
+		for (struct uinode *ip = fs->otab[h]; ip; ip = ip->hnext)
+			if (ip->d && ufs_xref(ip->d->x.sector, ip->d->x.slot) == xref) {
+				ip->refs++;
+				*ipp = ip;
+				return 0;
+			}
+	struct uent *e = upool_alloc(fs, sizeof *e + 1);
+	struct udir *d = calloc(1, sizeof *d);
+	if (e == NULL || d == NULL) {
+		upool_free(fs, e);
+		free(d);
+		return -ENOMEM;
+	}
+	e->blk = -1;
+	e->r.type = UFS_T_DIR;
+	e->r.where = UFS_W_NODE;
+	e->r.loc = xref;
+	ufs_xn_set(&d->x, ufs_xref_sector(xref), (uint16_t)ufs_xref_slot(xref));
+	int err = ufs_dir_load(fs, d, 0);
+	if (err < 0) {
+		ufs_dir_free(fs, d);
+		upool_free(fs, e);
+		return err;
+	}
+	e->r.id = d->m.id;
+	struct uinode *ip = onew(fs, e, UFS_T_DIR);
+	if (ip == NULL) {
+		ufs_dir_free(fs, d);
+		upool_free(fs, e);
+		return -ENOMEM;
+	}
+	ip->d = d;
+	d->self = ip;
+	fs->ndirs++;
+	ip->refs = 1;
+	*ipp = ip;
+	return 0;
+}
+
+void ufs_idrop_detached(struct ufs *fs)
+{
+	for (uint32_t h = 0; h < UFS_OHASH; h++)
+		for (struct uinode *ip = fs->otab[h], *next; ip; ip = next) {
+			next = ip->hnext;
+			struct uent *e = ip->ent;
+			if (ip != fs->root && ip->d && e && e->dir == NULL && !e->ongone && !ip->unlinked &&
+			    ip->refs == 0 && !ip->d->dirty && ip->d->nlive == 0) {
+				ip->ent = NULL;
+				e->ip = NULL;
+				upool_free(fs, e);
+				odestroy(fs, ip);
+			}
+		}
+}
+
+void ufs_iref(struct uinode *ip)
+{
+	ip->refs++;
 }
 
 void ufs_iput(struct ufs *fs, struct uinode *ip)
 {
 	if (ip->refs > 0)
 		ip->refs--;
-	if (ip->refs > 0 || !ip->unlinked)
+	if (ip->refs > 0)
 		return;
-	if (ip->persist == LIBFS_P_MEMORY) {
-		/* Never written: free it now. */
-		ufs_ifree(fs, ip);
+	if (ip->unlinked) {
+		/* Its name is gone.  What it holds on disk goes once the removal
+		 * is durable: the directory's commit (dir.c) if it is still to
+		 * come, else now (at the next sync's end). */
+		struct uent *e = ip->ent;
+		if (ip->d) {
+			/* A removed directory: names removed from it before it went
+			 * are not committed by it any more - what they named goes
+			 * with it. */
+			dir_undirty(fs, ip->d);
+			for (struct uent *g = ip->d->gone; g; g = g->gnext)
+				if (g->ip == NULL)
+					ufs_doom_ent(fs, g);
+				else
+					g->ongone = 0;     /* its last close decides */
+		}
+		if (e != NULL && !e->ongone) {
+			ufs_doom_ent(fs, e);
+			ip->ent = NULL;
+			upool_free(fs, e);
+		}
+		odestroy(fs, ip);
 		return;
 	}
-	/* Its name is gone from the directory data, which may not be durable
-	 * yet: the exonode is freed once it is (sync.c). */
-	ufs_doom(fs, ip);
+	/* A small file with nothing to write: nothing worth keeping. */
+	if (ip->type == UFS_T_REG && ip->b == NULL && !ip->ondirty && ip->ent && !ip->ent->memonly &&
+	    ip != fs->root)
+		odestroy(fs, ip);
 }
 
-int ufs_icreate(struct ufs *fs, struct uinode *dir, int type, uint32_t perm, struct uinode **ipp)
+void ufs_file_dirty(struct ufs *fs, struct uinode *ip)
 {
-	uint64_t sector;
-	uint16_t slot;
-	uint64_t near = dir ? dir->sector : fs->sb_sector;
-	int err = ufs_alloc_inode(fs, near, 0, &sector, &slot);
+	if (ip->ent && ip->ent->memonly)
+		return;
+	if (!ip->ondirty) {
+		ip->ondirty = 1;
+		ip->fnext = fs->dfiles;
+		fs->dfiles = ip;
+	}
+	ufs_ent_dirty(fs, ip->ent);
+}
+
+int ufs_create(struct ufs *fs, struct uinode *dir, const char *name, int type, uint32_t perm,
+               struct uinode **ipp)
+{
+	struct udir *d = dir->d;
+	if (strlen(name) > UFS_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (d->damaged)
+		return -EIO;
+	uint64_t id;
+	int err = ufs_new_id(fs, &id);
 	if (err < 0)
 		return err;
-	struct uinode *ip = inew(fs, sector, slot);
-	if (ip == NULL) {
-		ufs_xn_dealloc(fs, sector, slot);
+	uint64_t now = ufs_now(fs);
+	struct ufs_drec r;
+	memset(&r, 0, sizeof r);
+	r.type = (uint8_t)type;
+	r.persist = LIBFS_P_WRITEBACK;
+	r.id = id;
+	struct uxn x;
+	struct ufs_xmeta m;
+	if (type == UFS_T_DIR) {
+		/* A dnode, with no names yet: safe to become durable at once. */
+		err = ufs_alloc_xn(fs, d->x.sector, &x);
+		if (err < 0)
+			return err;
+		memset(&m, 0, sizeof m);
+		m.magic = UFS_XMETA_MAGIC;
+		m.kind = UFS_K_DIR;
+		m.version = UFS_VERSION;
+		m.perm = perm & 07777;
+		m.id = id;
+		m.mtime = m.ctime = now;
+		int64_t rr = ufs_xn_add_data(fs, &x, UFS_E_META, &m, sizeof m, 0);
+		if (rr < 0) {
+			ufs_xn_dealloc(fs, &x);
+			return ufs_err(rr);
+		}
+		r.where = UFS_W_NODE;
+		r.loc = ufs_xref(x.sector, x.slot);
+	} else {
+		r.where = UFS_W_NONE;
+		r.perm = perm & 07777;
+		r.mtime = r.ctime = now;
+	}
+	struct uent *e;
+	err = ufs_dir_add(fs, d, name, &r, &e);
+	if (err < 0) {
+		if (type == UFS_T_DIR)
+			ufs_xn_dealloc(fs, &x);
+		return err;
+	}
+	struct uinode *ip = onew(fs, e, type);
+	if (ip == NULL || (type == UFS_T_DIR && (ip->d = calloc(1, sizeof *ip->d)) == NULL)) {
+		/* Undo: the name goes (never committed), the dnode too. */
+		if (ip)
+			odestroy(fs, ip);
+		ufs_dir_remove(fs, d, e);
+		if (type == UFS_T_DIR)
+			ufs_xn_dealloc(fs, &x);
 		return -ENOMEM;
 	}
-	struct ufs_dinode *d = &ip->d;
-	d->magic = UFS_DINODE_MAGIC;
-	d->type = (uint8_t)type;
-	d->persist = LIBFS_P_WRITEBACK;
-	d->flags = UFS_DF_IMMEDIATE;
-	d->gen = ufs_newgen(fs);
-	d->perm = perm & 07777;
-	d->mtime = d->ctime = ufs_now(fs);
-	d->parent = dir ? dir->ino : ip->ino;
-	d->nlink = type == UFS_T_DIR ? 2 : 1;
-	/* An empty file with this metadata is safe to become durable at once. */
-	int64_t r = ufs_xn_add_data(fs, sector, slot, UFS_E_META, d, sizeof *d);
-	if (r < 0) {
-		ufs_xn_dealloc(fs, sector, slot);
-		idestroy(fs, ip);
-		return ufs_err(r);
+	if (type == UFS_T_DIR) {
+		fs->ndirs++;
+		ip->d->self = ip;
+		ip->d->x = x;
+		ip->d->m = m;
+		ip->d->pm = m;
+		ip->d->isnew = 1;
+		ip->d->loaded = 1;
+		ufs_dir_dirty(fs, ip->d);
 	}
-	ip->dd = *d;
-	ip->persist = LIBFS_P_WRITEBACK;
-	ip->loaded = 1;
-	ip->isnew = 1;
+	d->m.mtime = now;
+	ufs_dir_dirty(fs, d);
 	ip->refs = 1;
-	ufs_idirty(fs, ip);
 	*ipp = ip;
 	return 0;
 }
 
-int ufs_ifree(struct ufs *fs, struct uinode *ip)
+int ufs_make_big(struct ufs *fs, struct uinode *ip)
 {
-	int err = 0;
-	if (ip->persist != LIBFS_P_MEMORY)
-		err = ufs_map_shrink(fs, ip, 0);
-	if (err == 0) {
-		int64_t r = ufs_xn_dealloc(fs, ip->sector, ip->slot);
-		if (r < 0 && r != ED_E_SLOT && r != ED_E_NOTBOUND)
-			err = ufs_err(r);
-	}
+	struct uent *e = ip->ent;
+	struct uxn x;
+	uint64_t near = e->dir ? e->dir->x.sector : fs->sb_sector;
+	int err = ufs_alloc_xn(fs, near, &x);
 	if (err < 0)
 		return err;
-	bc_drop(&fs->bc, ip->ino, 0);
-	/* A freed slot of a normal block is where the next inode can go. */
-	if (ufs_is_memblk(fs, ip->sector))
-		ufs_memblk_put(fs, ip->sector);
-	else
-		fs->iblk_hint = ip->sector;
-	idestroy(fs, ip);
+	struct ufs_xmeta m;
+	memset(&m, 0, sizeof m);
+	m.magic = UFS_XMETA_MAGIC;
+	m.kind = UFS_K_FILE;
+	m.version = UFS_VERSION;
+	m.id = ip->id;
+	int64_t r = ufs_xn_add_data(fs, &x, UFS_E_META, &m, sizeof m, 0);
+	struct ubig *b = r >= 0 ? calloc(1, sizeof *b) : NULL;
+	if (b == NULL) {
+		ufs_xn_dealloc(fs, &x);
+		return r < 0 ? ufs_err(r) : -ENOMEM;
+	}
+	b->zero_from = UINT64_MAX;
+	b->node[UN_INODE] = (struct unode){ x, 0, 1 };
+	ip->x = x;
+	ip->b = b;
+	e->r.where = UFS_W_NODE;
+	e->r.loc = ufs_xref(x.sector, x.slot);
+	ufs_file_dirty(fs, ip);
 	return 0;
+}
+
+void ufs_doom(struct ufs *fs, uint64_t xref)
+{
+	for (uint32_t i = 0; i < fs->ndoomed; i++)
+		if (fs->doomed[i] == xref)
+			return;
+	if (fs->ndoomed == fs->doomedcap) {
+		uint32_t cap = fs->doomedcap ? fs->doomedcap * 2 : 32;
+		uint64_t *n = realloc(fs->doomed, cap * sizeof *n);
+		if (n == NULL)
+			return;          /* it stays allocated: fsck reports an orphan */
+		fs->doomed = n;
+		fs->doomedcap = cap;
+	}
+	fs->doomed[fs->ndoomed++] = xref;
+}
+
+int ufs_free_node(struct ufs *fs, uint64_t xref)
+{
+	struct uxn x;
+	ufs_xn_set(&x, ufs_xref_sector(xref), (uint16_t)ufs_xref_slot(xref));
+	int64_t r = ufs_xn_snapshot(fs, &x, fs->page);
+	if (r == ED_E_SLOT || r == ED_E_NOTBOUND || r == ED_E_KIND || r == ED_E_CORRUPT)
+		return 0;                 /* gone already */
+	if (r < 0)
+		return ufs_err(r);
+	const struct ed_xnmap_hdr *h = (const void *)fs->page;
+	const struct ed_xnmap_ent *ent = (const void *)(h + 1);
+	int children = 0;
+	for (uint32_t i = 0; i < h->nent; i++)
+		children |= ent[i].type == ED_ENT_EXONODE;
+	if (children) {
+		/* A large file with map nodes: empty them first (the exodisk
+		 * frees a descendant only when it lists nothing). */
+		struct uinode tmp;
+		struct uent te;
+		memset(&tmp, 0, sizeof tmp);
+		memset(&te, 0, sizeof te);
+		tmp.ent = &te;
+		tmp.x = x;
+		tmp.b = calloc(1, sizeof *tmp.b);
+		if (tmp.b == NULL)
+			return -ENOMEM;
+		tmp.b->node[UN_INODE] = (struct unode){ x, 0, 1 };
+		int err = ufs_map_load(fs, &tmp, fs->page);
+		if (err == 0)
+			err = ufs_map_shrink(fs, &tmp, 0);
+		free(tmp.b->ext);
+		free(tmp.b);
+		if (err < 0)
+			return err;
+	}
+	r = ufs_xn_dealloc(fs, &x);
+	if (r < 0 && r != ED_E_SLOT && r != ED_E_NOTBOUND)
+		return ufs_err(r);
+	ufs_xn_freed(fs, x.sector, x.slot);
+	/* A directory's space blocks were cached by its dnode's place. */
+	bc_drop(&fs->bc, (1ull << 63) | xref, 0);
+	return 0;
+}
+
+void ufs_itrim(struct ufs *fs)
+{
+	if (fs->nobj <= UFS_OCACHE)
+		return;
+	/* Files first, then directories whose children are gone; a few
+	 * rounds, since letting a child go frees its parent. */
+	for (int round = 0; round < 4 && fs->nobj > UFS_OCACHE / 2; round++)
+		for (uint32_t h = 0; h < UFS_OHASH && fs->nobj > UFS_OCACHE / 2; h++) {
+			struct uinode *ip = fs->otab[h];
+			while (ip) {
+				struct uinode *next = ip->hnext;
+				int idle = ip->refs == 0 && !ip->ondirty && !ip->unlinked && ip != fs->root &&
+				           !(ip->ent && ip->ent->memonly) && ip->resv == 0;
+				if (idle && ip->d != NULL)
+					idle = !ip->d->dirty && ip->d->nlive == 0 && ip->d->gone == NULL;
+				if (idle && ip->b != NULL)
+					idle = bc_count(&fs->bc, ip->id, 0, UINT64_MAX, 1) == 0;
+				if (idle)
+					odestroy(fs, ip);
+				ip = next;
+			}
+		}
 }
 
 void ufs_idrop_all(struct ufs *fs)
 {
-	for (uint32_t h = 0; h < UFS_IHASH; h++)
-		while (fs->itab[h])
-			idestroy(fs, fs->itab[h]);
+	/* Everything goes.  First the objects let go of their names (freeing
+	 * the names no directory holds: the root's, removed ones), then the
+	 * directories free their names, then the objects go. */
+	for (uint32_t h = 0; h < UFS_OHASH; h++)
+		for (struct uinode *ip = fs->otab[h]; ip; ip = ip->hnext) {
+			struct uent *e = ip->ent;
+			if (e == NULL)
+				continue;
+			e->ip = NULL;
+			if (e->dir == NULL && !e->ongone)
+				upool_free(fs, e);
+			ip->ent = NULL;
+		}
+	for (uint32_t h = 0; h < UFS_OHASH; h++)
+		while (fs->otab[h]) {
+			struct uinode *ip = fs->otab[h];
+			fs->otab[h] = ip->hnext;
+			if (ip->d)
+				ufs_dir_free(fs, ip->d);
+			if (ip->b) {
+				free(ip->b->ext);
+				free(ip->b);
+			}
+			ufs_ibuf_free(fs, ip);
+			upool_free(fs, ip);
+		}
+	fs->nobj = 0;
+	fs->ndirs = 0;
 	fs->dirty = NULL;
+	fs->dfiles = NULL;
 	fs->root = NULL;
 }

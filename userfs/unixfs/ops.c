@@ -1,7 +1,7 @@
 /*
  * ops.c - unixfs as a library file system: the operations table (libfs.h)
  * over paths, built from the pieces in the other files.  An open file is a
- * struct ufile naming an in-memory inode.
+ * struct ufile naming an in-memory object.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,11 +17,99 @@ struct ufile {
 	struct ufile *next, *prev;   /* the mount's open files */
 	struct uinode *ip;
 	int flags;                /* LIBFS_O_* */
-	/* Where a file this handle created was named, while it may still
-	 * become memory-only (see u_persist). */
-	uint64_t parent;
-	char *name;
+	int created;              /* this handle made the file (see u_persist) */
 };
+
+/* ---- paths ----------------------------------------------------------------------------- */
+
+/* The next component of *p into name; 0 at the end, 1 for a component. */
+static int component(const char **p, char *name)
+{
+	const char *s = *p;
+	while (*s == '/')
+		s++;
+	if (*s == 0)
+		return 0;
+	const char *e = s;
+	while (*e && *e != '/')
+		e++;
+	size_t n = (size_t)(e - s);
+	if (n > UFS_NAME_MAX)
+		return -ENAMETOOLONG;
+	memcpy(name, s, n);
+	name[n] = 0;
+	*p = e;
+	return 1;
+}
+
+/* Step from directory dir to its entry `name`. */
+static int step(struct ufs *fs, struct uinode *dir, const char *name, struct uinode **out)
+{
+	if (dir->type != UFS_T_DIR)
+		return -ENOTDIR;
+	struct uent *e = ufs_dir_find(dir->d, name, strlen(name));
+	if (e == NULL)
+		return -ENOENT;
+	return ufs_iget(fs, e, out);
+}
+
+static int namei(struct ufs *fs, const char *path, struct uinode **ipp)
+{
+	struct uinode *ip = fs->root;
+	ip->refs++;
+	char name[UFS_NAME_MAX + 1];
+	int r;
+	while ((r = component(&path, name)) > 0) {
+		struct uinode *next;
+		int err = step(fs, ip, name, &next);
+		ufs_iput(fs, ip);
+		if (err < 0)
+			return err;
+		ip = next;
+	}
+	if (r < 0) {
+		ufs_iput(fs, ip);
+		return r;
+	}
+	*ipp = ip;
+	return 0;
+}
+
+static int nameiparent(struct ufs *fs, const char *path, struct uinode **dirp, char *name)
+{
+	struct uinode *ip = fs->root;
+	ip->refs++;
+	int r = component(&path, name);
+	if (r <= 0) {
+		ufs_iput(fs, ip);
+		return r == 0 ? -EBUSY : r;     /* the root has no parent here */
+	}
+	char next_name[UFS_NAME_MAX + 1];
+	for (;;) {
+		r = component(&path, next_name);
+		if (r < 0) {
+			ufs_iput(fs, ip);
+			return r;
+		}
+		if (r == 0)
+			break;
+		struct uinode *next;
+		int err = step(fs, ip, name, &next);
+		ufs_iput(fs, ip);
+		if (err < 0)
+			return err;
+		ip = next;
+		strcpy(name, next_name);
+	}
+	if (ip->type != UFS_T_DIR) {
+		ufs_iput(fs, ip);
+		return -ENOTDIR;
+	}
+	*dirp = ip;
+	return 0;
+}
+
+/* ---- the operations ------------------------------------------------------------------- */
 
 static int u_mount(const char *opts, void **fsp)
 {
@@ -43,7 +131,6 @@ static void u_abandon(void *fsp)
 	while (fs->files) {
 		struct ufile *f = fs->files;
 		fs->files = f->next;
-		free(f->name);
 		free(f);
 	}
 	ufs_abandon(fs);
@@ -59,56 +146,59 @@ static int u_statfs(void *fsp, struct libfs_statfs *st)
 	struct ufs *fs = fsp;
 	strcpy(st->type, "unixfs");
 	st->bsize = UFS_BSIZE;
-	st->blocks = fs->fm.nsectors / UFS_BSECT;
-	st->bfree = edc_fm_count_free(&fs->fm) / UFS_BSECT;
-	st->files = fs->ninodes;
-	st->ffree = st->bfree * UFS_IPB / 2;
+	st->blocks = fs->k.fm.nsectors / UFS_BSECT;
+	st->bfree = edc_fm_count_free(&fs->k.fm) / UFS_BSECT;
+	st->files = fs->nobj;
+	st->ffree = st->bfree * UFS_BSECT;
 	return 0;
 }
 
 static void fill_stat(struct uinode *ip, struct libfs_stat *st)
 {
 	memset(st, 0, sizeof *st);
-	st->ino = ip->ino;
-	st->type = ip->d.type == UFS_T_DIR ? LIBFS_T_DIR : LIBFS_T_REG;
-	st->perm = ip->d.perm;
-	st->nlink = ip->d.nlink;
-	st->persist = (uint32_t)ip->persist;
-	st->size = ip->d.size;
-	uint64_t nodes = 1;
-	for (int i = UN_SINGLE; i < UN_LEAF0 + UFS_INNER_MAX; i++)
-		nodes += ip->node[i].used ? UFS_MAP_SECT : 0;
-	/* The inode's share of its block, the map nodes, the extents. */
-	st->blocks = ip->persist == LIBFS_P_MEMORY ? 0 : nodes + ip->mapped;
-	st->mtime = ip->d.mtime;
-	st->ctime = ip->d.ctime;
+	st->ino = ip->id;
+	if (ip->type == UFS_T_DIR) {
+		const struct udir *d = ip->d;
+		st->type = LIBFS_T_DIR;
+		st->perm = d->m.perm;
+		st->nlink = 2 + d->nsubdirs;
+		st->persist = LIBFS_P_WRITEBACK;
+		st->size = (uint64_t)d->nblk * UFS_BSIZE;
+		st->blocks = 1 + d->sp.total;
+		st->mtime = d->m.mtime;
+		st->ctime = d->m.ctime;
+		return;
+	}
+	const struct uent *e = ip->ent;
+	st->type = LIBFS_T_REG;
+	st->perm = e->r.perm;
+	st->nlink = ip->unlinked ? 0 : 1;
+	st->persist = e->memonly ? LIBFS_P_MEMORY : e->r.persist;
+	st->size = e->r.size;
+	st->mtime = e->r.mtime;
+	st->ctime = e->r.ctime;
+	if (e->memonly) {
+		st->blocks = 0;
+	} else if (ip->b != NULL) {
+		uint64_t nodes = 1;
+		for (int i = UN_SINGLE; i < UN_MAX; i++)
+			nodes += ip->b->node[i].used ? UFS_MAP_SECT : 0;
+		st->blocks = nodes + ip->b->mapped;
+	} else {
+		st->blocks = (e->r.size + UFS_SECT - 1) / UFS_SECT;
+	}
 }
 
 static int u_stat(void *fsp, const char *path, struct libfs_stat *st)
 {
 	struct ufs *fs = fsp;
 	struct uinode *ip;
-	int err = ufs_namei(fs, path, &ip);
+	int err = namei(fs, path, &ip);
 	if (err < 0)
 		return err;
 	fill_stat(ip, st);
 	ufs_iput(fs, ip);
 	return 0;
-}
-
-/* Look name up in dir and get its inode. */
-static int child(struct ufs *fs, struct uinode *dir, const char *name, struct uinode **ipp)
-{
-	struct udirent de;
-	int err = ufs_dir_lookup(fs, dir, name, &de);
-	if (err < 0)
-		return err;
-	err = ufs_iget(fs, de.ino, de.gen, ipp);
-	if (err == 0 && (*ipp)->d.type != de.type) {
-		ufs_iput(fs, *ipp);
-		err = -EIO;
-	}
-	return err;
 }
 
 static int u_open(void *fsp, const char *path, int flags, uint32_t perm, void **file)
@@ -122,43 +212,37 @@ static int u_open(void *fsp, const char *path, int flags, uint32_t perm, void **
 	if ((flags & LIBFS_O_CREAT) && path[0] != 0) {
 		struct uinode *dir;
 		char name[UFS_NAME_MAX + 1];
-		err = ufs_nameiparent(fs, path, &dir, name);
+		err = nameiparent(fs, path, &dir, name);
 		if (err < 0)
 			goto fail;
-		err = child(fs, dir, name, &ip);
-		if (err == 0 && (flags & LIBFS_O_EXCL)) {
-			ufs_iput(fs, ip);
+		struct uent *e = ufs_dir_find(dir->d, name, strlen(name));
+		if (e != NULL && (flags & LIBFS_O_EXCL)) {
 			err = -EEXIST;
-		} else if (err == -ENOENT) {
-			if (fs->readonly)
-				err = -EROFS;
-			else
-				err = ufs_icreate(fs, dir, UFS_T_REG, perm, &ip);
-			if (err == 0) {
-				err = ufs_dir_add(fs, dir, name, ip, NULL);
-				if (err < 0) {
-					ip->unlinked = 1;
-					ufs_iput(fs, ip);
-				} else {
-					f->parent = dir->ino;
-					f->name = strdup(name);
-					ufs_idirty(fs, dir);
-				}
-			}
+		} else if (e != NULL) {
+			err = ufs_iget(fs, e, &ip);
+		} else if (fs->readonly) {
+			err = -EROFS;
+		} else {
+			err = ufs_create(fs, dir, name, UFS_T_REG, perm, &ip);
+			f->created = err == 0;
 		}
 		ufs_iput(fs, dir);
 	} else {
-		err = ufs_namei(fs, path, &ip);
+		/* Reading a file of a directory not yet loaded: load its names
+		 * and its small files together. */
+		fs->want_data = (flags & LIBFS_O_READ) && !(flags & LIBFS_O_DIR);
+		err = namei(fs, path, &ip);
+		fs->want_data = 0;
 	}
 	if (err < 0)
 		goto fail;
-	if ((flags & LIBFS_O_DIR) && ip->d.type != UFS_T_DIR)
+	if ((flags & LIBFS_O_DIR) && ip->type != UFS_T_DIR)
 		err = -ENOTDIR;
-	else if ((flags & LIBFS_O_WRITE) && ip->d.type == UFS_T_DIR)
+	else if ((flags & LIBFS_O_WRITE) && ip->type == UFS_T_DIR)
 		err = -EISDIR;
 	else if ((flags & LIBFS_O_WRITE) && fs->readonly)
 		err = -EROFS;
-	else if ((flags & LIBFS_O_TRUNC) && ip->d.size > 0)
+	else if ((flags & LIBFS_O_TRUNC) && ip->ent->r.size > 0)
 		err = ufs_truncate(fs, ip, 0);
 	if (err < 0) {
 		ufs_iput(fs, ip);
@@ -173,7 +257,6 @@ static int u_open(void *fsp, const char *path, int flags, uint32_t perm, void **
 	*file = f;
 	return 0;
 fail:
-	free(f->name);
 	free(f);
 	return err;
 }
@@ -189,7 +272,6 @@ static int u_close(void *fsp, void *file)
 	if (f->next)
 		f->next->prev = f->prev;
 	ufs_iput(fsp, f->ip);
-	free(f->name);
 	free(f);
 	return 0;
 }
@@ -197,7 +279,7 @@ static int u_close(void *fsp, void *file)
 static long u_read(void *fsp, void *file, void *buf, size_t n, uint64_t off)
 {
 	struct ufile *f = file;
-	if (f->ip->d.type == UFS_T_DIR)
+	if (f->ip->type == UFS_T_DIR)
 		return -EISDIR;
 	return ufs_read(fsp, f->ip, buf, n, off);
 }
@@ -206,7 +288,7 @@ static long u_write(void *fsp, void *file, const void *buf, size_t n, uint64_t o
 {
 	struct ufile *f = file;
 	long r = ufs_write(fsp, f->ip, buf, n, off);
-	if (r > 0 && (f->flags & LIBFS_O_SYNC) && f->ip->persist == LIBFS_P_WRITEBACK) {
+	if (r > 0 && (f->flags & LIBFS_O_SYNC) && f->ip->ent->r.persist == LIBFS_P_WRITEBACK) {
 		int err = ufs_fsync(fsp, f->ip);
 		if (err < 0)
 			return err;
@@ -224,6 +306,8 @@ static int u_fstat(void *fsp, void *file, struct libfs_stat *st)
 static int u_truncate(void *fsp, void *file, uint64_t len)
 {
 	struct ufile *f = file;
+	if (f->ip->type == UFS_T_DIR)
+		return -EISDIR;
 	return ufs_truncate(fsp, f->ip, len);
 }
 
@@ -236,47 +320,56 @@ static int u_fsync(void *fsp, void *file)
 static int u_readdir(void *fsp, void *dir, uint64_t *cookie, struct libfs_dirent *de)
 {
 	struct ufile *f = dir;
-	struct udirent ud;
-	int r = ufs_dir_next(fsp, f->ip, cookie, &ud);
-	if (r <= 0)
-		return r;
-	de->ino = ud.ino;
-	de->type = ud.type == UFS_T_DIR ? LIBFS_T_DIR : LIBFS_T_REG;
-	strcpy(de->name, ud.name);
+	struct uent *e;
+	if (ufs_dir_next(f->ip->d, cookie, &e) == 0)
+		return 0;
+	de->ino = e->r.id;
+	de->type = e->r.type == UFS_T_DIR ? LIBFS_T_DIR : LIBFS_T_REG;
+	strcpy(de->name, e->name);
 	return 1;
 }
 
-/* Remove name from dir; the inode goes once nobody uses it and the
- * removal is durable. */
-static int remove_name(struct ufs *fs, struct uinode *dir, const char *name, struct uinode *ip)
+/* Remove name e from directory dir.  An open object keeps working (a
+ * small file's bytes move into memory first, since its sectors go with
+ * the name); what it holds on disk goes at its last close. */
+static int remove_name(struct ufs *fs, struct uinode *dir, struct uent *e)
 {
-	int err = ufs_dir_remove(fs, dir, name);
-	if (err < 0)
-		return err;
-	ufs_idirty(fs, dir);
-	ip->unlinked = 1;
-	ip->d.nlink = 0;
+	struct uinode *ip = e->ip;
+	if (ip != NULL) {
+		if (ip->type == UFS_T_REG && ip->b == NULL && !e->memonly) {
+			int err = ufs_load_small(fs, ip);
+			if (err < 0)
+				return err;
+		}
+		ip->unlinked = 1;
+	}
+	ufs_dir_remove(fs, dir->d, e);
+	dir->d->m.mtime = ufs_now(fs);
+	/* An object kept only as a cache (nobody has it open) goes now. */
+	if (ip != NULL && ip->refs == 0) {
+		ip->refs = 1;
+		ufs_iput(fs, ip);
+	}
 	return 0;
 }
 
 static int u_unlink(void *fsp, const char *path)
 {
 	struct ufs *fs = fsp;
-	struct uinode *dir, *ip;
+	struct uinode *dir;
 	char name[UFS_NAME_MAX + 1];
-	int err = ufs_nameiparent(fs, path, &dir, name);
+	int err = nameiparent(fs, path, &dir, name);
 	if (err < 0)
 		return err;
-	err = child(fs, dir, name, &ip);
-	if (err == 0) {
-		if (ip->d.type == UFS_T_DIR)
-			err = -EISDIR;
-		else if (fs->readonly)
-			err = -EROFS;
-		else
-			err = remove_name(fs, dir, name, ip);
-		ufs_iput(fs, ip);
-	}
+	struct uent *e = ufs_dir_find(dir->d, name, strlen(name));
+	if (e == NULL)
+		err = -ENOENT;
+	else if (e->r.type == UFS_T_DIR)
+		err = -EISDIR;
+	else if (fs->readonly)
+		err = -EROFS;
+	else
+		err = remove_name(fs, dir, e);
 	ufs_iput(fs, dir);
 	return err;
 }
@@ -286,79 +379,134 @@ static int u_mkdir(void *fsp, const char *path, uint32_t perm)
 	struct ufs *fs = fsp;
 	struct uinode *dir, *ip;
 	char name[UFS_NAME_MAX + 1];
-	int err = ufs_nameiparent(fs, path, &dir, name);
+	int err = nameiparent(fs, path, &dir, name);
 	if (err < 0)
 		return err;
-	err = child(fs, dir, name, &ip);
-	if (err == 0) {
-		ufs_iput(fs, ip);
+	if (ufs_dir_find(dir->d, name, strlen(name)) != NULL)
 		err = -EEXIST;
-	} else if (err == -ENOENT) {
-		err = fs->readonly ? -EROFS : ufs_icreate(fs, dir, UFS_T_DIR, perm, &ip);
-		if (err == 0) {
-			err = ufs_dir_add(fs, dir, name, ip, NULL);
-			if (err < 0)
-				ip->unlinked = 1;
-			else
-				ufs_idirty(fs, dir);
-			ufs_iput(fs, ip);
-		}
-	}
+	else if (fs->readonly)
+		err = -EROFS;
+	else if ((err = ufs_create(fs, dir, name, UFS_T_DIR, perm, &ip)) == 0)
+		ufs_iput(fs, ip);
 	ufs_iput(fs, dir);
 	return err;
+}
+
+/* Is directory entry e's directory empty?  1, 0, or an error. */
+static int empty_dir(struct ufs *fs, struct uent *e)
+{
+	struct uinode *ip;
+	int err = ufs_iget(fs, e, &ip);
+	if (err < 0)
+		return err;
+	int r = ip->d->nents == 0;
+	ufs_iput(fs, ip);
+	return r;
 }
 
 static int u_rmdir(void *fsp, const char *path)
 {
 	struct ufs *fs = fsp;
-	struct uinode *dir, *ip;
+	struct uinode *dir;
 	char name[UFS_NAME_MAX + 1];
-	int err = ufs_nameiparent(fs, path, &dir, name);
+	int err = nameiparent(fs, path, &dir, name);
 	if (err < 0)
 		return err;
-	err = child(fs, dir, name, &ip);
-	if (err == 0) {
-		if (ip->d.type != UFS_T_DIR)
-			err = -ENOTDIR;
-		else if (ip == fs->root)
-			err = -EBUSY;
-		else if (fs->readonly)
-			err = -EROFS;
-		else if ((err = ufs_dir_empty(fs, ip)) == 0)
-			err = -ENOTEMPTY;
-		else if (err > 0)
-			err = remove_name(fs, dir, name, ip);
-		ufs_iput(fs, ip);
-	}
+	struct uent *e = ufs_dir_find(dir->d, name, strlen(name));
+	if (e == NULL)
+		err = -ENOENT;
+	else if (e->r.type != UFS_T_DIR)
+		err = -ENOTDIR;
+	else if (fs->readonly)
+		err = -EROFS;
+	else if ((err = empty_dir(fs, e)) == 0)
+		err = -ENOTEMPTY;
+	else if (err > 0)
+		err = remove_name(fs, dir, e);
 	ufs_iput(fs, dir);
 	return err;
 }
 
-/* Is dir `a` the same as, or inside, directory `b`? */
-static int inside(struct ufs *fs, struct uinode *a, struct uinode *b, int *errp)
+/* Is path b the same as path a, or inside it?  (Paths are normalised and
+ * there are no links: the names say it all.) */
+static int path_inside(const char *b, const char *a)
 {
-	uint64_t ino = a->ino;
-	for (int depth = 0; depth < 4096; depth++) {
-		if (ino == b->ino)
-			return 1;
-		if (ino == fs->root->ino)
-			return 0;
-		struct uinode *ip;
-		int err = ufs_iget(fs, ino, 0, &ip);
+	size_t n = strlen(a);
+	return strncmp(a, b, n) == 0 && (b[n] == 0 || b[n] == '/' || n == 0);
+}
+
+/* Move e from directory s to directory d under name (d != s). */
+static int move_across(struct ufs *fs, struct uinode *s, struct uinode *d, struct uent *e,
+                       const char *name)
+{
+	/* A small file's bytes live in its directory's space: they move with
+	 * it, in memory first. */
+	struct uinode *ip = NULL;
+	int err = 0;
+	if (e->r.type == UFS_T_REG && e->r.where == UFS_W_SMALL) {
+		err = ufs_iget(fs, e, &ip);
+		if (err == 0)
+			err = ufs_load_small(fs, ip);
 		if (err < 0) {
-			*errp = err;
-			return 0;
+			if (ip)
+				ufs_iput(fs, ip);
+			return err;
 		}
-		uint64_t parent = ip->d.parent;
-		ufs_iput(fs, ip);
-		if (parent == ino) {
-			*errp = -EIO;    /* a directory its own parent, not the root */
-			return 0;
-		}
-		ino = parent;
 	}
-	*errp = -EIO;
-	return 0;
+	struct ufs_drec r = e->r;
+	if (r.where == UFS_W_SMALL)
+		r.loc = 0;
+	struct uent *ne;
+	err = ufs_dir_add(fs, d->d, name, &r, &ne);
+	if (err < 0) {
+		if (ip)
+			ufs_iput(fs, ip);
+		return err;
+	}
+	if (e->memonly)
+		ufs_dir_memonly(fs, d->d, ne);
+	/* The object goes with the name. */
+	struct uinode *obj = e->ip;
+	if (obj != NULL) {
+		if (obj->parent)
+			obj->parent->nlive--;
+		obj->parent = d->d;
+		d->d->nlive++;
+		obj->ent = ne;
+		ne->ip = obj;
+		e->ip = NULL;
+		if (obj->type == UFS_T_REG && obj->b == NULL && !ne->memonly && ne->r.size > 0) {
+			obj->idirty = 1;
+			ufs_file_dirty(fs, obj);
+		}
+	}
+	e->moved = 2;
+	int slot = -1;
+	if (e->committed && !e->memonly) {
+		/* The new name is made durable first, with a record of the rename
+		 * in the superblock (written back before it: sync.c); then the old
+		 * name goes.  A crash leaves the file under one name or both, and
+		 * the next mount removes the old one if both are there. */
+		slot = ufs_intent_reserve(fs);
+		if (slot >= 0) {
+			struct ufs_intent in = { e->r.id, ufs_xref(s->d->x.sector, s->d->x.slot),
+			                         ufs_xref(d->d->x.sector, d->d->x.slot) };
+			err = ufs_intent_set(fs, slot, &in);
+			if (err == 0)
+				err = ufs_sync(fs);
+		} else {
+			err = slot;
+		}
+	}
+	/* The old name goes in any case: memory holds one name per file (if
+	 * the sync failed, the record lets a later mount sort out whichever
+	 * of the two names became durable). */
+	ufs_dir_remove(fs, s->d, e);
+	if (slot >= 0)
+		fs->intent_done[slot] = 1;
+	if (ip)
+		ufs_iput(fs, ip);
+	return err;
 }
 
 static int u_rename(void *fsp, const char *from, const char *to)
@@ -366,168 +514,79 @@ static int u_rename(void *fsp, const char *from, const char *to)
 	struct ufs *fs = fsp;
 	if (fs->readonly)
 		return -EROFS;
-	struct uinode *sdir, *ddir = NULL, *ip = NULL, *old = NULL;
+	struct uinode *sdir, *ddir = NULL;
 	char sname[UFS_NAME_MAX + 1], dname[UFS_NAME_MAX + 1];
-	int err = ufs_nameiparent(fs, from, &sdir, sname);
+	int err = nameiparent(fs, from, &sdir, sname);
 	if (err < 0)
 		return err;
-	err = ufs_nameiparent(fs, to, &ddir, dname);
-	if (err == 0)
-		err = child(fs, sdir, sname, &ip);
+	err = nameiparent(fs, to, &ddir, dname);
+	struct uent *se = err == 0 ? ufs_dir_find(sdir->d, sname, strlen(sname)) : NULL;
+	if (err == 0 && se == NULL)
+		err = -ENOENT;
 	if (err < 0)
 		goto out;
-	if (ip->d.type == UFS_T_DIR && inside(fs, ddir, ip, &err)) {
+	if (se->r.type == UFS_T_DIR && path_inside(to, from) && strcmp(from, to) != 0) {
 		err = -EINVAL;          /* into itself */
 		goto out;
 	}
-	if (err < 0)
+	struct uent *de = ufs_dir_find(ddir->d, dname, strlen(dname));
+	if (de == se)
 		goto out;
-	err = child(fs, ddir, dname, &old);
-	if (err == 0) {
-		if (old == ip) {
-			err = 0;
-			goto out;
-		}
-		if (ip->d.type == UFS_T_DIR && old->d.type != UFS_T_DIR)
+	if (de != NULL) {
+		if (se->r.type == UFS_T_DIR && de->r.type != UFS_T_DIR)
 			err = -ENOTDIR;
-		else if (ip->d.type != UFS_T_DIR && old->d.type == UFS_T_DIR)
+		else if (se->r.type != UFS_T_DIR && de->r.type == UFS_T_DIR)
 			err = -EISDIR;
-		else if (old->d.type == UFS_T_DIR && (err = ufs_dir_empty(fs, old)) >= 0)
+		else if (de->r.type == UFS_T_DIR && (err = empty_dir(fs, de)) >= 0)
 			err = err ? 0 : -ENOTEMPTY;
 		if (err == 0)
-			err = remove_name(fs, ddir, dname, old);
-	} else if (err == -ENOENT) {
-		err = 0;
-	}
-	if (err < 0)
-		goto out;
-	int slot = -1;
-	if (ip->persist != LIBFS_P_MEMORY && (slot = ufs_intent_reserve(fs)) < 0) {
-		err = slot;
-		goto out;
-	}
-	/* The new name first, made durable, then the old one goes: a crash
-	 * leaves the file under one name or both, never under none, and the
-	 * superblock's record of the rename lets the next mount remove the
-	 * old name if both are there.  A memory-only file's names are never
-	 * durable anyway. */
-	struct udirent sde;
-	err = ufs_dir_lookup(fs, sdir, sname, &sde);
-	uint64_t doff;
-	if (err == 0)
-		err = ufs_dir_add(fs, ddir, dname, ip, &doff);
-	if (err < 0)
-		goto out;
-	ufs_idirty(fs, ddir);
-	if (ip->d.type == UFS_T_DIR && ip->d.parent != ddir->ino) {
-		ip->d.parent = ddir->ino;
-		ufs_idirty(fs, ip);
-	}
-	if (slot >= 0) {
-		struct ufs_intent in = { ip->ino, ip->d.gen, 0, sdir->ino, sde.off, ddir->ino, doff };
-		if ((err = ufs_intent_set(fs, slot, &in)) < 0 || (err = ufs_sync(fs)) < 0)
+			err = remove_name(fs, ddir, de);
+		if (err < 0)
 			goto out;
 	}
-	err = ufs_dir_remove(fs, sdir, sname);
-	ufs_idirty(fs, sdir);
-	if (slot >= 0)
-		fs->intent_done[slot] = 1;
+	struct uent *ne;
+	if (sdir == ddir)
+		err = ufs_dir_rename(fs, sdir->d, se, dname, &ne);   /* one commit: atomic */
+	else
+		err = move_across(fs, sdir, ddir, se, dname);
+	uint64_t now = ufs_now(fs);
+	sdir->d->m.mtime = ddir->d->m.mtime = now;
+	ufs_dir_dirty(fs, sdir->d);
+	ufs_dir_dirty(fs, ddir->d);
 out:
-	if (old)
-		ufs_iput(fs, old);
-	if (ip)
-		ufs_iput(fs, ip);
 	if (ddir)
 		ufs_iput(fs, ddir);
 	ufs_iput(fs, sdir);
 	return err;
 }
 
-/* Make a file created through this handle memory-only: it moves to an
- * inode that is never written back, its bytes to memory, and its name
- * out of the directory's data into the directory's memory-only list. */
+/* Make a file created through this handle, and never yet made durable,
+ * memory-only: its bytes move to memory and its name out of the
+ * directory's blocks. */
 static int to_memory(struct ufs *fs, struct ufile *f)
 {
 	struct uinode *ip = f->ip;
-	if (ip->d.type != UFS_T_REG || !ip->isnew || f->name == NULL || ip->refs != 1 ||
-	    ip->next != 0)
+	struct uent *e = ip->ent;
+	if (ip->type != UFS_T_REG || !f->created || ip->b != NULL || e == NULL || e->dir == NULL ||
+	    e->committed || ip->refs != 1)
 		return -EINVAL;
-	struct uinode *dir;
-	int err = ufs_iget(fs, f->parent, 0, &dir);
-	if (err < 0)
-		return err;
-	uint64_t sector;
-	uint16_t slot;
-	err = ufs_alloc_inode(fs, ip->sector, 1, &sector, &slot);
-	if (err < 0)
-		goto out;
-	/* The bytes, wherever they are now. */
-	uint64_t size = ip->d.size;
-	uint8_t *mem = calloc(1, size ? size : 1);
-	if (mem == NULL) {
-		ufs_xn_dealloc(fs, sector, slot);
-		ufs_memblk_put(fs, sector);
-		err = -ENOMEM;
-		goto out;
-	}
-	long got = ufs_read(fs, ip, mem, size, 0);
-	err = ufs_dir_remove(fs, dir, f->name);
-	if (got < 0 || err < 0) {
-		free(mem);
-		ufs_xn_dealloc(fs, sector, slot);
-		ufs_memblk_put(fs, sector);
-		err = got < 0 ? (int)got : err;
-		goto out;
-	}
-	/* The old exonode was never written back: freeing it leaves nothing.
-	 * If it cannot be freed now (a full exodisk cache), the next sync
-	 * frees it. */
-	if (ufs_xn_dealloc(fs, ip->sector, ip->slot) < 0)
-		ufs_doom_ino(fs, ip->ino);
-	bc_drop(&fs->bc, ip->ino, 0);
-	/* Re-file the inode under its new number. */
-	struct uinode **pp = &fs->itab[ip->ino % UFS_IHASH];
-	while (*pp != ip)
-		pp = &(*pp)->hnext;
-	*pp = ip->hnext;
-	ip->ino = ufs_ino(sector, slot);
-	ip->sector = sector;
-	ip->slot = slot;
-	ip->node[UN_INODE] = (struct unode){ sector, slot, 0, 1 };
-	ip->hnext = fs->itab[ip->ino % UFS_IHASH];
-	fs->itab[ip->ino % UFS_IHASH] = ip;
-	ip->persist = LIBFS_P_MEMORY;
-	ip->d.flags = 0;
-	free(ip->mem);
-	ip->mem = mem;
-	ip->memcap = size ? size : 1;
-	ip->imm_dirty = 0;
-	/* Off the dirty list: nothing of it is ever written. */
-	struct uinode **dp = &fs->dirty;
-	while (*dp && *dp != ip)
-		dp = &(*dp)->dnext;
-	if (*dp)
-		*dp = ip->dnext;
-	ip->dirty = 0;
-	err = ufs_dir_add(fs, dir, f->name, ip, NULL);
-	ufs_idirty(fs, dir);
-out:
-	ufs_iput(fs, dir);
-	return err;
+	return ufs_to_memory(fs, ip);
 }
 
 static int u_persist(void *fsp, void *file, int model)
 {
 	struct ufile *f = file;
-	if (f->ip->d.type == UFS_T_DIR)
+	if (f->ip->type == UFS_T_DIR)
 		return -EISDIR;
 	if (((struct ufs *)fsp)->readonly)
 		return -EROFS;
 	if (model == LIBFS_P_MEMORY) {
-		if (f->ip->persist == LIBFS_P_MEMORY)
+		if (f->ip->ent->memonly)
 			return 0;
 		return to_memory(fsp, f);
 	}
+	if (f->ip->ent->memonly)
+		return -EINVAL;
 	return ufs_set_persist(fsp, f->ip, model);
 }
 

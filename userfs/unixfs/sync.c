@@ -2,65 +2,69 @@
  * sync.c - making unixfs durable without ever letting a durable pointer
  * name something that is not durable.
  *
- * The pointers unixfs has: an exonode's size and extents say which data
- * is the file's; a descendant entry names a map node; a directory record
- * names an inode.  The rules that keep each honest:
+ * The pointers unixfs has: the superblock names the root dnode; a dnode's
+ * entry 0 names its head block (with its checksum), the head its table or
+ * record blocks; a record names its small file's sectors, or a dnode or
+ * fnode; an fnode's entries name extents and map nodes.  The rules:
  *
- *  1. An inode's size grows (and an immediate file's bytes change) in its
- *     exonode only after the data is durable; shrinking may happen at any
- *     time.  Extents may be added early: past the durable size they mean
- *     nothing.  So whatever an exonode says may become durable at any
- *     moment - the exodisk writes back a whole block of four inodes when
- *     any of them is written, and a full exodisk cache forces write-backs
- *     at moments we do not choose.
- *  2. Blocks are written back deepest first (xops.c), so a map node is
- *     durable before the entry naming it.
- *  3. Directory data is written only after every inode it may name has
- *     been written back once.
- *  4. An inode whose name was removed is deallocated only after the
- *     directory data without the name is durable.
+ *  1. Whatever a dnode or fnode says may become durable at any moment: the
+ *     exodisk writes back a whole block of four when any of them is
+ *     written, and a full exodisk cache forces write-backs we do not
+ *     schedule.  So an existing dnode's entry 0 is changed only in step 5
+ *     below, after what it will name is durable; extents may be added to
+ *     any node early (nothing durable points into them yet); a new dnode
+ *     is not named by anything durable until its parent's commit.
+ *  2. Directory blocks are copy-on-write: a commit writes them to free
+ *     sectors, never over the ones the durable tree uses.
+ *  3. Sectors (directory blocks, small files' bytes, extents, whole nodes)
+ *     that a commit stops naming are reused or freed only after that
+ *     commit is durable.
+ *  4. Write-back goes deepest first (xops.c): map nodes before fnodes, the
+ *     superblock (file id counter, renames in progress) last.
  *
- * A sync therefore runs in phases:
- *   A. regular files: write dirty data (choosing sectors now); barrier;
- *      bring each exonode's metadata up to date;
- *   B. write back every changed exonode block (new inodes included);
- *   C. directories: as A;
- *   D. free the inodes whose names are gone;
- *   E. write back again.
- * A barrier is a device flush (ufs_barrier).  fsync of an existing
- * regular file needs only A and B for that file; a new file (or one whose
- * name is not yet durable) gets a full sync.
+ * A sync therefore runs in steps:
+ *   1. every dirty file's bytes go out (small files to new sectors of their
+ *      directory's space; large files' blocks to their extents), and every
+ *      changed directory's blocks to new sectors beside them - all in
+ *      flight together, gathered into few requests;
+ *   2. new dnodes get their first head; every changed node is written
+ *      back, deepest first, the superblock last;
+ *   3. barrier (the device's cache is flushed): steps 1 and 2 are durable;
+ *   4. (nothing: the waits of 1 and 2 are done);
+ *   5. each changed directory's dnode gets its new head and is written
+ *      back: the commit point, one atomic exodisk write-back per block;
+ *   6. what the commits stopped naming is freed: old directory blocks,
+ *      old small files' sectors, nodes of removed names, space a directory
+ *      no longer needs; renames whose old name is now gone are forgotten;
+ *      written back again.
+ * A directory whose files or blocks could not be written is not committed
+ * (its durable state stays the last one), and nothing of it is dropped:
+ * it stays dirty for the next sync, and the sync reports the error.  A
+ * file whose bytes could not be placed (a full disk) is committed as it
+ * last was, the others of its directory as they are now.
+ *
+ * fsync of a file commits its directory alone when that directory's name
+ * (and every ancestor's) is durable; otherwise it is a sync.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "userfs/unixfs/ufs.h"
 
-void ufs_doom(struct ufs *fs, struct uinode *ip)
-{
-	ufs_doom_ino(fs, ip->ino);
-}
+/* ---- the superblock and renames ------------------------------------------------------ */
 
-void ufs_doom_ino(struct ufs *fs, uint64_t ino)
+int ufs_push_sb(struct ufs *fs)
 {
-	for (uint32_t i = 0; i < fs->ndoomed; i++)
-		if (fs->doomed[i] == ino)
-			return;
-	if (fs->ndoomed == fs->doomedcap) {
-		uint32_t cap = fs->doomedcap ? fs->doomedcap * 2 : 32;
-		uint64_t *n = realloc(fs->doomed, cap * sizeof *n);
-		if (n == NULL)
-			return;          /* it stays allocated: fsck reports an orphan */
-		fs->doomed = n;
-		fs->doomedcap = cap;
-	}
-	fs->doomed[fs->ndoomed++] = ino;
+	struct uxn x;
+	ufs_xn_set(&x, fs->sb_sector, 0);
+	int64_t r = ufs_xn_add_data(fs, &x, UFS_E_SUPER, &fs->sb, sizeof fs->sb, -1);
+	return r < 0 ? ufs_err(r) : 0;
 }
 
 static int intent_free(struct ufs *fs)
 {
 	for (int i = 0; i < UFS_NINTENT; i++)
-		if (fs->sb.intent[i].ino == 0 && !fs->intent_done[i])
+		if (fs->sb.intent[i].id == 0 && !fs->intent_done[i])
 			return i;
 	return -1;
 }
@@ -77,104 +81,345 @@ int ufs_intent_reserve(struct ufs *fs)
 	return i < 0 ? -EBUSY : i;
 }
 
-static int push_sb(struct ufs *fs)
-{
-	int64_t r = ufs_xn_add_data(fs, fs->sb_sector, 0, 0, &fs->sb, sizeof fs->sb);
-	if (r < 0)
-		return ufs_err(r);
-	return ufs_touch(fs, fs->sb_sector, 0, -1);
-}
-
 int ufs_intent_set(struct ufs *fs, int slot, const struct ufs_intent *in)
 {
 	fs->sb.intent[slot] = *in;
-	return push_sb(fs);
+	return ufs_push_sb(fs);
 }
 
-/* Renames whose old name's removal is now durable: forget them. */
-static int intents_clear(struct ufs *fs)
-{
-	int any = 0;
-	for (int i = 0; i < UFS_NINTENT; i++)
-		if (fs->intent_done[i]) {
-			memset(&fs->sb.intent[i], 0, sizeof fs->sb.intent[i]);
-			fs->intent_done[i] = 0;
-			any = 1;
-		}
-	return any ? push_sb(fs) : 0;
-}
-
-/* Is there a directory record for inode ino at (dir, off)? */
-static int names_at(struct ufs *fs, uint64_t dir, uint64_t off, uint64_t ino, uint32_t gen,
-                    char *name)
-{
-	struct uinode *dp;
-	if (ufs_iget(fs, dir, 0, &dp) < 0)
-		return 0;
-	struct udirent de;
-	int yes = dp->d.type == UFS_T_DIR && ufs_dir_at(fs, dp, off, &de) == 0 && de.ino == ino &&
-	          de.gen == gen;
-	if (yes && name)
-		strcpy(name, de.name);
-	ufs_iput(fs, dp);
-	return yes;
-}
-
-int ufs_intent_recover(struct ufs *fs)
-{
-	int any = 0;
-	for (int i = 0; i < UFS_NINTENT; i++) {
-		const struct ufs_intent *in = &fs->sb.intent[i];
-		if (in->ino == 0)
-			continue;
-		char name[UFS_NAME_MAX + 1];
-		/* Both names durable: finish by removing the old one.  Otherwise
-		 * the crash came before the new name was: nothing to do. */
-		if (names_at(fs, in->ddir, in->doff, in->ino, in->gen, NULL) &&
-		    names_at(fs, in->sdir, in->soff, in->ino, in->gen, name)) {
-			struct uinode *dp;
-			int err = ufs_iget(fs, in->sdir, 0, &dp);
-			if (err == 0) {
-				err = ufs_dir_remove(fs, dp, name);
-				ufs_idirty(fs, dp);
-				ufs_iput(fs, dp);
-			}
-			if (err < 0)
-				return err;
-		}
-		fs->intent_done[i] = 1;
-		any = 1;
-	}
-	return any ? ufs_sync(fs) : 0;
-}
-
-int ufs_intent_explains(struct ufs *fs, uint64_t ino)
+int ufs_intent_explains(struct ufs *fs, uint64_t id)
 {
 	for (int i = 0; i < UFS_NINTENT; i++)
-		if (fs->sb.intent[i].ino == ino)
+		if (fs->sb.intent[i].id == id)
 			return 1;
 	return 0;
 }
 
-static int doomed(struct uinode *ip)
+/* ---- the steps ----------------------------------------------------------------------- */
+
+static void file_off_list(struct ufs *fs, struct uinode *ip)
 {
-	return ip->unlinked && ip->refs == 0;
+	struct uinode **pp = &fs->dfiles;
+	while (*pp && *pp != ip)
+		pp = &(*pp)->fnext;
+	if (*pp)
+		*pp = ip->fnext;
+	ip->ondirty = 0;
 }
 
-/* Phase A or C for every inode in list of the given type. */
-static int flush_type(struct ufs *fs, struct uinode **list, uint32_t n, int type)
+/* Settle what the I/O just finished carried (fs->wfiles, fs->wbufs). */
+static void settle(struct ufs *fs)
 {
-	uint64_t writes = fs->cnt.data_writes;
+	for (uint32_t i = 0; i < fs->nwbufs; i++) {
+		struct udir *o = fs->wbufs[i].owner;
+		if (o == NULL || o->err == 0)
+			bc_clean(&fs->bc, fs->wbufs[i].b);
+	}
+	fs->nwbufs = 0;
+	for (uint32_t i = 0; i < fs->nwfiles; i++) {
+		struct uinode *ip = fs->wfiles[i];
+		struct udir *o = ip->ent ? ip->ent->dir : NULL;
+		ufs_small_settled(fs, ip, o == NULL || o->err == 0);
+	}
+	uint32_t n = fs->nwfiles;
+	fs->nwfiles = 0;
+	for (uint32_t i = 0; i < n; i++)
+		ufs_iput(fs, fs->wfiles[i]);
+}
+
+/* Has this file anything left to write? */
+static int file_clean(struct ufs *fs, struct uinode *ip)
+{
+	if (ip->b != NULL)
+		return bc_count(&fs->bc, ip->id, 0, UINT64_MAX, 1) == 0 && ip->b->zero_from == UINT64_MAX;
+	return !ip->idirty;
+}
+
+static int by_dir(const void *x, const void *y)
+{
+	const struct uinode *a = *(struct uinode *const *)x, *b = *(struct uinode *const *)y;
+	uintptr_t da = (uintptr_t)a->ent->dir, db = (uintptr_t)b->ent->dir;
+	if (da != db)
+		return da < db ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int by_ptr(const void *x, const void *y)
+{
+	uintptr_t a = (uintptr_t)*(struct udir *const *)x, b = (uintptr_t)*(struct udir *const *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* The dirty files with bytes to write (of directory only, if set), grouped
+ * by directory: a directory's files then land next to each other and go
+ * out in few requests.  NULL with *n = 0 if there are none. */
+static struct uinode **dirty_files(struct ufs *fs, struct udir *only, uint32_t *n, int *errp)
+{
+	uint32_t k = 0;
+	for (struct uinode *ip = fs->dfiles, *next; ip; ip = next) {
+		next = ip->fnext;
+		struct uent *e = ip->ent;
+		if (ip->unlinked || e == NULL || e->memonly || e->dir == NULL) {
+			file_off_list(fs, ip);
+			continue;
+		}
+		k += only == NULL || e->dir == only;
+	}
+	*n = 0;
+	if (k == 0)
+		return NULL;
+	struct uinode **v = malloc(k * sizeof *v);
+	if (v == NULL) {
+		*errp = -ENOMEM;
+		return NULL;
+	}
+	for (struct uinode *ip = fs->dfiles; ip; ip = ip->fnext)
+		if (only == NULL || ip->ent->dir == only)
+			v[(*n)++] = ip;
+	qsort(v, *n, sizeof *v, by_dir);
+	return v;
+}
+
+/* Sectors the small files v[i..] of directory d will take, plus `more`:
+ * the space grows once for them all. */
+static void reserve(struct ufs *fs, struct uinode **v, uint32_t n, uint32_t i, struct udir *d,
+                    uint64_t more, int slack)
+{
+	uint64_t need = more;
+	for (; i < n && v[i]->ent->dir == d; i++)
+		if (v[i]->b == NULL && v[i]->idirty)
+			need += (v[i]->ent->r.size + UFS_SECT - 1) / UFS_SECT;
+	if (need > 0)
+		ds_reserve(fs, d, need, slack);
+}
+
+/* Step 1 for files v[*i..] of directory d (all of v if d is NULL). */
+static int write_files(struct ufs *fs, struct uinode **v, uint32_t n, uint32_t *i, struct udir *d,
+                       struct uio *w, int slack)
+{
+	int first = 0;
+	struct udir *cur = NULL;
+	for (; *i < n && (d == NULL || v[*i]->ent->dir == d); (*i)++) {
+		if (v[*i]->ent->dir != cur) {
+			cur = v[*i]->ent->dir;
+			if (d == NULL)
+				reserve(fs, v, n, *i, cur, 0, slack);
+		}
+		struct uinode *ip = v[*i];
+		ip->ent->failed = 0;
+		int err = ufs_flush_data(fs, ip, w, slack);
+		if (err < 0) {
+			ip->ent->failed = 1;
+			if (first == 0)
+				first = err;
+		}
+	}
+	return first;
+}
+
+int ufs_writebehind(struct ufs *fs)
+{
+	if (fs->readonly || fs->in_sync)
+		return 0;
+	fs->in_sync = 1;
+	for (struct udir *d = fs->dirty; d; d = d->dnext)
+		d->err = 0;
+	uint32_t n, i = 0;
 	int err = 0;
-	for (uint32_t i = 0; i < n && err == 0; i++)
-		if (list[i]->d.type == type && !doomed(list[i]))
-			err = ufs_flush_data(fs, list[i]);
-	if (err == 0 && fs->cnt.data_writes != writes)
+	struct uinode **v = dirty_files(fs, NULL, &n, &err);
+	struct uio w;
+	uio_init(&w, fs, 1);
+	if (err == 0)
+		err = write_files(fs, v, n, &i, NULL, &w, 1);
+	int e2 = uio_finish(&w);
+	settle(fs);
+	free(v);
+	/* (failed marks matter only to a commit.) */
+	for (struct uinode *ip = fs->dfiles; ip; ip = ip->fnext)
+		if (ip->ent)
+			ip->ent->failed = 0;
+	fs->in_sync = 0;
+	return err ? err : e2;
+}
+
+/* Is d's name durable, and every ancestor's? */
+static int named(struct ufs *fs, struct udir *d)
+{
+	while (d != NULL && d->self != fs->root) {
+		struct uent *e = d->self->ent;
+		if (d->isnew || e == NULL || !e->committed || e->dir == NULL)
+			return 0;
+		d = e->dir;
+	}
+	return d != NULL;
+}
+
+/* Commit the directories of list (n of them; only is set for an fsync). */
+static int commit(struct ufs *fs, struct udir **list, uint32_t n, struct udir *only)
+{
+	int first = 0;
+	for (uint32_t i = 0; i < n; i++)
+		list[i]->err = 0;
+	/* 1. Each directory's files' bytes, then its blocks next to them. */
+	uint32_t nf, fi = 0;
+	int err = 0;
+	struct uinode **files = dirty_files(fs, only, &nf, &err);
+	if (err < 0)
+		return err;
+	qsort(list, n, sizeof *list, by_ptr);
+	struct uio w;
+	uio_init(&w, fs, 1);
+	for (uint32_t i = 0; i < n; i++) {
+		struct udir *d = list[i];
+		/* (Files of directories not on the list: none, as ufs_sync puts
+		 * every dirty file's directory there.) */
+		while (fi < nf && (uintptr_t)files[fi]->ent->dir < (uintptr_t)d)
+			fi++;
+		/* Room for its files and its changed blocks (and a head), in one
+		 * run, so that one request writes them all. */
+		uint64_t blocks = 1 + (uint64_t)d->ntables;
+		for (uint32_t b = 1; b < d->nblk; b++)
+			blocks += d->blk[b].dirty;
+		reserve(fs, files, nf, fi, d, blocks * UFS_BSECT, 0);
+		if ((err = write_files(fs, files, nf, &fi, d, &w, 0)) < 0 && first == 0)
+			first = err;
+		if (d->damaged)
+			d->err = -EIO;
+		else if (d->err == 0 && (err = ufs_dir_prepare(fs, d, &w)) < 0)
+			d->err = err;
+	}
+	free(files);
+	err = uio_finish(&w);
+	settle(fs);
+	if (err < 0 && first == 0)
+		first = err;
+	/* 2. New dnodes get their first head; everything changed is written
+	 * back.  A new directory that failed is left out of its parent's
+	 * commit too (the parent would name a dnode that is not there). */
+	for (uint32_t i = 0; i < n; i++) {
+		struct udir *d = list[i];
+		if (d->isnew && d->err == 0 && (err = ufs_dir_publish(fs, d)) < 0)
+			d->err = err;
+	}
+	err = ufs_writeback_all(fs);
+	/* 3. The barrier. */
+	if (err == 0)
 		err = ufs_barrier(fs);
-	for (uint32_t i = 0; i < n && err == 0; i++)
-		if (list[i]->d.type == type && !doomed(list[i]))
-			err = ufs_push_meta(fs, list[i]);
-	return err;
+	if (err < 0) {
+		for (uint32_t i = 0; i < n; i++)
+			if (!list[i]->isnew)
+				ufs_dir_abort(fs, list[i]);
+			else if (list[i]->err == 0)
+				list[i]->err = err;
+		/* New dnodes published their head: keep their blocks (a write-
+		 * back may still make them durable); they are committed again. */
+		return first ? first : err;
+	}
+	/* 5. The commit points. */
+	for (uint32_t i = 0; i < n; i++) {
+		struct udir *d = list[i];
+		if (d->isnew || d->err != 0)
+			continue;
+		if ((err = ufs_dir_publish(fs, d)) < 0)
+			d->err = err;
+	}
+	err = ufs_writeback_all(fs);
+	if (err < 0) {
+		/* Some commits may be durable, some not: keep every old and new
+		 * block (nothing freed, nothing reused) and report it; the next
+		 * sync writes back again. */
+		return first ? first : err;
+	}
+	/* 6. What the commits no longer name. */
+	int committed_any = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct udir *d = list[i];
+		if (d->err != 0) {
+			ufs_dir_abort(fs, d);
+			if (first == 0)
+				first = d->err;
+			continue;
+		}
+		committed_any = 1;
+		d->isnew = 0;
+		ufs_dir_done(fs, d);
+		for (int k = 0; k < UFS_NINTENT; k++)
+			if (fs->intent_done[k] && fs->sb.intent[k].sdir == ufs_xref(d->x.sector, d->x.slot)) {
+				memset(&fs->sb.intent[k], 0, sizeof fs->sb.intent[k]);
+				fs->intent_done[k] = 0;
+				if ((err = ufs_push_sb(fs)) < 0 && first == 0)
+					first = err;
+			}
+	}
+	/* Files whose directory committed and that have nothing left. */
+	for (struct uinode *ip = fs->dfiles, *next; ip; ip = next) {
+		next = ip->fnext;
+		struct uent *e = ip->ent;
+		struct udir *d = e ? e->dir : NULL;
+		if (d == NULL || d->err != 0 || (only != NULL && d != only) || e->failed)
+			continue;
+		if (ip->b && (err = ufs_big_committed(fs, ip)) < 0 && first == 0)
+			first = err;
+		if (file_clean(fs, ip)) {
+			file_off_list(fs, ip);
+			if (ip->refs == 0) {
+				ip->refs = 1;
+				ufs_iput(fs, ip);       /* a small file's object goes */
+			}
+		}
+	}
+	/* Nodes whose names are gone: free once every removal made so far is
+	 * durable, which a whole sync that went well guarantees. */
+	if (only == NULL && first == 0) {
+		uint32_t k = 0;
+		for (uint32_t i = 0; i < fs->ndoomed; i++) {
+			int e = ufs_free_node(fs, fs->doomed[i]);
+			if (e < 0) {
+				fs->doomed[k++] = fs->doomed[i];
+				if (first == 0)
+					first = e;
+			}
+		}
+		fs->ndoomed = k;
+	}
+	if (committed_any)
+		for (uint32_t i = 0; i < n; i++)
+			if (list[i]->err == 0 && (err = ds_trim(fs, list[i])) < 0 && first == 0)
+				first = err;
+	/* Directories with nothing left to do leave the list. */
+	for (uint32_t i = 0; i < n; i++) {
+		struct udir *d = list[i];
+		if (d->err != 0)
+			continue;
+		int left = 0;
+		for (uint32_t b = 0; b < d->nblk && !left; b++)
+			left = d->blk[b].dirty;
+		for (struct uinode *ip = fs->dfiles; ip && !left; ip = ip->fnext)
+			left = ip->ent && ip->ent->dir == d;
+		if (!left) {
+			struct udir **pp = &fs->dirty;
+			while (*pp && *pp != d)
+				pp = &(*pp)->dnext;
+			if (*pp)
+				*pp = d->dnext;
+			d->dirty = 0;
+		}
+	}
+	/* After a whole sync that went well, everything removed before it is
+	 * gone from disk: every rename's old name included (even one whose
+	 * directory went too, and so never commits again). */
+	if (only == NULL && first == 0)
+		for (int k = 0; k < UFS_NINTENT; k++)
+			if (fs->intent_done[k]) {
+				memset(&fs->sb.intent[k], 0, sizeof fs->sb.intent[k]);
+				fs->intent_done[k] = 0;
+				if ((err = ufs_push_sb(fs)) < 0 && first == 0)
+					first = err;
+			}
+	err = ufs_writeback_all(fs);
+	if (err < 0 && first == 0)
+		first = err;
+	return first;
 }
 
 int ufs_sync(struct ufs *fs)
@@ -183,104 +428,101 @@ int ufs_sync(struct ufs *fs)
 		return 0;
 	fs->in_sync = 1;
 	fs->cnt.syncs++;
-	/* Take the dirty list; everything on it is held while we work. */
+	/* Files with bytes to write make their directories dirty too. */
+	for (struct uinode *ip = fs->dfiles; ip; ip = ip->fnext)
+		if (ip->ent && ip->ent->dir)
+			ufs_dir_dirty(fs, ip->ent->dir);
 	uint32_t n = 0;
-	for (struct uinode *ip = fs->dirty; ip; ip = ip->dnext)
+	for (struct udir *d = fs->dirty; d; d = d->dnext)
 		n++;
-	struct uinode **list = malloc((n ? n : 1) * sizeof *list);
+	struct udir **list = malloc((n ? n : 1) * sizeof *list);
+	int err;
 	if (list == NULL) {
-		fs->in_sync = 0;
-		return -ENOMEM;
-	}
-	n = 0;
-	for (struct uinode *ip = fs->dirty; ip; ip = ip->dnext)
-		list[n++] = ip;
-	int cleared = 0;
-	int err = flush_type(fs, list, n, UFS_T_REG);
-	if (err == 0)
-		err = ufs_writeback_all(fs);
-	if (err == 0) {
-		for (uint32_t i = 0; i < n; i++)
-			list[i]->isnew = 0;
-		err = flush_type(fs, list, n, UFS_T_DIR);
-	}
-	/* The directories' own exonodes (their size, extents, immediate
-	 * bytes) durable before any inode their old names named is freed. */
-	if (err == 0 && fs->ndoomed > 0)
-		err = ufs_writeback_all(fs);
-	if (err == 0) {
-		/* Every inode on the list is now as durable as it can be. */
-		fs->dirty = NULL;
-		for (uint32_t i = 0; i < n; i++)
-			list[i]->dirty = 0;
-		cleared = 1;
-		/* D: names removed before this sync are gone from durable
-		 * directories now. */
-		uint32_t k = 0;
-		for (uint32_t i = 0; i < fs->ndoomed; i++) {
-			struct uinode *ip = ufs_ifind(fs, fs->doomed[i]);
-			int e = 0;
-			if (ip != NULL && doomed(ip)) {
-				e = ufs_ifree(fs, ip);
-			} else if (ip == NULL && ufs_iget(fs, fs->doomed[i], 0, &ip) == 0) {
-				/* An exonode no in-memory inode stands for any more (one
-				 * a file left when it became memory-only). */
-				ip->refs = 0;
-				ip->unlinked = 1;
-				e = ufs_ifree(fs, ip);
-			}
-			if (e < 0) {
-				fs->doomed[k++] = fs->doomed[i];
-				if (err == 0)
-					err = e;
-			}
+		err = -ENOMEM;
+	} else {
+		n = 0;
+		for (struct udir *d = fs->dirty; d; d = d->dnext)
+			list[n++] = d;
+		err = commit(fs, list, n, NULL);
+		if (err == 0 && n == 0) {
+			/* Nothing of ours to commit: doomed nodes, the superblock. */
+			err = ufs_writeback_all(fs);
 		}
-		fs->ndoomed = k;
-		if (err == 0)
-			err = intents_clear(fs);
+		free(list);
 	}
-	if (err == 0)
-		err = ufs_writeback_all(fs);
-	fs->free_est = edc_fm_count_free(&fs->fm);
-	if (err < 0 && !cleared) {
-		/* Everything stays on the list for the next attempt (the list is
-		 * unchanged: nothing on it was freed before this point). */
-		fs->dirty = NULL;
-		for (uint32_t i = 0; i < n; i++) {
-			list[i]->dirty = 0;
-			ufs_idirty(fs, list[i]);
-		}
-	}
-	free(list);
+	fs->free_est = edc_fm_count_free(&fs->k.fm);
 	fs->in_sync = 0;
-	return err;
-}
-
-int ufs_writebehind(struct ufs *fs)
-{
-	if (fs->readonly || fs->in_sync)
-		return 0;
-	/* Regular files only: directory data must wait for its inodes. */
-	int err = 0;
-	for (struct uinode *ip = fs->dirty; ip && err == 0; ip = ip->dnext)
-		if (ip->d.type == UFS_T_REG && !doomed(ip) && !(ip->d.flags & UFS_DF_IMMEDIATE))
-			err = ufs_flush_data(fs, ip);
 	return err;
 }
 
 int ufs_fsync(struct ufs *fs, struct uinode *ip)
 {
-	if (ip->persist == LIBFS_P_MEMORY || fs->readonly)
+	if (fs->readonly || ip->ent == NULL || ip->ent->memonly || ip->unlinked)
 		return 0;
-	if (ip->isnew || ip->d.type == UFS_T_DIR)
+	struct udir *d = ip->type == UFS_T_DIR ? ip->d : ip->ent->dir;
+	if (d == NULL || !named(fs, d) || fs->in_sync)
 		return ufs_sync(fs);
-	uint64_t writes = fs->cnt.data_writes;
-	int err = ufs_flush_data(fs, ip);
-	if (err == 0 && fs->cnt.data_writes != writes)
-		err = ufs_barrier(fs);
-	if (err == 0)
-		err = ufs_push_meta(fs, ip);
+	fs->in_sync = 1;
+	ufs_dir_dirty(fs, d);
+	int err = commit(fs, &d, 1, d);
+	fs->in_sync = 0;
+	return err;
+}
+
+/* ---- renames a crash interrupted ---------------------------------------------------------- */
+
+int ufs_intent_recover(struct ufs *fs)
+{
+	int any = 0;
+	for (int i = 0; i < UFS_NINTENT; i++) {
+		const struct ufs_intent *in = &fs->sb.intent[i];
+		if (in->id == 0)
+			continue;
+		any = 1;
+		struct uinode *s = NULL, *dd = NULL;
+		int err = ufs_iget_xref(fs, in->ddir, &dd);
+		if (err == 0)
+			err = ufs_iget_xref(fs, in->sdir, &s);
+		if (err == -EIO) {
+			/* A directory of the rename is gone (removed, and its
+			 * dnode freed, before the record could be cleared): the
+			 * file has one name or none to remove. */
+			err = 0;
+		} else if (err == 0) {
+			/* Both names durable: the old one goes.  Otherwise the crash
+			 * came before the new name was: nothing to do. */
+			struct uent *ne = NULL, *oe = NULL;
+			for (uint32_t k = 0; k < dd->d->npos && ne == NULL; k++)
+				if (dd->d->pos[k] && dd->d->pos[k]->r.id == in->id)
+					ne = dd->d->pos[k];
+			for (uint32_t k = 0; ne && k < s->d->npos && oe == NULL; k++)
+				if (s->d->pos[k] && s->d->pos[k]->r.id == in->id && s->d->pos[k] != ne)
+					oe = s->d->pos[k];
+			if (oe != NULL) {
+				oe->moved = 2;
+				ufs_dir_remove(fs, s->d, oe);
+			}
+		}
+		if (s)
+			ufs_iput(fs, s);
+		if (dd)
+			ufs_iput(fs, dd);
+		if (err < 0)
+			return err;
+		fs->intent_done[i] = 1;
+	}
+	if (!any)
+		return 0;
+	int err = ufs_sync(fs);
+	/* Records whose source directory had nothing to commit go now. */
+	for (int i = 0; err == 0 && i < UFS_NINTENT; i++)
+		if (fs->intent_done[i]) {
+			memset(&fs->sb.intent[i], 0, sizeof fs->sb.intent[i]);
+			fs->intent_done[i] = 0;
+			err = ufs_push_sb(fs);
+		}
 	if (err == 0)
 		err = ufs_writeback_all(fs);
+	ufs_idrop_detached(fs);
 	return err;
 }

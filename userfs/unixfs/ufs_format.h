@@ -1,149 +1,229 @@
 /*
- * ufs_format.h - unixfs on disk.  docs/unixfs.md draws the pictures; this
- * header is the reference for numbers and layouts.
+ * ufs_format.h - unixfs on disk, version 2.  docs/unixfs.md ("On disk")
+ * draws the pictures and gives the crash argument; this header is the
+ * reference for every number and layout.
  *
- * unixfs is thesis section 4.1's Unix file system on exonodes.  Everything
- * it stores is an exonode or a sector run an exonode lists; it never writes
- * a sector the exodisk has not given it.
+ * Everything unixfs stores is an exonode, or sectors an exonode of its own
+ * lists as an extent; it never writes a sector the exodisk has not given
+ * it.  Capabilities are never stored: both of every exonode's are computed
+ * from the owner's secret and where the exonode is (libos/capkey.h).
  *
- *  superblock  an exonode (slot 0 of a one-sector block) whose data entry 0
- *              is struct ufs_super.  mkfs puts it at the first free sector
- *              of the disk, so a mount finds it by looking, in order, at the
- *              allocated sectors for the first exonode that opens with the
- *              owner's capabilities; or the mount names it (sb=SECTOR).
- *  inode       an exonode of UFS_INODE_BYTES, four to a 4-sector block.
- *              Entry 0 is the metadata (struct ufs_dinode); entry 1, for an
- *              immediate file, holds the file's bytes; otherwise entries
- *              2.. are direct extents, entry 250 a single-indirect map node
- *              and entry 251 a double-indirect one.  Inode number =
- *              block sector * 8 + slot.
+ *  superblock  the file system's anchor (libos/kit/anchor.c): an exonode,
+ *              slot 0 of a one-sector block at the first free one of a
+ *              sequence of places derived from the owner's key, whose
+ *              entry 0 is the kit's struct kit_anchor (type "unixfs", the
+ *              lock sector after it) and entry 1 struct ufs_super: where
+ *              the root directory is, the file id counter, renames in
+ *              progress.  A mount tries the places in order (or is told:
+ *              sb=SECTOR); the mount lock is an exonode at the lock sector,
+ *              never written back (libos/kit/lock.c).
+ *  dnode       a directory: an exonode of UFS_XN_BYTES (two to a 2-sector
+ *              block, with fnodes).  Entry 0 is struct ufs_xmeta (its id,
+ *              attributes, and where its head block is, with the head's
+ *              checksum); entries UFS_E_EXT.. list the directory's extents,
+ *              its "space".
+ *  dspace      a directory's space holds its directory blocks (a head
+ *              block, table blocks and record blocks, 4 KiB each) and the
+ *              bytes of its small files, packed sector by sector.  A reader
+ *              takes the whole space in one request when it is small.
+ *  record      one name in a record block: struct ufs_drec, an embedded
+ *              inode - type, id, size, times, and where the bytes are:
+ *              nowhere (empty), in the directory's space (small files, up
+ *              to UFS_SMALL_MAX bytes), or in an exonode of its own (a
+ *              directory's dnode, or a large file's fnode).
+ *  fnode       a large file: an exonode of UFS_XN_BYTES whose extents, in
+ *              entry order and then through map nodes, hold the file's
+ *              bytes (its size and attributes are in its record).
  *  map node    a descendant exonode of UFS_MAP_BYTES (one per 4-sector
- *              block).  A leaf lists extents (entries 0..121); the double
- *              node lists leaves (entries 0..80).
- *  file data   extents of whole 4 KiB blocks.  Byte i of a file lives in
- *              the extents taken in order: direct entries by number, then
- *              the single node's, then each leaf of the double node's.
- *              Bytes at or past `size` mean nothing; bytes below `size`
- *              past the last extent read as zero.
- *  directory   a file of 256-byte chunks of records (struct ufs_dirent);
- *              records tile each chunk exactly, free ones have ino 0.
- *  lock        mounts allocate (and never write back) an exonode at
- *              lock_sector: a second mount finds it taken and waits.
- *  renames     the superblock also records renames in progress
- *              (struct ufs_intent), which a mount after a crash finishes.
+ *              block) listing more extents of an fnode: a leaf lists
+ *              extents, the double node lists leaves.
  *
- * Capabilities are never stored: both of every exonode's capabilities are
- * computed from the owner's secret and where the exonode is (libos/capkey.h).
+ * Directory blocks are copy-on-write: a commit writes every changed block
+ * of a directory to free sectors of its space, then makes the new head the
+ * directory's by replacing its dnode's entry 0 (the exodisk commits that
+ * atomically).  Each block carries a CRC-32C, and so does the pointer to
+ * it, so a damaged, misplaced or stale block is never taken for the right
+ * one.
  */
 #ifndef UFS_FORMAT_H
 #define UFS_FORMAT_H
 
 #include <stdint.h>
 
-#define UFS_VERSION        1
-#define UFS_SUPER_MAGIC    0x31534658494e55ull      /* "UNIXFS1" little-endian */
-#define UFS_DINODE_MAGIC   0x49534655u              /* "UFSI" */
+#define UFS_VERSION        2
+#define UFS_SUPER_MAGIC    0x32534658494e55ull      /* "UNIXFS2" little-endian */
+#define UFS_XMETA_MAGIC    0x58534655u              /* "UFSX" */
+#define UFS_DBLK_MAGIC     0x42534655u              /* "UFSB" */
 
 #define UFS_BSIZE          4096u                    /* allocation unit          */
 #define UFS_BSECT          8u                       /* sectors in one           */
+#define UFS_SECT           512u
 
-#define UFS_SB_BYTES       352u                     /* superblock exonode       */
-#define UFS_LOCK_BYTES     64u                      /* lock exonode             */
-#define UFS_INODE_BYTES    504u                     /* 4 per 4-sector block     */
-#define UFS_IBLK_SECT      4u
-#define UFS_IPB            4u
+/* Exonode sizes. */
+#define UFS_SB_BYTES       352u                     /* the anchor exonode       */
+#define UFS_E_SUPER        1                        /* its entry for ufs_super  */
+/* The exodisk sizes an exonode block for one exonode of the block's length
+ * (header 32 bytes + length, rounded up to sectors) and fits as many as
+ * that holds: 496 bytes is the longest that gives two to a block. */
+#define UFS_XN_BYTES       496u                     /* dnodes and fnodes, 2 per 2-sector block */
+#define UFS_XBLK_SECT      2u
+#define UFS_XPB            2u
 #define UFS_MAP_BYTES      2016u                    /* 1 per 4-sector block     */
 #define UFS_MAP_SECT       4u
 
-/* Entries of an inode exonode. */
-#define UFS_E_META         0
-#define UFS_E_IMM          1
-#define UFS_E_DIRECT       2
-#define UFS_NDIRECT        19                       /* entries 2 .. 20          */
-#define UFS_E_SINGLE       250
-#define UFS_E_DOUBLE       251
-/* Map nodes. */
-#define UFS_LEAF_MAX       121                      /* extents in a leaf        */
-#define UFS_INNER_MAX      81                       /* leaves in the double node*/
-/* Each list of extents (the inode's, a leaf's) keeps room for one entry
- * more than it fills: cutting an extent in two (truncate) needs it. */
-#define UFS_MAX_EXTENTS    (UFS_NDIRECT + UFS_LEAF_MAX + UFS_INNER_MAX * UFS_LEAF_MAX)
+/* A reference to a dnode or fnode: its block's sector * 8 + its slot. */
+static inline uint64_t ufs_xref(uint64_t sector, uint32_t slot) { return sector * 8 + slot; }
+static inline uint64_t ufs_xref_sector(uint64_t x) { return x / 8; }
+static inline uint32_t ufs_xref_slot(uint64_t x) { return (uint32_t)(x % 8); }
 
-/* The most an immediate file holds: the inode's entry area less the
- * metadata entry, the immediate entry's own header, and room for one
- * extent entry (a file that outgrows the exonode first gets one block,
- * written, before its bytes leave the exonode: sync.c). */
-#define UFS_IMM_MAX        (UFS_INODE_BYTES - 56u - (8u + 64u) - 8u - 16u)   /* 352 */
+/* ---- the superblock ------------------------------------------------------ */
 
-#define UFS_T_REG          1
-#define UFS_T_DIR          2
-
-#define UFS_DF_IMMEDIATE   0x1                      /* data in entry 1          */
-
-/* A rename in progress: the new name (ddir, doff) is written and made
- * durable before the old one (sdir, soff) is removed, so a crash can leave
- * both.  The superblock records the rename first; a mount that finds the
- * record and both names removes the old one (super.c). */
+/* A rename from one directory to another in progress: the new name is made
+ * durable first, then the old one is removed, so a crash can leave both.
+ * The record lets the next mount remove the old one (the record in sdir
+ * naming file id; there is one file with each id).  id 0: an empty slot. */
 #define UFS_NINTENT        4
 
 struct ufs_intent {
-	uint64_t ino;             /* 0: an empty slot                                */
-	uint32_t gen;
-	uint32_t pad;
-	uint64_t sdir, soff;      /* old name: directory inode, record offset        */
-	uint64_t ddir, doff;      /* new name                                        */
+	uint64_t id;
+	uint64_t sdir;            /* the old name's directory (xref of its dnode) */
+	uint64_t ddir;            /* the new name's                                */
 };
-_Static_assert(sizeof(struct ufs_intent) == 48, "rename record size");
+_Static_assert(sizeof(struct ufs_intent) == 24, "rename record size");
 
 struct ufs_super {
-	uint64_t magic;
-	uint32_t version;
-	uint32_t inode_bytes;     /* UFS_INODE_BYTES                                */
-	uint64_t fsid;            /* chosen at mkfs                                  */
-	uint64_t root;            /* the root directory's inode number               */
-	uint32_t root_gen;
+	uint64_t magic;           /* UFS_SUPER_MAGIC                                 */
+	uint32_t version;         /* UFS_VERSION                                     */
 	uint32_t bsize;           /* UFS_BSIZE                                       */
-	uint64_t lock_sector;
-	uint64_t created;         /* ns, from the clock of whoever ran mkfs          */
+	uint64_t root;            /* the root directory's dnode (xref)               */
+	uint64_t root_id;         /* and its id                                      */
+	uint64_t next_id;         /* no file has an id at or above this              */
 	uint64_t reserved;        /* zero                                            */
 	char     label[32];
 	struct ufs_intent intent[UFS_NINTENT];
 };
-_Static_assert(sizeof(struct ufs_super) == 96 + 4 * 48, "superblock size");
-_Static_assert(56 + 8 + sizeof(struct ufs_super) <= UFS_SB_BYTES, "superblock fits its exonode");
+_Static_assert(sizeof(struct ufs_super) == 80 + UFS_NINTENT * 24, "superblock size");
+/* The anchor exonode holds the kit's record (80 bytes) and this, each with
+ * an 8-byte entry header, after the 56-byte exonode header. */
+_Static_assert(56 + 8 + 80 + 8 + sizeof(struct ufs_super) <= UFS_SB_BYTES, "superblock fits its exonode");
 
-struct ufs_dinode {
-	uint32_t magic;           /* UFS_DINODE_MAGIC                                */
+/* ---- dnodes and fnodes ----------------------------------------------------- */
+
+#define UFS_K_DIR          1
+#define UFS_K_FILE         2
+
+/* Entry 0 of a dnode or fnode.  The id must be the one the record naming
+ * it carries: a stale record then never opens another object. */
+struct ufs_xmeta {
+	uint32_t magic;           /* UFS_XMETA_MAGIC                                 */
+	uint8_t  kind;            /* UFS_K_*                                         */
+	uint8_t  version;         /* UFS_VERSION                                     */
+	uint16_t flags;           /* zero                                            */
+	uint32_t perm;            /* dnode: the directory's permissions              */
+	uint32_t nblocks;         /* dnode: directory blocks in the tree (head included) */
+	uint64_t id;
+	uint64_t mtime, ctime;    /* dnode                                           */
+	uint64_t head;            /* dnode: sector of the head block; 0: no names    */
+	uint32_t head_csum;       /* dnode: the head block's CRC-32C                 */
+	uint32_t reserved;        /* zero                                            */
+	uint64_t seq;             /* dnode: commits so far; the head carries the same */
+};
+_Static_assert(sizeof(struct ufs_xmeta) == 64, "node metadata size");
+
+#define UFS_E_META         0
+#define UFS_E_EXT          2                        /* first extent entry       */
+/* dnode: the directory's extents are entries 2 .. 2+UFS_DNODE_EXT-1, in any
+ * order (records point at disk sectors, not at offsets in the space). */
+#define UFS_DNODE_EXT      23
+/* fnode: direct extents 2..20 in file order, then map nodes. */
+#define UFS_NDIRECT        19
+#define UFS_E_SINGLE       250
+#define UFS_E_DOUBLE       251
+#define UFS_LEAF_MAX       121                      /* extents in a leaf        */
+#define UFS_INNER_MAX      81                       /* leaves in the double node*/
+/* Each list of extents keeps room for one entry more than it fills:
+ * cutting an extent in two (truncate, trimming a space) needs it. */
+#define UFS_MAX_EXTENTS    (UFS_NDIRECT + UFS_LEAF_MAX + UFS_INNER_MAX * UFS_LEAF_MAX)
+
+_Static_assert(56 + 8 + 64 + UFS_DNODE_EXT * 16 <= UFS_XN_BYTES, "dnode fits");
+_Static_assert((32 + UFS_XN_BYTES + 511) / 512 == UFS_XBLK_SECT &&
+               (UFS_XBLK_SECT * 512 - 32) / UFS_XN_BYTES == UFS_XPB, "node block geometry");
+_Static_assert(56 + 8 + 64 + (UFS_NDIRECT + 1) * 16 + 2 * 24 <= UFS_XN_BYTES, "fnode fits");
+
+/* ---- directory blocks --------------------------------------------------------- */
+
+#define UFS_DB_HEAD        1
+#define UFS_DB_TABLE       2
+#define UFS_DB_RECORDS     3
+
+/* A pointer to a directory block. */
+struct ufs_dptr {
+	uint64_t sector;          /* first of its 8 sectors                          */
+	uint32_t csum;            /* its CRC-32C                                     */
+	uint8_t  kind;            /* UFS_DB_TABLE or UFS_DB_RECORDS                  */
+	uint8_t  pad[3];          /* zero                                            */
+};
+_Static_assert(sizeof(struct ufs_dptr) == 16, "directory pointer size");
+
+/* The first 32 bytes of every directory block.  csum is the CRC-32C of the
+ * whole block computed with csum itself zero. */
+struct ufs_dblk {
+	uint32_t magic;           /* UFS_DBLK_MAGIC                                  */
+	uint32_t csum;
+	uint64_t dir_id;          /* the directory's id                              */
+	uint64_t seq;             /* the commit that wrote it                        */
+	uint8_t  kind;            /* UFS_DB_*                                        */
+	uint8_t  pad;
+	uint16_t nptr;            /* pointers after the header                       */
+	uint16_t rec_off;         /* where records start (0: none)                   */
+	uint16_t rec_len;         /* bytes of records there                          */
+};
+_Static_assert(sizeof(struct ufs_dblk) == 32, "directory block header size");
+
+/* head:    header, up to UFS_HEAD_PTRS pointers (all to record blocks, or
+ *          all to table blocks), records in [UFS_HEAD_REC, 4096).
+ * table:   header, up to UFS_TABLE_PTRS pointers to record blocks.
+ * records: header, records in [32, 4096). */
+#define UFS_HEAD_REC       2048u
+#define UFS_HEAD_PTRS      ((UFS_HEAD_REC - 32u) / 16u)             /* 126 */
+#define UFS_TABLE_PTRS     ((UFS_BSIZE - 32u) / 16u)                /* 254 */
+#define UFS_REC_SPACE      (UFS_BSIZE - 32u)
+
+/* One name: an embedded inode.  Records are packed one after another
+ * (reclen, a multiple of 8, is the record's whole size). */
+#define UFS_T_REG          1
+#define UFS_T_DIR          2
+
+#define UFS_W_NONE         0        /* an empty file: no bytes anywhere         */
+#define UFS_W_SMALL        1        /* bytes in sectors [loc, loc + ceil(size/512)) of
+                                       the directory's space; the rest of the
+                                       last sector is zero                       */
+#define UFS_W_NODE         2        /* loc is the xref of the dnode or fnode     */
+
+#define UFS_SMALL_MAX      (32u * 1024)             /* largest small file       */
+#define UFS_NAME_MAX       240u
+
+struct ufs_drec {
+	uint16_t reclen;
+	uint8_t  namelen;         /* 1..UFS_NAME_MAX; no '/' or NUL, not . or ..     */
 	uint8_t  type;            /* UFS_T_*                                         */
+	uint8_t  where;           /* UFS_W_* (directories: always NODE)              */
 	uint8_t  persist;         /* LIBFS_P_WRITEBACK or LIBFS_P_WRITETHROUGH       */
-	uint16_t flags;           /* UFS_DF_*                                        */
-	uint32_t gen;             /* must match the directory entry naming it        */
-	uint32_t perm;
-	uint64_t size;            /* bytes; only ever says what is on disk           */
-	uint64_t mtime, ctime;
-	uint64_t parent;          /* directories: parent's inode number (root: its own) */
-	uint32_t nlink;
-	uint32_t pad;
-	uint64_t reserved;
+	uint16_t flags;           /* zero                                            */
+	uint32_t perm;            /* files (a directory's are in its dnode)          */
+	uint32_t reserved;        /* zero                                            */
+	uint64_t id;              /* unique in the file system, never reused         */
+	uint64_t size;            /* files: bytes                                    */
+	uint64_t mtime, ctime;    /* files                                           */
+	uint64_t loc;             /* see UFS_W_*                                     */
+	/* char name[namelen], not NUL-terminated, then zeros to reclen */
 };
-_Static_assert(sizeof(struct ufs_dinode) == 64, "inode metadata size");
+_Static_assert(sizeof(struct ufs_drec) == 56, "record header size");
 
-#define UFS_DIRCHUNK       256u
-#define UFS_DIRENT_HDR     16u
-#define UFS_NAME_MAX       240u                     /* a record fits a chunk    */
-
-struct ufs_dirent {
-	uint64_t ino;             /* 0: a free record                                */
-	uint32_t gen;
-	uint16_t reclen;          /* bytes to the next record, a multiple of 8       */
-	uint8_t  namelen;
-	uint8_t  type;            /* UFS_T_*                                         */
-	/* char name[namelen], not NUL-terminated, then padding */
-};
-_Static_assert(sizeof(struct ufs_dirent) == UFS_DIRENT_HDR, "directory record header");
-
-static inline uint64_t ufs_ino(uint64_t sector, uint32_t slot) { return sector * 8 + slot; }
-static inline uint64_t ufs_ino_sector(uint64_t ino) { return ino / 8; }
-static inline uint32_t ufs_ino_slot(uint64_t ino) { return (uint32_t)(ino % 8); }
+static inline uint32_t ufs_reclen(uint32_t namelen)
+{
+	return (uint32_t)((sizeof(struct ufs_drec) + namelen + 7) & ~7u);
+}
+_Static_assert(56 + 248 <= UFS_HEAD_REC, "a longest record fits a head");
 
 #endif

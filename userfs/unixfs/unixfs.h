@@ -8,9 +8,12 @@
  *   key=TEXT      the owner's secret, or keyhex=HEX (default: the public
  *                 development secret, see libos/capkey.h)
  *   sb=SECTOR     where the superblock is (default: found by looking)
- *   cache=N       buffer-cache blocks of 4 KiB (default 256)
+ *   cache=N       buffer-cache blocks of 4 KiB (default 4096; memory is
+ *                 taken as blocks are first used)
  *   wait=MS       how long a mount waits for another process's mount of
  *                 the same file system to end (default 5000)
+ *   dirty=KB      small files' bytes held in memory before they are written
+ *                 out ahead of a sync (default 8192)
  *   label=TEXT    mkfs: a name kept in the superblock
  *   force         mkfs: make one even if the owner already has one here
  *
@@ -44,7 +47,11 @@ int unixfs_fsck(const char *opts, ufs_report_fn report, void *arg, struct ufs_fs
 struct ufs_counters {
 	uint64_t syncs, barriers, writebacks, data_writes, data_bytes, data_reads, read_bytes;
 	uint64_t cache_hits, cache_misses, direct_reads;
+	uint64_t damage;          /* damaged metadata found (see unixfs_damage)  */
 };
 void unixfs_counters(void *fs, struct ufs_counters *out);
+/* The last damage a mounted unixfs found ("unixfs: file id ID, sector S:
+ * what"), or NULL: an operation that met it failed with EIO. */
+const char *unixfs_damage(void *fs);
 
 #endif

@@ -3,29 +3,48 @@
  *
  * The exodisk cache belongs to the kernel and is shared: an exonode we
  * used a moment ago may have been replaced by another of ours, and a change
- * may find the cache full.  So every operation here runs in a small loop:
- * ED_E_NOTCACHED reads the exonode's block back in and tries again; a cache
- * full of dirty entries (ED_E_CACHEDIRTY) makes us write back every block
- * we have changed and try again.  That write-back is always allowed because
- * unixfs keeps an invariant: whatever an exonode says may become durable at
- * any moment (sizes grow only after their data is durable, names are freed
- * only after no durable directory names them: see sync.c).
+ * may find the cache full.  So every operation here runs in the libFS
+ * kit's retry loop (kit_again, libos/kit/xn.c): ED_E_NOTCACHED reads the
+ * exonode's block back in and tries again; a cache full of dirty entries
+ * (ED_E_CACHEDIRTY) makes us write back every block we have changed
+ * (ufs_writeback_all, the kit's writeback hook) and try again.  That
+ * write-back is always allowed because unixfs keeps an invariant: whatever
+ * an exonode says may become durable at any moment (sync.c says why that
+ * holds).
  *
  * Every block we change is remembered with a depth, and write-back goes
  * deepest first: the leaves of a double-indirect node, then map nodes, then
- * inode blocks, so a durable descendant entry never names a block that is
- * not durable.
+ * dnodes and fnodes, then the superblock, so a durable descendant entry
+ * never names a block that is not durable, and the superblock never names
+ * a root or a file id range before what it names is.
+ *
+ * A protector carries two capabilities, each a SipHash of the owner's key
+ * and the exonode's place (kit_prot): struct uxn computes them once per
+ * exonode and keeps them.
+ *
+ * struct uio keeps many transfers in flight at once and gathers writes
+ * that continue one another into one request (a directory's small files
+ * and blocks, written together at a commit, are usually one request).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "userfs/unixfs/ufs.h"
 
-struct ed_protector ufs_prot(struct ufs *fs, uint64_t sector, uint16_t slot)
+void ufs_xn_set(struct uxn *x, uint64_t sector, uint16_t slot)
 {
-	struct ed_cap rc = capkey_cap(&fs->key, 'r', sector, slot);
-	struct ed_cap wc = capkey_cap(&fs->key, 'w', sector, slot);
-	return edc_prot_xn(fs->unit, sector, slot, &rc, &wc);
+	x->sector = sector;
+	x->slot = slot;
+	x->have = 0;
+}
+
+const struct ed_protector *ufs_xn_prot(struct ufs *fs, struct uxn *x)
+{
+	if (!x->have) {
+		x->p = kit_prot(&fs->k, x->sector, x->slot);
+		x->have = 1;
+	}
+	return &x->p;
 }
 
 int ufs_err(int64_t r)
@@ -35,51 +54,63 @@ int ufs_err(int64_t r)
 	return -edc_errno(r);
 }
 
-int ufs_touch(struct ufs *fs, uint64_t sector, uint16_t slot, int depth)
+/* ---- the set of changed blocks -------------------------------------------------- */
+
+static uint32_t dhash(uint64_t sector, uint32_t cap)
 {
-	/* Blocks of memory-only inodes and the lock are never written back. */
-	if (ufs_is_memblk(fs, sector) || (fs->sb.lock_sector != 0 && sector == fs->sb.lock_sector))
-		return 0;
-	for (uint32_t i = 0; i < fs->ndblk; i++)
-		if (fs->dblk[i].sector == sector) {
-			if (depth > fs->dblk[i].depth)
-				fs->dblk[i].depth = (int8_t)depth;
-			return 0;
+	return (uint32_t)((sector * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+static int dgrow(struct ufs *fs)
+{
+	uint32_t cap = fs->dblkcap ? fs->dblkcap * 2 : 256;
+	struct udblk *n = calloc(cap, sizeof *n);
+	if (n == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < fs->dblkcap; i++)
+		if (fs->dblk[i].used) {
+			uint32_t h = dhash(fs->dblk[i].sector, cap);
+			while (n[h].used)
+				h = (h + 1) & (cap - 1);
+			n[h] = fs->dblk[i];
 		}
-	if (fs->ndblk == fs->dblkcap) {
-		uint32_t cap = fs->dblkcap ? fs->dblkcap * 2 : 64;
-		struct udblk *n = realloc(fs->dblk, cap * sizeof *n);
-		if (n == NULL)
-			return -ENOMEM;
-		fs->dblk = n;
-		fs->dblkcap = cap;
-	}
-	fs->dblk[fs->ndblk++] = (struct udblk){ sector, slot, (int8_t)depth };
+	free(fs->dblk);
+	fs->dblk = n;
+	fs->dblkcap = cap;
 	return 0;
 }
 
-/* Can a failed operation be tried again after fixing its cause? */
-static int recover(struct ufs *fs, int64_t r, uint64_t sector, uint16_t slot, int tries)
+int ufs_touch(struct ufs *fs, uint64_t sector, uint16_t slot, int depth)
 {
-	if (tries >= 4)
-		return 0;
-	if (r == ED_E_NOTCACHED) {
-		struct ed_protector p = ufs_prot(fs, sector, slot);
-		int32_t rr = edc_xn_read_sync(fs->c, &p);
-		if ((rr == ED_E_CACHEDIRTY || rr == ED_E_QUOTA) && fs->ndblk > 0 && !fs->readonly &&
-		    ufs_writeback_all(fs) == 0)
-			rr = edc_xn_read_sync(fs->c, &p);
-		return rr == 0;
+	if (fs->dblkcap) {
+		uint32_t h = dhash(sector, fs->dblkcap);
+		while (fs->dblk[h].used) {
+			if (fs->dblk[h].sector == sector) {
+				if (depth > fs->dblk[h].depth)
+					fs->dblk[h].depth = (int8_t)depth;
+				return 0;
+			}
+			h = (h + 1) & (fs->dblkcap - 1);
+		}
 	}
-	if (r == ED_E_CACHEDIRTY || r == ED_E_DEALLOC) {
-		/* Ours to clean: write back (which also finishes deallocations). */
-		return fs->ndblk > 0 && !fs->readonly && ufs_writeback_all(fs) == 0;
-	}
-	if (r == ED_E_BUSY) {
-		fs->c->t->idle(fs->c->ctx);
-		return 1;
-	}
+	if ((fs->ndblk + 1) * 2 > fs->dblkcap && dgrow(fs) < 0)
+		return -ENOMEM;
+	uint32_t h = dhash(sector, fs->dblkcap);
+	while (fs->dblk[h].used)
+		h = (h + 1) & (fs->dblkcap - 1);
+	fs->dblk[h] = (struct udblk){ sector, slot, (int8_t)depth, 1 };
+	fs->ndblk++;
 	return 0;
+}
+
+/* ---- exonode calls ------------------------------------------------------------------ */
+
+/* Can a failed operation be tried again after fixing its cause?  The
+ * kit's rules (kit_again); its writeback hook is ufs_writeback_all, which
+ * fsck's read-only mounts and an empty set of changed blocks cannot use. */
+static int recover(struct ufs *fs, int64_t r, struct uxn *x, int *tries)
+{
+	return kit_again(&fs->k, r, x->sector, x->slot, tries);
 }
 
 enum xop { X_ALLOC, X_DEALLOC, X_EXTENT, X_CHILD, X_DATA, X_READ, X_REMOVE, X_COMBINE, X_SPLIT };
@@ -94,41 +125,43 @@ struct xreq {
 	int depth;
 };
 
-static int64_t xcall(struct ufs *fs, uint64_t sector, uint16_t slot, struct xreq *q)
+static int64_t xcall(struct ufs *fs, struct uxn *x, struct xreq *q)
 {
-	for (int tries = 0;; tries++) {
-		struct ed_protector p = ufs_prot(fs, sector, slot);
+	for (int tries = 0;;) {
+		const struct ed_protector *p = ufs_xn_prot(fs, x);
 		int64_t r;
 		switch (q->op) {
-		case X_ALLOC:
-			p.length = q->len;
-			r = edc_xn_alloc(fs->c, &p);
+		case X_ALLOC: {
+			struct ed_protector ap = *p;
+			ap.length = q->len;
+			r = edc_xn_alloc(fs->k.c, &ap);
 			break;
+		}
 		case X_DEALLOC:
-			r = edc_xn_dealloc(fs->c, &p);
+			r = edc_xn_dealloc(fs->k.c, p);
 			break;
 		case X_EXTENT:
-			r = edc_xn_add_extent(fs->c, &p, q->entry, q->a, q->b * ED_SECTOR);
+			r = edc_xn_add_extent(fs->k.c, p, q->entry, q->a, q->b * ED_SECTOR);
 			break;
 		case X_CHILD: {
-			struct ed_protector cp = ufs_prot(fs, q->a, 0);
-			r = edc_xn_add_exonode(fs->c, &p, q->entry, q->a, 0, UFS_MAP_BYTES, &cp.rc, &cp.wc);
+			struct ed_protector cp = kit_prot(&fs->k, q->a, 0);
+			r = edc_xn_add_exonode(fs->k.c, p, q->entry, q->a, 0, UFS_MAP_BYTES, &cp.rc, &cp.wc);
 			break;
 		}
 		case X_DATA:
-			r = edc_xn_add_data(fs->c, &p, q->entry, q->data, q->len);
+			r = edc_xn_add_data(fs->k.c, p, q->entry, q->data, q->len);
 			break;
 		case X_READ:
-			r = edc_xn_read_data(fs->c, &p, q->entry, q->out, q->len);
+			r = edc_xn_read_data(fs->k.c, p, q->entry, q->out, q->len);
 			break;
 		case X_REMOVE:
-			r = edc_xn_remove(fs->c, &p, q->entry);
+			r = edc_xn_remove(fs->k.c, p, q->entry);
 			break;
 		case X_COMBINE:
-			r = edc_xn_combine(fs->c, &p, q->entry, (int)q->a);
+			r = edc_xn_combine(fs->k.c, p, q->entry, (int)q->a);
 			break;
 		default:
-			r = edc_xn_split(fs->c, &p, q->entry, q->a, (int)q->b);
+			r = edc_xn_split(fs->k.c, p, q->entry, q->a, (int)q->b);
 			break;
 		}
 		if (r >= 0) {
@@ -136,93 +169,95 @@ static int64_t xcall(struct ufs *fs, uint64_t sector, uint16_t slot, struct xreq
 			 * honest between recounts. */
 			uint64_t used = q->op == X_EXTENT ? q->b : q->op == X_CHILD ? UFS_MAP_SECT : 0;
 			fs->free_est -= used < fs->free_est ? used : fs->free_est;
-			if (q->op != X_READ) {
-				int e = ufs_touch(fs, sector, slot, q->depth);
+			if (q->op != X_READ && q->op != X_DEALLOC) {
+				int e = ufs_touch(fs, x->sector, x->slot, q->depth);
 				if (e == 0 && q->op == X_CHILD)
 					e = ufs_touch(fs, q->a, 0, q->depth + 1);
 				if (e < 0)
 					return ED_E_NOMEM;
+			} else if (q->op == X_DEALLOC) {
+				/* The block must be written back for the slot to be
+				 * free on disk; it may have no live exonode left, which
+				 * any slot's capability then names. */
+				if (ufs_touch(fs, x->sector, x->slot, 0) < 0)
+					return ED_E_NOMEM;
 			}
 			return r;
 		}
-		if (!recover(fs, r, sector, slot, tries))
+		if (!recover(fs, r, x, &tries))
 			return r;
 	}
 }
 
-int64_t ufs_xn_alloc(struct ufs *fs, uint64_t sector, uint16_t slot, uint32_t length)
+int64_t ufs_xn_alloc(struct ufs *fs, struct uxn *x, uint32_t length, int depth)
 {
-	struct xreq q = { .op = X_ALLOC, .len = length };
-	return xcall(fs, sector, slot, &q);
+	struct xreq q = { .op = X_ALLOC, .len = length, .depth = depth };
+	return xcall(fs, x, &q);
 }
 
-int64_t ufs_xn_dealloc(struct ufs *fs, uint64_t sector, uint16_t slot)
+int64_t ufs_xn_dealloc(struct ufs *fs, struct uxn *x)
 {
 	struct xreq q = { .op = X_DEALLOC };
-	return xcall(fs, sector, slot, &q);
+	return xcall(fs, x, &q);
 }
 
-int64_t ufs_xn_add_extent(struct ufs *fs, uint64_t sector, uint16_t slot, int entry,
-                          uint64_t start, uint64_t nsect, int depth)
+int64_t ufs_xn_add_extent(struct ufs *fs, struct uxn *x, int entry, uint64_t start, uint64_t nsect,
+                          int depth)
 {
 	struct xreq q = { .op = X_EXTENT, .entry = entry, .a = start, .b = nsect, .depth = depth };
-	return xcall(fs, sector, slot, &q);
+	return xcall(fs, x, &q);
 }
 
-int64_t ufs_xn_add_child(struct ufs *fs, uint64_t sector, uint16_t slot, int entry,
-                         uint64_t csector, int depth)
+int64_t ufs_xn_add_child(struct ufs *fs, struct uxn *x, int entry, uint64_t csector, int depth)
 {
 	struct xreq q = { .op = X_CHILD, .entry = entry, .a = csector, .depth = depth };
-	return xcall(fs, sector, slot, &q);
+	return xcall(fs, x, &q);
 }
 
-int64_t ufs_xn_add_data(struct ufs *fs, uint64_t sector, uint16_t slot, int entry,
-                        const void *data, uint32_t len)
+int64_t ufs_xn_add_data(struct ufs *fs, struct uxn *x, int entry, const void *data, uint32_t len,
+                        int depth)
 {
-	struct xreq q = { .op = X_DATA, .entry = entry, .data = data, .len = len };
-	return xcall(fs, sector, slot, &q);
+	struct xreq q = { .op = X_DATA, .entry = entry, .data = data, .len = len, .depth = depth };
+	return xcall(fs, x, &q);
 }
 
-int64_t ufs_xn_read_data(struct ufs *fs, uint64_t sector, uint16_t slot, int entry, void *buf,
-                         uint32_t len)
+int64_t ufs_xn_read_data(struct ufs *fs, struct uxn *x, int entry, void *buf, uint32_t len)
 {
 	struct xreq q = { .op = X_READ, .entry = entry, .out = buf, .len = len };
-	return xcall(fs, sector, slot, &q);
+	return xcall(fs, x, &q);
 }
 
-int64_t ufs_xn_remove(struct ufs *fs, uint64_t sector, uint16_t slot, int entry, int depth)
+int64_t ufs_xn_remove(struct ufs *fs, struct uxn *x, int entry, int depth)
 {
 	struct xreq q = { .op = X_REMOVE, .entry = entry, .depth = depth };
-	return xcall(fs, sector, slot, &q);
+	return xcall(fs, x, &q);
 }
 
-int64_t ufs_xn_combine(struct ufs *fs, uint64_t sector, uint16_t slot, int first, int second,
-                       int depth)
+int64_t ufs_xn_combine(struct ufs *fs, struct uxn *x, int first, int second, int depth)
 {
 	struct xreq q = { .op = X_COMBINE, .entry = first, .a = (uint64_t)second, .depth = depth };
-	return xcall(fs, sector, slot, &q);
+	return xcall(fs, x, &q);
 }
 
-int64_t ufs_xn_split(struct ufs *fs, uint64_t sector, uint16_t slot, int entry, uint64_t off,
-                     int newent, int depth)
+int64_t ufs_xn_split(struct ufs *fs, struct uxn *x, int entry, uint64_t off, int newent, int depth)
 {
-	struct xreq q = { .op = X_SPLIT, .entry = entry, .a = off, .b = (uint64_t)newent,
-	                  .depth = depth };
-	return xcall(fs, sector, slot, &q);
+	struct xreq q = { .op = X_SPLIT, .entry = entry, .a = off, .b = (uint64_t)newent, .depth = depth };
+	return xcall(fs, x, &q);
 }
 
-int64_t ufs_xn_snapshot(struct ufs *fs, uint64_t sector, uint16_t slot, void *buf)
+int64_t ufs_xn_snapshot(struct ufs *fs, struct uxn *x, void *buf)
 {
-	for (int tries = 0;; tries++) {
-		struct ed_protector p = ufs_prot(fs, sector, slot);
-		int64_t addr = edc_xn_map(fs->c, &p);
+	for (int tries = 0;;) {
+		const struct ed_protector *p = ufs_xn_prot(fs, x);
+		int64_t addr = edc_xn_map(fs->k.c, p);
 		if (addr < 0) {
-			if (recover(fs, addr, sector, slot, tries))
+			if (recover(fs, addr, x, &tries))
 				continue;
 			return addr;
 		}
 		/* The page is rewritten in place when the exonode changes; we do
-		 * not change it meanwhile, but copy it the careful way anyway. */
+		 * not change it meanwhile, but copy it the careful way anyway.
+		 * Only the part in use: the header, the entries, the data. */
 		const volatile struct ed_xnmap_hdr *h = (const volatile void *)(uintptr_t)addr;
 		uint64_t g0, g1;
 		do {
@@ -230,7 +265,7 @@ int64_t ufs_xn_snapshot(struct ufs *fs, uint64_t sector, uint16_t slot, void *bu
 			memcpy(buf, (const void *)(uintptr_t)addr, 4096);
 			g1 = h->gen;
 		} while ((g0 & 1) || g0 != g1);
-		edc_xn_unmap(fs->c, &p, (uint64_t)addr);
+		edc_xn_unmap(fs->k.c, p, (uint64_t)addr);
 		const struct ed_xnmap_hdr *c = buf;
 		if (c->magic != ED_XNMAP_MAGIC || c->state != ED_XNMAP_LIVE)
 			return ED_E_CORRUPT;
@@ -238,57 +273,7 @@ int64_t ufs_xn_snapshot(struct ufs *fs, uint64_t sector, uint16_t slot, void *bu
 	}
 }
 
-/* The exonode that lists the extent holding `sector` protects it. */
-static const struct unode *node_of(const struct uinode *ip, uint64_t sector)
-{
-	for (uint32_t i = 0; i < ip->next; i++) {
-		const struct uext *e = &ip->ext[i];
-		if (sector >= e->sector && sector < e->sector + e->nsect)
-			return &ip->node[e->node];
-	}
-	return &ip->node[UN_INODE];
-}
-
-static void count_io(struct ufs *fs, int write, uint64_t bytes)
-{
-	if (write) {
-		fs->cnt.data_writes++;
-		fs->cnt.data_bytes += bytes;
-	} else {
-		fs->cnt.data_reads++;
-		fs->cnt.read_bytes += bytes;
-	}
-}
-
-int32_t ufs_io(struct ufs *fs, struct edc_batch *b, const struct uinode *ip, int write,
-               uint64_t sector, void *mem, uint64_t bytes)
-{
-	const struct unode *n = node_of(ip, sector);
-	count_io(fs, write, bytes);
-	for (int tries = 0;; tries++) {
-		struct ed_protector p = ufs_prot(fs, n->sector, n->slot);
-		int32_t r = edc_batch_io(b, &p, write, sector, mem, bytes);
-		if (r >= 0 || !recover(fs, r, n->sector, n->slot, tries))
-			return r;
-	}
-}
-
-int32_t ufs_io_start(struct ufs *fs, const struct uinode *ip, int write, uint64_t sector,
-                     void *mem, uint64_t bytes, volatile int32_t *word)
-{
-	const struct unode *n = node_of(ip, sector);
-	count_io(fs, write, bytes);
-	for (int tries = 0;; tries++) {
-		struct ed_protector p = ufs_prot(fs, n->sector, n->slot);
-		int64_t r = edc_io(fs->c, &p, write, sector, mem, bytes, word);
-		if (r == ED_E_NOIO) {
-			fs->c->t->idle(fs->c->ctx);
-			continue;
-		}
-		if (r >= 0 || !recover(fs, r, n->sector, n->slot, tries))
-			return (int32_t)r;
-	}
-}
+/* ---- write-back ---------------------------------------------------------------------- */
 
 static int cmp_depth(const void *x, const void *y)
 {
@@ -302,21 +287,33 @@ int ufs_writeback_all(struct ufs *fs)
 {
 	if (fs->ndblk == 0)
 		return 0;
-	qsort(fs->dblk, fs->ndblk, sizeof *fs->dblk, cmp_depth);
+	/* Take the set out (a retry below may add to a fresh one). */
+	struct udblk *list = malloc(fs->ndblk * sizeof *list);
+	if (list == NULL)
+		return -ENOMEM;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < fs->dblkcap; i++)
+		if (fs->dblk[i].used) {
+			list[n++] = fs->dblk[i];
+			fs->dblk[i].used = 0;
+		}
+	fs->ndblk = 0;
+	qsort(list, n, sizeof *list, cmp_depth);
 	struct edc_slot slots[32];
 	struct edc_batch b;
 	uint32_t i = 0;
 	int err = 0;
-	while (i < fs->ndblk) {
+	while (i < n) {
 		/* One depth at a time, each level durable before the next starts:
 		 * the exodisk's log keeps order within a level anyway, but this way
 		 * nothing depends on that. */
 		uint32_t j = i;
-		int depth = fs->dblk[i].depth;
-		edc_batch_init(&b, fs->c, slots, 32);
-		for (; j < fs->ndblk && fs->dblk[j].depth == depth; j++) {
-			struct ed_protector p = ufs_prot(fs, fs->dblk[j].sector, fs->dblk[j].slot);
-			int32_t r = edc_batch_xn_write(&b, &p);
+		int depth = list[i].depth;
+		edc_batch_init(&b, fs->k.c, slots, 32);
+		for (; j < n && list[j].depth == depth; j++) {
+			struct uxn x;
+			ufs_xn_set(&x, list[j].sector, list[j].slot);
+			int32_t r = edc_batch_xn_write(&b, ufs_xn_prot(fs, &x));
 			/* Clean, or gone (never-written blocks that were freed): fine. */
 			if (r < 0 && r != ED_E_CLEAN && r != ED_E_NOTBOUND && r != ED_E_NOTCACHED && err == 0)
 				err = r;
@@ -329,19 +326,195 @@ int ufs_writeback_all(struct ufs *fs)
 			break;
 		i = j;
 	}
-	if (err != 0) {
-		/* Keep the blocks not yet known to be written; i is the first. */
-		memmove(fs->dblk, fs->dblk + i, (fs->ndblk - i) * sizeof *fs->dblk);
-		fs->ndblk -= i;
-		return ufs_err(err);
-	}
-	fs->ndblk = 0;
-	return 0;
+	/* Keep the blocks not known to be written. */
+	for (; i < n; i++)
+		ufs_touch(fs, list[i].sector, list[i].slot, list[i].depth);
+	free(list);
+	return err ? ufs_err(err) : 0;
 }
 
 int ufs_barrier(struct ufs *fs)
 {
+	/* (The kit skips it when nothing was written since the last one.) */
 	fs->cnt.barriers++;
-	int32_t f = edc_flush(fs->c, fs->unit);
-	return f < 0 ? ufs_err(f) : 0;
+	return kit_barrier(&fs->k);
+}
+
+/* ---- I/O in flight ------------------------------------------------------------------------ */
+
+static uint8_t *stage_mem[UIO_SLOTS];
+
+void uio_init(struct uio *w, struct ufs *fs, int write)
+{
+	memset(w, 0, sizeof *w);
+	w->fs = fs;
+	w->write = write;
+}
+
+static void count_io(struct ufs *fs, int write, uint64_t bytes)
+{
+	if (write) {
+		fs->k.unflushed++;       /* the next barrier must flush */
+		fs->cnt.data_writes++;
+		fs->cnt.data_bytes += bytes;
+	} else {
+		fs->cnt.data_reads++;
+		fs->cnt.read_bytes += bytes;
+	}
+}
+
+/* Wait for slot i's request, if it has one. */
+static void slot_wait(struct uio *w, int i)
+{
+	if (!w->s[i].busy)
+		return;
+	int32_t r = edc_wait(w->fs->k.c, &w->s[i].word);
+	w->s[i].busy = 0;
+	if (r < 0) {
+		if (w->err == 0)
+			w->err = r;
+		if (w->s[i].owner && w->s[i].owner->err == 0)
+			w->s[i].owner->err = ufs_err(r);
+	}
+}
+
+/* Start one request in slot i; a refusal is returned at once. */
+static int slot_start(struct uio *w, int i, const struct ed_protector *p, uint64_t sector, void *mem,
+                      uint64_t bytes, struct udir *owner)
+{
+	struct ufs *fs = w->fs;
+	count_io(fs, w->write, bytes);
+	for (int tries = 0;;) {
+		int64_t r = edc_io(fs->k.c, p, w->write, sector, mem, bytes, &w->s[i].word);
+		if (r == 0) {
+			w->s[i].busy = 1;
+			w->s[i].owner = owner;
+			return 0;
+		}
+		if (r == ED_E_NOIO) {
+			/* Too many in flight: wait for one of ours, or idle. */
+			int any = 0;
+			for (int k = 0; k < UIO_SLOTS; k++)
+				if (w->s[k].busy) {
+					slot_wait(w, k);
+					any = 1;
+					break;
+				}
+			if (!any)
+				fs->k.c->t->idle(fs->k.c->ctx);
+			continue;
+		}
+		/* The exonode left the cache, or the cache is full: fix, retry. */
+		struct uxn x;
+		ufs_xn_set(&x, p->blkno, p->xn_num);
+		x.p = *p;
+		x.have = 1;
+		if (recover(fs, r, &x, &tries))
+			continue;
+		if (owner && owner->err == 0)
+			owner->err = ufs_err(r);
+		if (w->err == 0)
+			w->err = (int32_t)r;
+		return (int)r;
+	}
+}
+
+/* Send the run being gathered. */
+static void send(struct uio *w)
+{
+	if (!w->gather)
+		return;
+	int i = w->next;
+	w->gather = 0;
+	slot_start(w, i, &w->p, w->sector, w->s[i].stage, w->len, w->owner);
+	w->next = (i + 1) % UIO_SLOTS;
+	w->len = 0;
+}
+
+static int same_prot(const struct ed_protector *a, const struct ed_protector *b)
+{
+	return a->blkno == b->blkno && a->xn_num == b->xn_num && a->kind == b->kind;
+}
+
+int uio_write(struct uio *w, const struct ed_protector *p, uint64_t sector, const void *data,
+              uint32_t bytes, struct udir *owner)
+{
+	const uint8_t *src = data;
+	while (bytes > 0) {
+		if (w->gather && (!same_prot(&w->p, p) || w->sector + w->len / ED_SECTOR != sector ||
+		                  w->len == UIO_STAGE || w->owner != owner))
+			send(w);
+		if (!w->gather) {
+			int i = w->next;
+			slot_wait(w, i);
+			if (w->s[i].stage == NULL) {
+				if (stage_mem[i] == NULL && (stage_mem[i] = malloc(UIO_STAGE)) == NULL)
+					return -ENOMEM;
+				w->s[i].stage = stage_mem[i];
+			}
+			w->p = *p;
+			w->owner = owner;
+			w->sector = sector;
+			w->len = 0;
+			w->gather = 1;
+		}
+		uint32_t k = UIO_STAGE - w->len < bytes ? UIO_STAGE - w->len : bytes;
+		memcpy(w->s[w->next].stage + w->len, src, k);
+		w->len += k;
+		src += k;
+		sector += k / ED_SECTOR;
+		bytes -= k;
+	}
+	return 0;
+}
+
+int uio_direct(struct uio *w, const struct ed_protector *p, uint64_t sector, void *mem,
+               uint64_t bytes, struct udir *owner)
+{
+	uint8_t *dst = mem;
+	send(w);
+	while (bytes > 0) {
+		uint64_t k = bytes > ED_IO_MAX ? ED_IO_MAX : bytes;
+		int i = w->next;
+		slot_wait(w, i);
+		int r = slot_start(w, i, p, sector, dst, k, owner);
+		w->next = (i + 1) % UIO_SLOTS;
+		if (r < 0)
+			return ufs_err(r);
+		dst += k;
+		sector += k / ED_SECTOR;
+		bytes -= k;
+	}
+	return 0;
+}
+
+int uio_finish(struct uio *w)
+{
+	send(w);
+	for (int i = 0; i < UIO_SLOTS; i++)
+		slot_wait(w, i);
+	int32_t e = w->err;
+	w->err = 0;
+	return e < 0 ? ufs_err(e) : 0;
+}
+
+int ufs_io_sync(struct ufs *fs, const struct ed_protector *p, int write, uint64_t sector, void *mem,
+                uint64_t bytes)
+{
+	struct uio w;
+	uio_init(&w, fs, write);
+	int r = 0;
+	uint8_t *m = mem;
+	while (r == 0 && bytes > 0) {
+		uint32_t k = bytes > ED_IO_MAX ? ED_IO_MAX : (uint32_t)bytes;
+		int i = w.next;
+		slot_wait(&w, i);
+		r = slot_start(&w, i, p, sector, m, k, NULL);
+		w.next = (i + 1) % UIO_SLOTS;
+		m += k;
+		sector += k / ED_SECTOR;
+		bytes -= k;
+	}
+	int e = uio_finish(&w);
+	return r < 0 ? ufs_err(r) : e;
 }

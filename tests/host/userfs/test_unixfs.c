@@ -1,16 +1,20 @@
 /*
  * test_unixfs.c - unixfs through the mount table on a host test disk:
- * files small (immediate) and large (map nodes), directories, rename,
- * persistence across a clean reboot, the three persistence models, the
- * mount lock, a wrong key, two owners on one disk, another process taking
- * the sectors unixfs chose, and bad input (long names, missing files, a full
- * disk, corrupted directories and inodes).  test_unixfs_model.c does the
- * long randomized runs against a model.
+ * files small (in their directory's space) and large (fnodes, map nodes),
+ * directories, rename (and power cut at every request of the sync after
+ * one), persistence across a clean reboot, the three persistence models,
+ * the mount lock, a wrong key, two owners on one disk, another process
+ * taking the sectors unixfs chose, a small exodisk cache, and bad input
+ * (long names, missing files, a full disk, damaged, stale and misplaced
+ * directory blocks, malformed nodes).  The on-disk format is read here
+ * independently of unixfs, from ufs_format.h, to find what to damage.
+ * test_unixfs_model.c does the long randomized runs against a model.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tests/host/userfs/ufsfix.h"
+#include "tests/host/userfs/fscut.h"
 #include "userfs/unixfs/ufs_format.h"
 #include "libos/capkey.h"
 
@@ -156,9 +160,9 @@ static void test_enospc(void)
 }
 
 /* A small exodisk cache (31 entries, 23 per process): unixfs keeps working
- * by writing back, also while another process holds what it may; when its
- * whole share is taken by changes it can never write back (memory-only
- * files' exonodes), creating more is -ENOSPC, and freeing them recovers. */
+ * by writing back, also while another process holds what it may - many
+ * directories and large files, each a node of its own, in one sync.
+ * Memory-only files take nothing of the exodisk at all. */
 static void test_cache_full(void)
 {
 	struct ufx u;
@@ -180,135 +184,305 @@ static void test_cache_full(void)
 			break;
 	}
 	CHECK(held >= 4);
-	uint8_t buf[600];
-	for (int d = 0; d < 6; d++) {
+	static uint8_t buf[40000];
+	for (int d = 0; d < 30; d++) {
 		char path[64];
 		snprintf(path, sizeof path, "/d%d", d);
 		CHECK_EQ(vfs_mkdir(path, 0755), 0);
-		for (int i = 0; i < 20; i++) {
+		for (int i = 0; i < 3; i++) {
 			snprintf(path, sizeof path, "/d%d/f%d", d, i);
 			pattern(buf, sizeof buf, (uint64_t)(d * 100 + i));
-			put(path, buf, sizeof buf);
+			put(path, buf, i == 0 ? sizeof buf : 600);
 		}
 	}
 	CHECK_EQ(vfs_sync(), 0);
-	/* Memory-only files until the share is gone. */
-	int r = 0, n = 0;
-	for (; n < 200 && r == 0; n++) {
+	/* Memory-only files: as many as memory holds. */
+	for (int n = 0; n < 200; n++) {
 		char path[64];
 		snprintf(path, sizeof path, "/d5/m%d", n);
 		struct vfile *f;
-		r = vfs_open(path, LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f);
-		if (r == 0) {
-			r = vfs_persist(f, LIBFS_P_MEMORY);
-			vfs_close(f);
-		}
-	}
-	CHECK_EQ(r, -ENOSPC);
-	CHECK(n > 4);
-	for (int i = 0; i < n; i++) {
-		char path[64];
-		snprintf(path, sizeof path, "/d5/m%d", i);
-		vfs_unlink(path);
+		CHECK_EQ(vfs_open(path, LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f), 0);
+		CHECK_EQ(vfs_persist(f, LIBFS_P_MEMORY), 0);
+		CHECK_EQ(vfs_write(f, buf, 100), 100);
+		CHECK_EQ(vfs_close(f), 0);
 	}
 	edc_host_exit(&b);
-	put("/d5/after", buf, sizeof buf);
+	put("/d5/after", buf, 600);
 	CHECK_EQ(vfs_sync(), 0);
 	umount_it();
 	ufx_reboot(&u);
 	mount_it();
-	for (int d = 0; d < 6; d++)
-		for (int i = 0; i < 20; i++) {
+	for (int d = 0; d < 30; d++)
+		for (int i = 0; i < 3; i++) {
 			char path[64];
 			snprintf(path, sizeof path, "/d%d/f%d", d, i);
 			pattern(buf, sizeof buf, (uint64_t)(d * 100 + i));
-			expect(path, buf, sizeof buf);
+			expect(path, buf, i == 0 ? sizeof buf : 600);
 		}
-	expect("/d5/after", buf, sizeof buf);
+	expect("/d5/after", buf, 600);
+	struct libfs_stat st;
+	CHECK_EQ(vfs_stat("/d5/m7", &st), -ENOENT);
 	umount_it();
-	struct ufs_fsck_stats st;
-	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
+	struct ufs_fsck_stats fst;
+	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &fst), 0);
 	ufx_free(&u);
 }
 
-/* The protector of an inode, computed as unixfs does, for poking at it. */
-static struct ed_protector inode_prot(uint64_t ino)
+/* ---- the format, read from ufs_format.h alone ------------------------------
+ * Where things are, found the way the format document says: the
+ * superblock names the root dnode, a dnode's entry 0 its head block, the
+ * head its record blocks (or table blocks), a record its bytes or node. */
+static struct ed_protector xprot(const char *opts, uint64_t sector, uint16_t slot)
 {
 	struct capkey k;
-	CHECK_EQ(capkey_from_opts(&k, "unixfs", OPTS), 0);
-	uint64_t sector = ufs_ino_sector(ino);
-	uint16_t slot = (uint16_t)ufs_ino_slot(ino);
+	CHECK_EQ(capkey_from_opts(&k, "unixfs", opts), 0);
 	struct ed_cap rc = capkey_cap(&k, 'r', sector, slot), wc = capkey_cap(&k, 'w', sector, slot);
 	return edc_prot_xn(0, sector, slot, &rc, &wc);
 }
 
-/* A directory whose data is garbage, and an inode with malformed metadata:
- * -EIO for what needs them, nothing else disturbed, no crash. */
+static struct ed_protector xref_prot(const char *opts, uint64_t xref)
+{
+	return xprot(opts, ufs_xref_sector(xref), (uint16_t)ufs_xref_slot(xref));
+}
+
+/* The anchor (found by trying every place, not by the key's sequence)
+ * whose entry UFS_E_SUPER is a unixfs superblock. */
+static uint64_t find_super(struct edc *c, const char *opts, struct ufs_super *sb)
+{
+	for (uint64_t s = 0; s < 131072; s += 8) {
+		struct ed_protector p = xprot(opts, s, 0);
+		if (edc_xn_read_data(c, &p, UFS_E_SUPER, sb, sizeof *sb) == (int64_t)sizeof *sb &&
+		    sb->magic == UFS_SUPER_MAGIC)
+			return s;
+	}
+	CHECK(!"no superblock");
+	return 0;
+}
+
+/* A directory's blocks: the head's sector first, then record blocks. */
+static int dir_blocks(struct edc *c, const char *opts, uint64_t dnode, uint64_t *out, int max)
+{
+	struct ed_protector p = xref_prot(opts, dnode);
+	struct ufs_xmeta m;
+	CHECK_EQ(edc_xn_read_data(c, &p, UFS_E_META, &m, sizeof m), sizeof m);
+	CHECK_EQ(m.kind, UFS_K_DIR);
+	if (m.head == 0)
+		return 0;
+	static uint8_t b[UFS_BSIZE];
+	CHECK_EQ(edc_read(c, &p, m.head, b, UFS_BSIZE), 0);
+	const struct ufs_dblk *h = (const void *)b;
+	CHECK_EQ(h->magic, UFS_DBLK_MAGIC);
+	const struct ufs_dptr *ptr = (const void *)(b + 32);
+	int n = 0;
+	out[n++] = m.head;
+	for (int i = 0; i < h->nptr && n < max; i++)
+		out[n++] = ptr[i].sector;        /* (record blocks: these tests make no tables) */
+	return n;
+}
+
+/* The record of `name` in directory dnode; 0 if found. */
+static int find_rec(struct edc *c, const char *opts, uint64_t dnode, const char *name,
+                    struct ufs_drec *out, uint64_t *blk)
+{
+	uint64_t bl[300];
+	int n = dir_blocks(c, opts, dnode, bl, 300);
+	struct ed_protector p = xref_prot(opts, dnode);
+	static uint8_t b[UFS_BSIZE];
+	for (int i = 0; i < n; i++) {
+		CHECK_EQ(edc_read(c, &p, bl[i], b, UFS_BSIZE), 0);
+		const struct ufs_dblk *h = (const void *)b;
+		for (uint32_t off = h->rec_off; off < (uint32_t)h->rec_off + h->rec_len;) {
+			const struct ufs_drec *r = (const void *)(b + off);
+			if (r->namelen == strlen(name) && memcmp(r + 1, name, r->namelen) == 0) {
+				*out = *r;
+				if (blk)
+					*blk = bl[i];
+				return 0;
+			}
+			off += r->reclen;
+		}
+	}
+	return -1;
+}
+
+/* Walk an absolute path: the record of its last component, and the dnode
+ * of the directory holding it. */
+static void find_path(struct edc *c, const char *opts, const char *path, struct ufs_drec *r,
+                      uint64_t *dir, uint64_t *blk)
+{
+	struct ufs_super sb;
+	find_super(c, opts, &sb);
+	uint64_t d = sb.root;
+	char buf[256];
+	strcpy(buf, path);
+	char *save, *comp = strtok_r(buf, "/", &save);
+	while (comp != NULL) {
+		CHECK_EQ(find_rec(c, opts, d, comp, r, blk), 0);
+		char *next = strtok_r(NULL, "/", &save);
+		if (next == NULL)
+			break;
+		CHECK_EQ(r->type, UFS_T_DIR);
+		d = r->loc;
+		comp = next;
+	}
+	if (dir)
+		*dir = d;
+}
+
+/* Damaged, stale and misplaced directory blocks, and a node with authentic
+ * but malformed metadata: -EIO for what needs them (with the damage named),
+ * nothing else disturbed, never a wrong name or another file's bytes. */
 static void test_corruption(void)
 {
 	struct ufx u;
 	ufx_new(&u, 65536, HD_SYNC, 4);
 	ufx_mkfs(&u, OPTS);
 	mount_it();
-	uint8_t buf[5000];
+	static uint8_t buf[50000];
 	CHECK_EQ(vfs_mkdir("/big", 0755), 0);
 	CHECK_EQ(vfs_mkdir("/ok", 0755), 0);
-	for (int i = 0; i < 40; i++) {            /* large enough to have extents */
+	CHECK_EQ(vfs_mkdir("/stale", 0755), 0);
+	for (int i = 0; i < 60; i++) {            /* past the head: record blocks */
 		char path[64];
 		snprintf(path, sizeof path, "/big/file-with-a-long-name-%d", i);
 		put(path, "x", 1);
 	}
 	pattern(buf, sizeof buf, 5);
-	put("/ok/keep", buf, sizeof buf);
-	put("/victim", buf, 100);
-	struct libfs_stat big, victim;
-	CHECK_EQ(vfs_stat("/big", &big), 0);
-	CHECK_EQ(vfs_stat("/victim", &victim), 0);
-	CHECK(big.size > UFS_IMM_MAX);
+	put("/ok/keep", buf, 5000);
+	put("/victim", buf, 40000);               /* large: an fnode */
+	put("/stale/a", buf, 100);
+	CHECK_EQ(vfs_sync(), 0);
 	umount_it();
-
-	/* Garbage over the directory's first data sector, on the medium. */
-	struct ed_protector p = inode_prot(big.ino);
-	CHECK_EQ(edc_xn_read_sync(&u.p.edc, &p), 0);
-	int64_t addr = edc_xn_map(&u.p.edc, &p);
-	CHECK(addr > 0);
-	const struct ed_xnmap_hdr *h = (const void *)(uintptr_t)addr;
-	const struct ed_xnmap_ent *ent = (const void *)(h + 1);
-	uint64_t data = 0;
-	for (uint32_t i = 0; i < h->nent; i++)
-		if (ent[i].type == ED_ENT_EXTENT && data == 0)
-			data = ent[i].a;
-	CHECK(data != 0);
-	CHECK_EQ(edc_xn_unmap(&u.p.edc, &p, (uint64_t)addr), 0);
-	/* Malformed but authentic metadata for the victim (we have its keys). */
-	struct ed_protector v = inode_prot(victim.ino);
-	struct ufs_dinode junk;
+	struct edc *c = &u.p.edc;
+	/* /big: flip a byte in a record block (not the head). */
+	struct ufs_drec r;
+	uint64_t bigdir, bl[8];
+	find_path(c, OPTS, "/big", &r, NULL, NULL);
+	bigdir = r.loc;
+	CHECK(dir_blocks(c, OPTS, bigdir, bl, 8) >= 2);
+	/* /stale: its head as it is now, put back after another commit. */
+	uint64_t stale, sbl[2];
+	find_path(c, OPTS, "/stale", &r, NULL, NULL);
+	stale = r.loc;
+	CHECK_EQ(dir_blocks(c, OPTS, stale, sbl, 2), 1);
+	static uint8_t oldhead[UFS_BSIZE];
+	memcpy(oldhead, hostdisk_sector(&u.f.hd, sbl[0]), UFS_BSIZE);
+	/* The victim's fnode gets authentic but malformed metadata (we have
+	 * its keys). */
+	find_path(c, OPTS, "/victim", &r, NULL, NULL);
+	CHECK_EQ(r.where, UFS_W_NODE);
+	struct ed_protector v = xref_prot(OPTS, r.loc);
+	struct ufs_xmeta junk;
 	memset(&junk, 0x5a, sizeof junk);
-	CHECK_EQ(edc_xn_add_data(&u.p.edc, &v, UFS_E_META, &junk, sizeof junk), UFS_E_META);
-	CHECK_EQ(edc_xn_write_sync(&u.p.edc, &v), 0);
+	CHECK_EQ(edc_xn_add_data(c, &v, UFS_E_META, &junk, sizeof junk), UFS_E_META);
+	CHECK_EQ(edc_xn_write_sync(c, &v), 0);
+	mount_it();
+	put("/stale/b", buf, 200);                /* a new head for /stale */
+	umount_it();
+	uint64_t nsbl[2];
+	CHECK_EQ(dir_blocks(c, OPTS, stale, nsbl, 2), 1);
+	CHECK(nsbl[0] != sbl[0]);
 	ufx_reboot(&u);
-	memset(hostdisk_sector(&u.f.hd, data), 0xa7, 512);
+	hostdisk_sector(&u.f.hd, bl[1])[700] ^= 0x10;
+	memcpy(hostdisk_sector(&u.f.hd, nsbl[0]), oldhead, UFS_BSIZE);   /* stale, but once valid */
 
 	mount_it();
 	struct libfs_stat st;
 	struct vfile *f;
 	CHECK_EQ(vfs_stat("/big/file-with-a-long-name-3", &st), -EIO);
 	CHECK_EQ(vfs_open("/big/new", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f), -EIO);
-	CHECK_EQ(vfs_open("/big", LIBFS_O_READ | LIBFS_O_DIR, 0, &f), 0);
-	struct libfs_dirent de;
-	int r;
-	while ((r = vfs_readdir(f, &de)) == 1)
-		;
-	CHECK_EQ(r, -EIO);
-	CHECK_EQ(vfs_close(f), 0);
+	CHECK_EQ(vfs_open("/big", LIBFS_O_READ | LIBFS_O_DIR, 0, &f), -EIO);
+	CHECK_EQ(vfs_stat("/stale/a", &st), -EIO);   /* not the old names */
 	CHECK_EQ(vfs_stat("/victim", &st), -EIO);
-	CHECK_EQ(vfs_unlink("/victim"), -EIO);
-	expect("/ok/keep", buf, sizeof buf);          /* the rest is fine */
+	expect("/ok/keep", buf, 5000);              /* the rest is fine */
 	put("/ok/new", buf, 10);
+	CHECK_EQ(vfs_unlink("/ok/new"), 0);
 	umount_it();
 	struct ufs_fsck_stats fst;
-	CHECK(unixfs_fsck(OPTS, say, NULL, &fst) >= 2);
+	CHECK(unixfs_fsck(OPTS, say, NULL, &fst) >= 3);
 	ufx_free(&u);
+}
+
+static int exists(const char *path, const uint8_t *data, size_t n)
+{
+	struct libfs_stat st;
+	int r = vfs_stat(path, &st);
+	if (r == -ENOENT)
+		return 0;
+	CHECK_EQ(r, 0);
+	expect(path, data, n);
+	return 1;
+}
+
+static void no_orphan_report(void *arg, const char *path, const char *what)
+{
+	if (strstr(what, "orphan") == NULL) {
+		fprintf(stderr, "  fsck: %s: %s\n", path, what);
+		(*(int *)arg)++;
+	}
+}
+
+/* Power cut at every disk request from a rename to the end of the sync
+ * after it - across directories and within one, of a small file and of a
+ * large one: after the next mount the file has exactly one name, the old
+ * or the new, with its bytes, and fsck finds nothing but orphans (which
+ * -r frees).  Issue 17's F1. */
+static void test_rename_cuts(void)
+{
+	static uint8_t buf[40000];
+	pattern(buf, sizeof buf, 61);
+	int tried = 0;
+	for (int within = 0; within < 2; within++)
+		for (int big = 0; big < 2; big++) {
+			size_t n = big ? sizeof buf : 3000;
+			const char *to = within ? "/d1/b" : "/d2/b";
+			for (int cut = 0;; cut++) {
+				struct ufx u;
+				ufx_new(&u, 65536, HD_SYNC, 100 + (uint64_t)cut);
+				ufx_mkfs(&u, OPTS);
+				mount_it();
+				CHECK_EQ(vfs_mkdir("/d1", 0755), 0);
+				CHECK_EQ(vfs_mkdir("/d2", 0755), 0);
+				put("/d1/a", buf, n);
+				put("/d1/keep", buf, 100);
+				put("/d2/other", buf, 10);
+				CHECK_EQ(vfs_sync(), 0);
+				u.f.hd.die_countdown = cut;
+				int r = vfs_rename("/d1/a", to);
+				CHECK(r == 0 || u.f.hd.dead);
+				vfs_sync();
+				int died = u.f.hd.dead;
+				vfs_abandon();
+				ufx_crash(&u);
+				int bad = 0;
+				struct ufs_fsck_stats st;
+				CHECK(unixfs_fsck(OPTS ",repair", no_orphan_report, &bad, &st) >= 0);
+				CHECK_EQ(bad, 0);
+				CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
+				mount_it();
+				int names = exists("/d1/a", buf, n) + exists(to, buf, n);
+				if (names != 1)
+					fprintf(stderr, "rename %s cut at request %d: %d names\n", to, cut, names);
+				CHECK_EQ(names, 1);
+				expect("/d1/keep", buf, 100);
+				expect("/d2/other", buf, 10);
+				umount_it();
+				ufx_free(&u);
+				tried++;
+				if (!died)
+					break;              /* no request left to cut */
+			}
+		}
+	printf("test_unixfs: rename: %d power cuts, one name each time\n", tried);
+}
+
+/* The libFS kit's power-cut workload (fscut.h) on unixfs alone, cut at up
+ * to max_runs of its requests (test_fssuite runs it with 250 in make test;
+ * `test_unixfs cut [N]` cuts at every request). */
+static void test_fscut(int max_runs)
+{
+	struct fscut c = { .ops = &unixfs_ops, .opts = "key=cut" };
+	CHECK_EQ(fscut_run(&c, 30, max_runs, 41), 0);
 }
 
 /* Write-through, write-back and memory-only files across a power failure. */
@@ -387,8 +561,8 @@ static void test_lock(void)
 	CHECK_EQ(unixfs_ops.unmount(fs2), 0);
 	edc_host_exit(&b);
 	ufx_start(&u);
-	/* A wrong key opens nothing. */
-	CHECK_EQ(vfs_mount("/", "unixfs", "unit=0,key=wrong", 1), -EACCES);
+	/* A wrong key opens nothing: its places hold no anchor of its own. */
+	CHECK_EQ(vfs_mount("/", "unixfs", "unit=0,key=wrong", 1), -ENODEV);
 	mount_it();
 	umount_it();
 	ufx_free(&u);
@@ -425,19 +599,16 @@ static void test_two_owners(void)
 		CHECK_EQ(vfs_sync(), 0);
 	}
 	CHECK_EQ(vfs_rename("/a/f0", "/b/f0x"), -EXDEV);
-	struct libfs_stat sa, sb;
-	CHECK_EQ(vfs_stat("/a/f3", &sa), 0);
-	CHECK_EQ(vfs_stat("/b/f3", &sb), 0);
 	CHECK_EQ(vfs_umount("/a"), 0);
 	CHECK_EQ(vfs_umount("/b"), 0);
 	/* Where bob's f3 lives, learned with bob's key... */
-	struct capkey kb, ka;
-	CHECK_EQ(capkey_from_opts(&kb, "unixfs", "key=bob"), 0);
-	CHECK_EQ(capkey_from_opts(&ka, "unixfs", "key=alice"), 0);
-	uint64_t sec = ufs_ino_sector(sb.ino);
-	uint16_t slot = (uint16_t)ufs_ino_slot(sb.ino);
-	struct ed_cap brc = capkey_cap(&kb, 'r', sec, slot), bwc = capkey_cap(&kb, 'w', sec, slot);
-	struct ed_protector bp = edc_prot_xn(0, sec, slot, &brc, &bwc);
+	struct ufs_drec br, ar;
+	find_path(&b.edc, "key=bob", "/f3", &br, NULL, NULL);
+	find_path(&a.edc, "key=alice", "/f3", &ar, NULL, NULL);
+	CHECK(br.where == UFS_W_NODE && ar.where == UFS_W_NODE);
+	uint64_t sec = ufs_xref_sector(br.loc);
+	uint16_t slot = (uint16_t)ufs_xref_slot(br.loc);
+	struct ed_protector bp = xprot("key=bob", sec, slot);
 	int64_t addr = edc_xn_map(&b.edc, &bp);
 	CHECK(addr > 0);
 	const struct ed_xnmap_hdr *h = (const void *)(uintptr_t)addr;
@@ -447,29 +618,27 @@ static void test_two_owners(void)
 		if (ent[i].type == ED_ENT_EXTENT && data == 0)
 			data = ent[i].a;
 	CHECK(data != 0);
-	/* Alice's blocks sit between bob's: the disks are interleaved. */
-	uint64_t asec = ufs_ino_sector(sa.ino);
-	CHECK(asec > ufs_ino_sector(ufs_ino(sec, 0)) || asec < data);
+	CHECK(ufs_xref_sector(ar.loc) != sec);
 	/* ...alice (whose key derives other capabilities) gets nowhere. */
-	struct ed_cap arc = capkey_cap(&ka, 'r', sec, slot), awc = capkey_cap(&ka, 'w', sec, slot);
-	struct ed_protector ap = edc_prot_xn(0, sec, slot, &arc, &awc);
+	struct ed_protector ap = xprot("key=alice", sec, slot);
 	uint8_t got[512];
 	CHECK_EQ(edc_read(&a.edc, &ap, data, got, 512), ED_E_CAP);
 	CHECK_EQ(edc_write(&a.edc, &ap, data, abuf, 512), ED_E_CAP);
 	CHECK_EQ(edc_xn_map(&a.edc, &ap), ED_E_CAP);
 	CHECK_EQ(edc_xn_read_data(&a.edc, &ap, UFS_E_META, got, 64), ED_E_CAP);
 	CHECK_EQ(edc_xn_add_data(&a.edc, &ap, UFS_E_META, got, 64), ED_E_CAP);
-	CHECK_EQ(edc_xn_remove(&a.edc, &ap, UFS_E_DIRECT), ED_E_CAP);
+	CHECK_EQ(edc_xn_remove(&a.edc, &ap, UFS_E_EXT), ED_E_CAP);
 	CHECK_EQ(edc_xn_dealloc(&a.edc, &ap), ED_E_CAP);
 	/* Nor can she take bob's sectors into an exonode of her own. */
-	struct ed_protector mine = edc_prot_xn(0, 65000, 0, &arc, &awc);
+	struct ed_protector mine = xprot("key=alice", 65000, 0);
 	mine.length = 128;
 	CHECK_EQ(edc_xn_alloc(&a.edc, &mine), 0);
 	CHECK_EQ(edc_xn_add_extent(&a.edc, &mine, -1, data, 512), ED_E_ALLOCATED);
 	CHECK_EQ(edc_xn_dealloc(&a.edc, &mine), 0);
 	/* Nor mount bob's file system with her key. */
 	char o[64];
-	snprintf(o, sizeof o, "key=alice,sb=%llu", (unsigned long long)ufs_ino_sector(sb.ino) / 1);
+	struct ufs_super bsb;
+	snprintf(o, sizeof o, "key=alice,sb=%llu", (unsigned long long)find_super(&b.edc, "key=bob", &bsb));
 	edc_set_default(&a.edc);
 	CHECK(vfs_mount("/x", "unixfs", o, 1) < 0);
 	/* Bob's data is untouched. */
@@ -604,7 +773,7 @@ static int steal(struct rival *rv, uint64_t at)
 	int kind = (rv->stolen[0] + rv->stolen[1] + rv->stolen[2]) % 3;
 	struct ed_protector p = kind == 0 ? edc_prot_extent(0, at, &junk, &junk)
 	                                  : edc_prot_xn(0, at, 0, &junk, &junk);
-	p.length = kind == 0 ? 512 : kind == 1 ? UFS_INODE_BYTES : 64;
+	p.length = kind == 0 ? 512 : kind == 1 ? UFS_XN_BYTES : 64;
 	int64_t r = kind == 0 ? edc_extent_alloc(&rv->other->edc, &p)
 	                      : edc_xn_alloc(&rv->other->edc, &p);
 	if (r == 0)
@@ -688,8 +857,14 @@ static void test_alloc_race(void)
 	ufx_free(&u);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* test_unixfs cut [N]: the power-cut workload alone, cut at N of its
+	 * requests (default: every one). */
+	if (argc > 1 && strcmp(argv[1], "cut") == 0) {
+		test_fscut(argc > 2 ? atoi(argv[2]) : 1000000);
+		return 0;
+	}
 	struct ufx u;
 	ufx_new(&u, 65536, HD_SYNC, 1);
 	ufx_mkfs(&u, OPTS);
@@ -704,6 +879,7 @@ int main(void)
 	test_lock();
 	test_two_owners();
 	test_alloc_race();
+	test_rename_cuts();
 	printf("test_unixfs: ok\n");
 	return 0;
 }

@@ -11,7 +11,8 @@
  * itself), comparing every result and error with the model.  Between
  * stretches it unmounts and reboots (everything must be there), or pulls
  * the power (unflushed writes are lost at random, sector by sector): then
- * fsck must find nothing wrong but orphans from unfinished removals,
+ * fsck must find nothing wrong but orphans from unfinished removals (and
+ * after a clean unmount not even those),
  * everything untouched since the last sync must be exactly as it was, and
  * the model continues from what the disk holds.
  *
@@ -532,6 +533,13 @@ static void report(void *arg, const char *path, const char *what)
 	}
 }
 
+static void report_all(void *arg, const char *path, const char *what)
+{
+	int *bad = arg;
+	fprintf(stderr, "fsck: %s: %s\n", path, what);
+	(*bad)++;
+}
+
 static void fsck_clean(void)
 {
 	struct ufs_fsck_stats st;
@@ -614,7 +622,12 @@ static void reboot(struct ufx *u)
 		fprintf(stderr, "op %ld: reboot\n", nops);
 	CHECK_EQ(vfs_umount("/"), 0);
 	ufx_reboot(u);
-	fsck_clean();
+	/* After a clean unmount nothing is left over: not even an orphan. */
+	struct ufs_fsck_stats st;
+	int bad = 0;
+	int r = unixfs_fsck(opts, report_all, &bad, &st);
+	if (r != 0 || bad)
+		FAIL("fsck after a clean unmount: %d", r);
 	mount_fs();
 	check_all();
 }
