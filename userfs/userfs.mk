@@ -121,3 +121,12 @@ LOC_LIMITS := --max 200 userfs/kvfs userfs/unixfs libos/kit --max 60 userfs/laye
 loc:
 	@python3 tools/loc.py $(LOC_LIMITS)
 host-test: loc
+
+# ---- make ufsprof: unixfs's small-file benchmark on the host, counted -------
+# (tests/host/userfs/ufsprof.c; a tool, not a test: run it, or run it under
+# valgrind --tool=callgrind.)
+UFSPROF_OBJS := $(filter-out %/exotool-src/unixfs.o,$(EXOTOOL_UFS_OBJS))
+$(BUILD)/tools/ufsprof: tests/host/userfs/ufsprof.c $(UFSPROF_OBJS) $(ED_TOOL_OBJS) $(UFS_HDRS)
+	$(HOSTCC) $(HOST_TOOL_CFLAGS) -o $@ $< $(UFSPROF_OBJS) $(ED_TOOL_OBJS)
+ufsprof: $(BUILD)/tools/ufsprof
+.PHONY: ufsprof
