@@ -92,8 +92,10 @@ static void unhash(struct bcache *bc, struct bbuf *b)
 /* Make b free and put it at the tail. */
 static void release(struct bcache *bc, struct bbuf *b)
 {
-	if (b->used)
+	if (b->used) {
 		unhash(bc, b);
+		bc->nused--;
+	}
 	if (b->flags & BB_DIRTY)
 		bc->ndirty--;
 	b->used = 0;
@@ -122,6 +124,7 @@ struct bbuf *bc_get(struct bcache *bc, uint64_t owner, uint64_t lblk)
 	b->owner = owner;
 	b->lblk = lblk;
 	b->used = 1;
+	bc->nused++;
 	uint32_t h = hashof(bc, owner, lblk);
 	b->hnext = bc->hash[h];
 	bc->hash[h] = b;
@@ -149,7 +152,7 @@ void bc_clean(struct bcache *bc, struct bbuf *b)
 
 void bc_drop(struct bcache *bc, uint64_t owner, uint64_t from)
 {
-	for (uint32_t i = 0; i < bc->nbufs; i++) {
+	for (uint32_t i = 0; bc->nused > 0 && i < bc->nbufs; i++) {
 		struct bbuf *b = &bc->bufs[i];
 		if (b->used && b->owner == owner && b->lblk >= from)
 			release(bc, b);
@@ -158,7 +161,20 @@ void bc_drop(struct bcache *bc, uint64_t owner, uint64_t from)
 
 void bc_drop_range(struct bcache *bc, uint64_t owner, uint64_t from, uint64_t to)
 {
-	for (uint32_t i = 0; i < bc->nbufs; i++) {
+	if (bc->nused == 0)
+		return;
+	if (to - from <= 64) {
+		/* A short range (a write of a few blocks): look each one up
+		 * rather than scanning every buffer. */
+		for (uint64_t l = from; l < to; l++)
+			for (struct bbuf *b = bc->hash[hashof(bc, owner, l)]; b; b = b->hnext)
+				if (b->owner == owner && b->lblk == l) {
+					release(bc, b);
+					break;
+				}
+		return;
+	}
+	for (uint32_t i = 0; bc->nused > 0 && i < bc->nbufs; i++) {
 		struct bbuf *b = &bc->bufs[i];
 		if (b->used && b->owner == owner && b->lblk >= from && b->lblk < to)
 			release(bc, b);
@@ -191,7 +207,7 @@ uint32_t bc_dirty_list(struct bcache *bc, int all, uint64_t owner, uint64_t from
 uint32_t bc_count(struct bcache *bc, uint64_t owner, uint64_t from, uint64_t to, int dirty_only)
 {
 	uint32_t n = 0;
-	if (dirty_only && bc->ndirty == 0)
+	if (bc->nused == 0 || (dirty_only && bc->ndirty == 0))
 		return 0;
 	if (to - from <= 64) {
 		/* A short range: look each block up. */

@@ -36,7 +36,7 @@ struct bcache {
 	struct bbuf *bufs;
 	struct bbuf **hash;
 	struct bbuf *head, *tail;
-	uint32_t ndirty;
+	uint32_t nused, ndirty;          /* buffers holding a block; dirty ones */
 	uint64_t hits, misses, evictions;
 };
 
