@@ -77,14 +77,15 @@ def host_report_agrees(out):
 
 
 def phases_counted(out):
-    """fsbench's phases each get counts per file: a create writes, a read reads."""
+    """fsbench's phases each get counts per file: a create writes, a read reads
+    (unixfs groups a directory's small files, so fewer than one per file)."""
     for phase, col in (("small create+write", 7), ("small read", 5)):
         m = re.search(r"^  %s\s+(.*)$" % re.escape(phase), out, re.M)
         if not m:
             return "no row for phase %s" % phase
         v = m.group(1).split()
         # ms units ms/unit syscalls exodisk reads writes flushes ...
-        if int(v[1]) != 30 or float(v[3]) <= 0 or float(v[col - 1]) < 0.5:
+        if int(v[1]) != 30 or float(v[3]) <= 0 or float(v[col - 1]) <= 0:
             return "phase %s: unexpected counts %s" % (phase, v)
     return None
 
