@@ -159,6 +159,42 @@ static void test_enospc(void)
 	ufx_free(&u);
 }
 
+/* Directories nested as deep as a path can name (510 levels of "/d"
+ * within LIBFS_PATH_MAX) are a legal tree: fsck finds nothing wrong and
+ * fsck -r changes nothing (issue 17, F4: fsck took depth 256 for a loop and
+ * -r freed everything deeper). */
+static void test_deep_tree(void)
+{
+	struct ufx u;
+	ufx_new(&u, 65536, HD_SYNC, 9);
+	ufx_mkfs(&u, OPTS);
+	mount_it();
+	static char path[LIBFS_PATH_MAX];
+	size_t n = 0;
+	int levels = 0;
+	while (n + 2 + 2 < LIBFS_PATH_MAX - 1) {       /* room for "/f" below it */
+		memcpy(path + n, "/d", 3);
+		n += 2;
+		CHECK_EQ(vfs_mkdir(path, 0755), 0);
+		levels++;
+	}
+	CHECK(levels >= 510);
+	memcpy(path + n, "/f", 3);
+	put(path, "bottom", 6);
+	umount_it();
+	ufx_reboot(&u);
+	struct ufs_fsck_stats st;
+	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
+	CHECK_EQ(st.problems, 0);
+	CHECK(st.dirs >= (uint64_t)levels);
+	CHECK_EQ(unixfs_fsck(OPTS ",repair", say, NULL, &st), 0);
+	CHECK_EQ(st.problems, 0);
+	mount_it();
+	expect(path, "bottom", 6);
+	umount_it();
+	ufx_free(&u);
+}
+
 /* A small exodisk cache (31 entries, 23 per process): unixfs keeps working
  * by writing back, also while another process holds what it may - many
  * directories and large files, each a node of its own, in one sync.
@@ -880,6 +916,7 @@ int main(int argc, char **argv)
 	test_two_owners();
 	test_alloc_race();
 	test_rename_cuts();
+	test_deep_tree();
 	printf("test_unixfs: ok\n");
 	return 0;
 }
