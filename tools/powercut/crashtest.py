@@ -60,10 +60,11 @@ DISK_SIZE = "64M"          # in MiB: the image is filled with 0xEE
 # leaves.  FAT cannot order its updates to stay consistent: lost clusters,
 # chains longer than their files and names whose frees were not yet
 # durable are what fsck.fat -a repairs (docs/fatfs.md, "Crash safety").
-# unixfs makes an inode durable before the name that points at it and
-# frees it after the name is gone, so a cut in between leaves an orphan
-# inode (leaked space, no data lost: userfs/unixfs/fsck.c).
-REPAIRABLE = {"fatfs": r".", "unixfs": r"orphan inode"}
+# unixfs makes a directory's or large file's node durable before the record
+# that names it and frees it after the record is gone, so a cut in between
+# leaves an orphan node (leaked space, no data lost: docs/unixfs.md, "What
+# a crash can leave").
+REPAIRABLE = {"fatfs": r".", "unixfs": r"orphan node"}
 CUT_STATUS = 250          # tools/run-qemu.sh: the power failed
 # The exodisk alone: edtest's workload of extents and exonodes
 # (apps/edtest/t_powercut.c), no library file system.
