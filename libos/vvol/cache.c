@@ -934,6 +934,23 @@ int vvol_mapped(struct vvol *v, uint64_t lba, uint64_t *phys)
 	return p != 0;
 }
 
+int vvol_chunk(struct vvol *v, uint64_t c, int alloc, struct vvol_place *pl)
+{
+	if (v->k == NULL || c >= v->nchunks)
+		return -EINVAL;
+	uint64_t phys;
+	struct vv_node *leaf;
+	int e = vv_lookup(v, c, &phys, &leaf);
+	if (e == 0 && phys == 0 && alloc)
+		e = v->readonly ? -EROFS : vv_alloc(v, c, &phys, &leaf);
+	if (e < 0 || phys == 0)
+		return e;
+	pl->phys = phys;
+	pl->leaf = leaf->sector;
+	pl->slot = leaf->slot;
+	return 1;
+}
+
 uint64_t vvol_footprint(const struct vvol *v)
 {
 	uint64_t chunks, nodes;

@@ -166,6 +166,20 @@ int  vvol_discard(struct vvol *v, uint64_t lba, uint64_t n);
 /* Is the chunk holding lba mapped?  1, 0, or a negative errno.  *phys gets
  * the disk sector of lba. */
 int  vvol_mapped(struct vvol *v, uint64_t lba, uint64_t *phys);
+/* Where chunk c is, for a file system that does its own I/O on whole
+ * chunks (lfs: its segments are the chunks): its first disk sector and the
+ * leaf exonode to do I/O through (and to make proxies of).  Returns 1 and
+ * fills *pl if the chunk is mapped; 0 if not (and alloc is 0); with alloc,
+ * an unmapped chunk first gets sectors, durable at the next vvol_harden.
+ * Such a chunk bypasses the cache and its zero-filling: the caller must
+ * never read there what it did not write, and must harden before anything
+ * durable points into it. */
+struct vvol_place {
+	uint64_t phys;                /* the chunk's first disk sector                 */
+	uint64_t leaf;                /* the leaf exonode: its sector and slot         */
+	uint16_t slot;
+};
+int  vvol_chunk(struct vvol *v, uint64_t c, int alloc, struct vvol_place *pl);
 /* Sectors the volume holds on the exodisk: chunks and map nodes. */
 uint64_t vvol_footprint(const struct vvol *v);
 
