@@ -14,7 +14,7 @@
 # LIBFS_BUILTIN), made by `mkfs -t NAME`, checked by `fsck -t NAME`, run
 # through the host fssuite and power-cut tests (test_fssuite) and the QEMU
 # cases (tests/qemu/cases_fs.py reads this line).
-LIBFS_TYPES := unixfs kvfs fatfs
+LIBFS_TYPES := unixfs kvfs fatfs lfs
 LIBFS_TYPE_SRCS := $(foreach t,$(LIBFS_TYPES),$(sort $(wildcard userfs/$(t)/*.c)))
 # Stackable layers (libos/stack/, docs/stacking.md): each NAME is
 # userfs/layers/NAME.c defining NAME_ops, mountable by name over another
@@ -63,7 +63,8 @@ $(UFS_HOST_OBJS): $(UFS_HOST_DIR)/obj/%.o: %.c $(UFS_HDRS)
 	@mkdir -p $(@D)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -c -o $@ $<
 
-UFS_TESTS := test_edc test_kit test_unixfs test_unixfs_model test_fssuite test_vvol test_fatfs test_fat_fuzz test_fat_powercut test_stack test_crypto
+UFS_TESTS := test_edc test_kit test_unixfs test_unixfs_model test_fssuite test_vvol test_fatfs test_fat_fuzz test_fat_powercut test_stack test_crypto \
+	test_lfs
 
 $(addprefix $(UFS_HOST_DIR)/,$(UFS_TESTS)): $(UFS_HOST_DIR)/%: tests/host/userfs/%.c $(UFS_HOST_OBJS) $(ED_TEST_OBJS) $(UFS_HDRS)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ $< $(UFS_HOST_OBJS) $(ED_TEST_OBJS)

@@ -106,6 +106,19 @@ CASES = [
     Case("fs-one-process-at-a-time", "mkfs; echo x > /f; cat /f & cat /f & cat /f; wait; echo done",
          expect=[r"^done$"], reject=[r"busy"],
          check=lambda out: None if out.splitlines().count("x") == 3 else "not three x lines"),
+    # lfs beside unixfs on one disk; its cleaner on demand, then the files
+    # it moved still read back, and both file systems check clean.
+    Case("lfs-clean-beside-unixfs",
+         "mkfs; mkfs -t lfs key=k,seg=64; mount /t lfs key=k; echo 0123456789abcdefghijklmnopqrstu > /x; "
+         "cat /x /x /x /x /x /x /x /x > /y; cat /y /y /y /y /y /y /y /y > /x; "
+         "cat /x /x /x /x /x /x /x /x > /y; cat /y /y /y /y > /z; "
+         "cp /y /t/a; cp /z /t/b; cp /y /t/c; cp /z /t/d; rm /t/b; echo more >> /t/a; "
+         "lfsclean key=k; cksum /t/c /y /t/d /z /t/a; fsck -t lfs key=k; fsck",
+         expect=[r"^lfsclean: after: ", r"segments of 64 KiB.*: 0 problems$", r"map nodes: 0 problems$"],
+         check=lambda out: None if len({l.split()[0] for l in out.splitlines()
+                                        if l.endswith(("/t/c", "/y"))}) == 1 and
+                                   len({l.split()[0] for l in out.splitlines()
+                                        if l.endswith(("/t/d", "/z"))}) == 1 else "cksums differ"),
 ]
 
 

@@ -1,0 +1,568 @@
+/*
+ * test_lfs.c - lfs (userfs/lfs) on the host, beyond the generic suite and
+ * power-cut workload every libFS gets (test_fssuite):
+ *
+ *   many       2,000 small files in 20 directories, with 64 KiB segments and
+ *              a checkpoint every 256 KiB of log: read back before and after
+ *              a reboot; fsck recounts every segment's live bytes
+ *   roll       commits after the last checkpoint, then the power fails:
+ *              the mount rolls forward through them (and not through the
+ *              unsynced tail), fsck clean
+ *   cleaner    a disk 80% full, random files rewritten for ten times the
+ *              free space: the cleaner keeps it going; every file as last
+ *              written, after a reboot too; write cost reported
+ *   full       writing until -ENOSPC: what was written before stays, and
+ *              deleting makes room again
+ *   damage     a torn newer checkpoint copy (the older is used), both
+ *              copies gone (a clear error), a corrupted summary in the
+ *              roll-forward region (the log ends there), a corrupted inode
+ *              map block (-EIO and read-only, never a crash)
+ *   powercut   the generic power-cut workload with tiny segments, frequent
+ *              checkpoints and a volume small enough to need the cleaner
+ *              (every request with LFS_PC_ALL=1)
+ *   cleancut   long-lived files among short-lived ones, rewritten, synced
+ *              and cleaned on demand, cut at every request (LFS_PC_ALL=1)
+ *              or 200 of them: every acknowledged version survives, the
+ *              long-lived files the cleaner moved are intact, fsck clean
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "userfs/lfs/lfs_int.h"
+#include "tests/host/userfs/fscut.h"
+
+static struct ufx u;
+
+static void fill(uint8_t *b, size_t n, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		b[i] = (uint8_t)(seed >> 56);
+	}
+}
+
+static void put(const char *path, size_t n, uint64_t seed)
+{
+	static uint8_t b[1 << 17];
+	struct vfile *f;
+	fill(b, n, seed);
+	CHECK_EQ(vfs_open(path, LIBFS_O_WRITE | LIBFS_O_CREAT | LIBFS_O_TRUNC, 0644, &f), 0);
+	CHECK_EQ(vfs_pwrite(f, b, n, 0), (long)n);
+	CHECK_EQ(vfs_close(f), 0);
+}
+
+/* 1 if path holds exactly n bytes of seed's sequence. */
+static int same(const char *path, size_t n, uint64_t seed)
+{
+	static uint8_t b[1 << 17], g[(1 << 17) + 1];
+	struct vfile *f;
+	int e = vfs_open(path, LIBFS_O_READ, 0, &f);
+	if (e != 0)
+		return 0;
+	long r = vfs_pread(f, g, sizeof g, 0);
+	vfs_close(f);
+	fill(b, n, seed);
+	if (getenv("LFS_DBG") && (r != (long)n || memcmp(b, g, n) != 0)) {
+		size_t k = 0;
+		while (r > 0 && k < (size_t)r && k < n && b[k] == g[k])
+			k++;
+		fprintf(stderr, "%s: read %ld of %zu, first difference at %zu\n", path, r, n, k);
+	}
+	return r == (long)n && memcmp(b, g, n) == 0;
+}
+
+static void fsck_clean(const char *opts)
+{
+	struct libfs_fsck ck = { 0 };
+	CHECK_EQ(lfs_fsck(opts, &ck), 0);
+	printf("  fsck: %s: %llu problems\n", ck.summary, (unsigned long long)ck.problems);
+	CHECK_EQ(ck.problems, 0);
+}
+
+static void say(void *arg, const char *path, const char *what)
+{
+	(void)arg;
+	fprintf(stderr, "  fsck: %s: %s\n", path, what);
+}
+
+static uint64_t fsck_problems(const char *opts)
+{
+	struct libfs_fsck ck = { .report = say };
+	int r = lfs_fsck(opts, &ck);
+	return r < 0 ? 1000000 : ck.problems;
+}
+
+static void t_many(void)
+{
+	const char *o = getenv("LFS_O") ? getenv("LFS_O") : "key=m,seg=64,cpkib=256";
+	ufx_new(&u, 65536, HD_POLLED, 1);
+	uint64_t sb;
+	CHECK_EQ(lfs_mkfs(o, &sb), 0);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	char p[64];
+	for (int d = 0; d < 20; d++) {
+		snprintf(p, sizeof p, "/l/d%d", d);
+		CHECK_EQ(vfs_mkdir(p, 0755), 0);
+	}
+	for (int i = 0; i < 2000; i++) {
+		snprintf(p, sizeof p, "/l/d%d/f%d", i % 20, i);
+		put(p, 1000 + (size_t)(i % 7) * 300, (uint64_t)i);
+	}
+	CHECK_EQ(vfs_sync(), 0);
+	for (int i = 0; i < 2000; i += 7) {
+		snprintf(p, sizeof p, "/l/d%d/f%d", i % 20, i);
+		CHECK(same(p, 1000 + (size_t)(i % 7) * 300, (uint64_t)i));
+	}
+	CHECK_EQ(vfs_umount("/l"), 0);
+	ufx_reboot(&u);
+	fsck_clean(o);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	for (int i = 0; i < 2000; i++) {
+		snprintf(p, sizeof p, "/l/d%d/f%d", i % 20, i);
+		CHECK(same(p, 1000 + (size_t)(i % 7) * 300, (uint64_t)i));
+	}
+	/* Delete half, rename some across directories. */
+	for (int i = 0; i < 2000; i += 2) {
+		snprintf(p, sizeof p, "/l/d%d/f%d", i % 20, i);
+		CHECK_EQ(vfs_unlink(p), 0);
+	}
+	for (int i = 1; i < 200; i += 2) {
+		char q[64];
+		snprintf(p, sizeof p, "/l/d%d/f%d", i % 20, i);
+		snprintf(q, sizeof q, "/l/d%d/r%d", (i + 1) % 20, i);
+		CHECK_EQ(vfs_rename(p, q), 0);
+	}
+	CHECK_EQ(vfs_umount("/l"), 0);
+	ufx_reboot(&u);
+	fsck_clean(o);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	for (int i = 1; i < 2000; i += 2) {
+		if (i < 200)
+			snprintf(p, sizeof p, "/l/d%d/r%d", (i + 1) % 20, i);
+		else
+			snprintf(p, sizeof p, "/l/d%d/f%d", i % 20, i);
+		CHECK(same(p, 1000 + (size_t)(i % 7) * 300, (uint64_t)i));
+	}
+	CHECK_EQ(vfs_umount("/l"), 0);
+	ufx_free(&u);
+	printf("many: ok\n");
+}
+
+static void t_roll(void)
+{
+	const char *o = "key=r,seg=64";
+	ufx_new(&u, 32768, HD_POLLED, 2);
+	uint64_t sb;
+	CHECK_EQ(lfs_mkfs(o, &sb), 0);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	char p[64];
+	/* 40 commits after the last checkpoint, spanning several segments. */
+	for (int i = 0; i < 40; i++) {
+		snprintf(p, sizeof p, "/l/f%d", i);
+		put(p, 9000, (uint64_t)i + 100);
+		CHECK_EQ(vfs_sync(), 0);
+	}
+	CHECK_EQ(vfs_rename("/l/f0", "/l/g0"), 0);
+	CHECK_EQ(vfs_unlink("/l/f1"), 0);
+	CHECK_EQ(vfs_sync(), 0);
+	put("/l/unsynced", 5000, 7);
+	vfs_abandon();
+	ufx_crash(&u);
+	struct lfs *fs;
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	struct lfs_stats st;
+	lfs_get_stats(fs, &st, NULL);
+	printf("  roll-forward: %llu partial segments, %llu commits, %llu sectors read\n",
+	       (unsigned long long)st.roll_ps, (unsigned long long)st.roll_groups,
+	       (unsigned long long)st.roll_sect);
+	CHECK(st.roll_groups >= 41);
+	CHECK_EQ(lfs_unmount(fs), 0);
+	fsck_clean(o);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	CHECK(same("/l/g0", 9000, 100));
+	struct libfs_stat sst;
+	CHECK_EQ(vfs_stat("/l/f1", &sst), -ENOENT);
+	CHECK_EQ(vfs_stat("/l/unsynced", &sst), -ENOENT);
+	for (int i = 2; i < 40; i++) {
+		snprintf(p, sizeof p, "/l/f%d", i);
+		CHECK(same(p, 9000, (uint64_t)i + 100));
+	}
+	CHECK_EQ(vfs_umount("/l"), 0);
+	ufx_free(&u);
+	printf("roll: ok\n");
+}
+
+static void t_cleaner(void)
+{
+	/* 16 MiB disk, 64 KiB segments; files of 16 KiB filling 80%. */
+	const char *o = "key=c,seg=64";
+	ufx_new(&u, 32768, HD_POLLED, 3);
+	uint64_t sb;
+	CHECK_EQ(lfs_mkfs(o, &sb), 0);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	struct libfs_statfs sf;
+	CHECK_EQ(vfs_statfs("/l", &sf), 0);
+	uint64_t total = sf.bfree * sf.bsize;
+	int nfiles = (int)(total * 8 / 10 / 16384);
+	static uint32_t ver[2048];
+	CHECK(nfiles < 2048);
+	char p[64];
+	for (int i = 0; i < nfiles; i++) {
+		snprintf(p, sizeof p, "/l/f%d", i);
+		put(p, 16384, (uint64_t)i << 20);
+	}
+	CHECK_EQ(vfs_sync(), 0);
+	uint64_t rs = 99;
+	uint64_t rewrites = 10 * (total - (uint64_t)nfiles * 16384) / 16384;
+	for (uint64_t k = 0; k < rewrites; k++) {
+		rs = rs * 6364136223846793005ull + 1;
+		int i = (int)((rs >> 33) % (uint64_t)nfiles);
+		ver[i]++;
+		snprintf(p, sizeof p, "/l/f%d", i);
+		put(p, 16384, ((uint64_t)i << 20) + ver[i]);
+		if (k % 64 == 0)
+			CHECK_EQ(vfs_sync(), 0);
+	}
+	CHECK_EQ(vfs_sync(), 0);
+	for (int i = 0; i < nfiles; i++) {
+		snprintf(p, sizeof p, "/l/f%d", i);
+		CHECK(same(p, 16384, ((uint64_t)i << 20) + ver[i]));
+	}
+	CHECK_EQ(vfs_umount("/l"), 0);
+	struct lfs *fs;
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	struct lfs_stats st;
+	struct lfs_usage us;
+	lfs_get_stats(fs, &st, &us);
+	printf("  cleaner: %d files, %llu rewrites, %llu MiB read by the cleaner, write cost %.2f, "
+	       "%llu of %llu segments in use\n", nfiles, (unsigned long long)rewrites,
+	       (unsigned long long)(st.clean_read >> 20),
+	       (double)(st.new_bytes + st.clean_read + st.clean_moved) / (double)st.new_bytes,
+	       (unsigned long long)us.inuse, (unsigned long long)us.mapped);
+	CHECK(st.clean_read > 0);
+	CHECK(lfs_clean_now(fs, 0) >= 0);
+	CHECK_EQ(lfs_unmount(fs), 0);
+	ufx_reboot(&u);
+	fsck_clean(o);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	for (int i = 0; i < nfiles; i++) {
+		snprintf(p, sizeof p, "/l/f%d", i);
+		CHECK(same(p, 16384, ((uint64_t)i << 20) + ver[i]));
+	}
+	CHECK_EQ(vfs_umount("/l"), 0);
+	ufx_free(&u);
+	printf("cleaner: ok\n");
+}
+
+static void t_full(void)
+{
+	const char *o = "key=f,seg=64";
+	ufx_new(&u, 16384, HD_POLLED, 4);
+	uint64_t sb;
+	CHECK_EQ(lfs_mkfs(o, &sb), 0);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	char p[64];
+	int n = 0;
+	static uint8_t b[65536];
+	for (;; n++) {
+		snprintf(p, sizeof p, "/l/f%d", n);
+		struct vfile *f;
+		int r = vfs_open(p, LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f);
+		if (r == -ENOSPC)
+			break;
+		CHECK_EQ(r, 0);
+		fill(b, sizeof b, (uint64_t)n);
+		long w = vfs_pwrite(f, b, sizeof b, 0);
+		CHECK_EQ(vfs_close(f), 0);
+		if (w == -ENOSPC) {
+			CHECK_EQ(vfs_unlink(p), 0);
+			break;
+		}
+		CHECK_EQ(w, (long)sizeof b);
+		CHECK(n < 1000);
+	}
+	printf("  full after %d files of 64 KiB on an 8 MiB disk\n", n);
+	CHECK(n > 50);
+	CHECK_EQ(vfs_sync(), 0);
+	CHECK_EQ(vfs_umount("/l"), 0);
+	ufx_reboot(&u);
+	fsck_clean(o);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	for (int i = 0; i < n; i++) {
+		snprintf(p, sizeof p, "/l/f%d", i);
+		CHECK(same(p, sizeof b, (uint64_t)i));
+	}
+	for (int i = 0; i < n; i += 2) {
+		snprintf(p, sizeof p, "/l/f%d", i);
+		CHECK_EQ(vfs_unlink(p), 0);
+	}
+	for (int i = 0; i < n / 3; i++) {
+		snprintf(p, sizeof p, "/l/g%d", i);
+		put(p, sizeof b, (uint64_t)i + 5000);
+	}
+	CHECK_EQ(vfs_umount("/l"), 0);
+	fsck_clean(o);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	for (int i = 0; i < n / 3; i++) {
+		snprintf(p, sizeof p, "/l/g%d", i);
+		CHECK(same(p, sizeof b, (uint64_t)i + 5000));
+	}
+	CHECK_EQ(vfs_umount("/l"), 0);
+	ufx_free(&u);
+	printf("full: ok\n");
+}
+
+/* The disk sector of log address lba. */
+static uint64_t phys(struct lfs *fs, uint64_t lba)
+{
+	uint64_t ph;
+	CHECK_EQ(vvol_mapped(&fs->v, lba, &ph), 1);
+	return ph;
+}
+
+static void smash(uint64_t sector, size_t off)
+{
+	uint8_t *s = u.f.hd.medium + sector * BLK_SECTOR_SIZE;
+	s[off] ^= 0x5a;
+}
+
+static void t_damage(void)
+{
+	const char *o = "key=d,seg=64";
+	ufx_new(&u, 32768, HD_POLLED, 5);
+	uint64_t sb;
+	CHECK_EQ(lfs_mkfs(o, &sb), 0);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	char p[64];
+	for (int i = 0; i < 300; i++) {
+		snprintf(p, sizeof p, "/l/f%d", i);
+		put(p, 3000, (uint64_t)i);
+	}
+	CHECK_EQ(vfs_umount("/l"), 0);
+	/* The newer checkpoint copy torn: the older one, then roll-forward. */
+	struct lfs *fs;
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	uint64_t newer = fs->sb.cp_disk[fs->cpseq & 1];
+	CHECK_EQ(lfs_unmount(fs), 0);      /* another checkpoint: the other copy */
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	newer = fs->sb.cp_disk[fs->cpseq & 1];
+	uint64_t older = fs->sb.cp_disk[(fs->cpseq & 1) ^ 1];
+	lfs_close_fs(fs);
+	ufx_reboot(&u);
+	smash(newer, 100);
+	ufx_reboot(&u);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	for (int i = 0; i < 300; i += 10) {
+		snprintf(p, sizeof p, "/l/f%d", i);
+		CHECK(same(p, 3000, (uint64_t)i));
+	}
+	CHECK_EQ(vfs_umount("/l"), 0);
+	/* Both copies gone: a clear error, not a crash. */
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	newer = fs->sb.cp_disk[fs->cpseq & 1];
+	older = fs->sb.cp_disk[(fs->cpseq & 1) ^ 1];
+	lfs_close_fs(fs);
+	ufx_reboot(&u);
+	uint8_t save[2][BLK_SECTOR_SIZE];
+	memcpy(save[0], u.f.hd.medium + newer * BLK_SECTOR_SIZE, BLK_SECTOR_SIZE);
+	memcpy(save[1], u.f.hd.medium + older * BLK_SECTOR_SIZE, BLK_SECTOR_SIZE);
+	smash(newer, 8);
+	smash(older, 8);
+	ufx_reboot(&u);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), -EIO);
+	struct libfs_fsck ck = { 0 };
+	CHECK_EQ(lfs_fsck(o, &ck), -EIO);
+	memcpy(u.f.hd.medium + newer * BLK_SECTOR_SIZE, save[0], BLK_SECTOR_SIZE);
+	memcpy(u.f.hd.medium + older * BLK_SECTOR_SIZE, save[1], BLK_SECTOR_SIZE);
+	ufx_reboot(&u);
+	fsck_clean(o);
+	/* A summary in the roll-forward region: the log ends before it. */
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	put("/l/a", 3000, 1001);
+	CHECK_EQ(vfs_sync(), 0);
+	put("/l/b", 3000, 1002);
+	CHECK_EQ(vfs_sync(), 0);
+	vfs_abandon();
+	ufx_crash(&u);
+	CHECK_EQ(lfs_mount(o, &fs), 0);    /* rolls forward, checkpoints at unmount */
+	struct lnode *n;
+	CHECK_EQ(lfs_walk(fs, "b", &n), 0);
+	uint64_t bdata = n->d.direct[0];
+	lfs_put(fs, n);
+	uint64_t at = phys(fs, LFS_PTR_LBA(bdata));
+	lfs_close_fs(fs);                  /* no checkpoint: b stays in the roll-forward */
+	ufx_reboot(&u);
+	/* The header of the PS holding b's data is the nearest one before it. */
+	uint64_t h = at;
+	while (memcmp(u.f.hd.medium + h * BLK_SECTOR_SIZE, "LFSP", 4) != 0)
+		h--;
+	smash(h, 40);
+	ufx_reboot(&u);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	CHECK(same("/l/a", 3000, 1001));
+	struct libfs_stat sst;
+	CHECK_EQ(vfs_stat("/l/b", &sst), -ENOENT);
+	CHECK_EQ(vfs_umount("/l"), 0);
+	fsck_clean(o);
+	/* An inode map block: -EIO and read-only, the rest still readable. */
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	uint64_t im = phys(fs, LFS_PTR_LBA(fs->imaddr[0]));
+	lfs_close_fs(fs);
+	ufx_reboot(&u);
+	smash(im, 700);
+	ufx_reboot(&u);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	CHECK_EQ(vfs_stat("/l/f3", &sst), -EIO);
+	struct vfile *f;
+	CHECK(vfs_open("/l/new", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f) < 0);
+	CHECK_EQ(vfs_umount("/l"), 0);
+	CHECK(fsck_problems(o) > 0);
+	ufx_free(&u);
+	printf("damage: ok\n");
+}
+
+/* ---- the cleaner under power cuts ---------------------------------------------- */
+
+#define CP_STEPS 48
+#define CP_OPTS  "key=pcc,seg=64,segs=24,cpkib=128,autoclean=0,pool=1"
+
+static size_t ver_size(int j, int v)
+{
+	return 2000 + (size_t)((v * 977 + j * 131) % 6000);
+}
+
+/* The version churn file j holds once steps [0, n) are done. */
+static int ver_at(int j, int n)
+{
+	int v = 0;
+	for (int k = 1; k < n; k++)
+		if (k % 4 == j)
+			v = k;
+	return v;
+}
+
+static int lput(struct lfs *fs, const char *path, size_t n, uint64_t seed)
+{
+	static uint8_t b[8192];
+	struct lfile lf = { 0 };
+	void *h = &lf;
+	fill(b, n, seed);
+	int e = lfs_ops.open(fs, path, LIBFS_O_WRITE | LIBFS_O_CREAT | LIBFS_O_TRUNC, 0644, &h);
+	if (e < 0)
+		return e;
+	long w = lfs_ops.write(fs, h, b, n, 0);
+	lfs_ops.close(fs, h);
+	return w == (long)n ? 0 : -EIO;
+}
+
+static int cc_prepare(struct pcut *pc)
+{
+	uint64_t sb;
+	return lfs_mkfs(CP_OPTS, &sb);
+}
+
+static int cc_work(struct pcut *pc)
+{
+	struct lfs *fs;
+	char p[32];
+	if (lfs_mount(CP_OPTS, &fs) < 0)
+		return -1;
+	int e = 0;
+	/* Step 0: long-lived files among the first versions of short-lived
+	 * ones, so the cleaner has live blocks to move. */
+	for (int i = 0; i < 12 && e == 0; i++) {
+		snprintf(p, sizeof p, i % 3 ? "s%d" : "c%d", i % 3 ? i : i / 3);
+		e = lput(fs, p, i % 3 ? 6000 : ver_size(i / 3, 0), i % 3 ? 500 + (uint64_t)i :
+		         (uint64_t)(i / 3) * 100000);
+	}
+	if (e == 0 && (e = lfs_ops.sync(fs)) == 0)
+		pc_ack(pc, 1);
+	for (int k = 1; k < CP_STEPS && e == 0; k++) {
+		int j = k % 4;
+		snprintf(p, sizeof p, "c%d", j);
+		e = lput(fs, p, ver_size(j, k), (uint64_t)j * 100000 + (uint64_t)k);
+		if (e == 0)
+			e = lfs_ops.sync(fs);
+		if (e == 0)
+			pc_ack(pc, (uint64_t)k + 1);
+		if (e == 0 && k % 6 == 0)
+			e = lfs_clean_now(fs, 3) < 0 ? -1 : 0;
+	}
+	if (e == 0)
+		return lfs_unmount(fs);
+	lfs_close_fs(fs);
+	return e;
+}
+
+static int cc_check(struct pcut *pc)
+{
+	int bad = 0;
+	char p[32];
+	if (vfs_mount("/l", "lfs", CP_OPTS, 1) < 0) {
+		fprintf(stderr, "cleaner power cut: no mount\n");
+		return 1;
+	}
+	uint64_t n = pc->acked;
+	for (int i = 1; i < 12 && n >= 1; i++) {
+		if (i % 3 == 0)
+			continue;
+		snprintf(p, sizeof p, "/l/s%d", i);
+		bad += !same(p, 6000, 500 + (uint64_t)i);
+	}
+	for (int j = 0; j < 4 && n >= 1; j++) {
+		snprintf(p, sizeof p, "/l/c%d", j);
+		int a = ver_at(j, (int)n), b = ver_at(j, (int)n + 1);
+		/* The step in flight may have truncated it and no more. */
+		int fresh = a != b && same(p, 0, 0);
+		if (!fresh && !same(p, ver_size(j, a), (uint64_t)j * 100000 + (uint64_t)a) &&
+		    !same(p, ver_size(j, b), (uint64_t)j * 100000 + (uint64_t)b)) {
+			fprintf(stderr, "cleaner power cut: %s is neither version %d nor %d\n", p, a, b);
+			bad++;
+		}
+	}
+	if (vfs_umount("/l") < 0)
+		bad++;
+	if (fsck_problems(CP_OPTS) != 0)
+		bad++;
+	return bad;
+}
+
+static void t_cleancut(void)
+{
+	struct pcut pc = { .name = "lfs-cleaner", .nsectors = 16384, .seed = 5, .prepare = cc_prepare,
+	                   .work = cc_work, .check = cc_check, .quiet = 0 };
+	int failed = pc_run_spread(&pc, getenv("LFS_PC_ALL") ? 100000 : 200);
+	printf("cleaner power cuts: %llu requests, %llu cuts, %d failed\n",
+	       (unsigned long long)pc.requests, (unsigned long long)pc.runs - 1, failed);
+	CHECK_EQ(failed, 0);
+	pc_free(&pc);
+}
+
+static void t_powercut(void)
+{
+	const char *all = getenv("LFS_PC_ALL");
+	struct fscut c = { .ops = &lfs_ops,
+	                   .opts = "key=cut,seg=64,segs=10,cpkib=64,cleanlo=3,cleanhi=4,pool=1" };
+	CHECK_EQ(fscut_run(&c, 63, all ? 100000 : 250, 77), 0);
+}
+
+int main(int argc, char **argv)
+{
+	const char *only = argc > 1 ? argv[1] : NULL;
+	if (!only || !strcmp(only, "many"))
+		t_many();
+	if (!only || !strcmp(only, "roll"))
+		t_roll();
+	if (!only || !strcmp(only, "cleaner"))
+		t_cleaner();
+	if (!only || !strcmp(only, "full"))
+		t_full();
+	if (!only || !strcmp(only, "damage"))
+		t_damage();
+	if (!only || !strcmp(only, "powercut"))
+		t_powercut();
+	if (!only || !strcmp(only, "cleancut"))
+		t_cleancut();
+	printf("test_lfs: ok\n");
+	return 0;
+}

@@ -1,0 +1,489 @@
+/*
+ * ckpt.c - checkpoints, and what a mount does with them: read the newer
+ * of the two copies, roll forward through the log written after it, and
+ * start the log where the last commit left it.  mkfs's part is here too.
+ *
+ * A checkpoint makes the log's tables durable so that a mount need not
+ * replay the whole log: it commits (log.c), writes the inode map blocks
+ * changed since the last checkpoint and every block of the segment usage
+ * table to the log (one PS flagged CKPT), makes them durable, and only
+ * then writes the checkpoint record - where each table block is, where the
+ * log's head is - to the copy the previous checkpoint did not use, and
+ * flushes.  A torn record fails its MAC and the other copy, one
+ * checkpoint older, is used: roll-forward from there walks the same log.
+ *
+ * The SUT blocks cannot count themselves: the values they hold are the
+ * table without them, and a mount adds their own bytes back (each SUT
+ * block's segment, from the record's pointers).
+ *
+ * Reuse.  A segment whose live bytes reached zero may be written again
+ * only once a durable checkpoint says so (struct lfs_seg.cpzero, set here
+ * after the record's flush): until then the checkpoint a mount would use
+ * may still point into it, or roll-forward from it walk through it.
+ * Emptied segments beyond the pool are given back to the exodisk at the
+ * same moment (seg.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "userfs/lfs/lfs_int.h"
+
+static int cp_fits(const struct lfs *fs, uint32_t nim, uint32_t nsut)
+{
+	return sizeof(struct lfs_cp) + (uint64_t)(nim + nsut) * 8 <= (uint64_t)fs->sb.cp_sect * LFS_SECT;
+}
+
+/* Write the record to copy (cpseq + 1) & 1, and flush. */
+static int write_record(struct lfs *fs, int clean)
+{
+	size_t room = (size_t)fs->sb.cp_sect * LFS_SECT;
+	if (!cp_fits(fs, fs->nimblk, fs->nsutblk))
+		return -ENOSPC;
+	uint8_t *buf = calloc(1, room);
+	if (buf == NULL)
+		return -ENOMEM;
+	struct lfs_cp *cp = (struct lfs_cp *)buf;
+	uint64_t seq = fs->cpseq + 1;
+	int copy = (int)(seq & 1);
+	cp->magic = LFS_CP_MAGIC;
+	cp->version = LFS_VERSION;
+	cp->copy = (uint16_t)copy;
+	cp->fsid = fs->sb.fsid;
+	cp->cpseq = seq;
+	cp->time = lfs_now();
+	cp->clean = (uint32_t)clean;
+	cp->head_lba = fs->seg * fs->sb.seg_sect + fs->ps;
+	cp->head_seq = fs->seq;
+	cp->head_prev = fs->prev;
+	cp->cur_seg = fs->seg;
+	cp->next_seg = fs->next;
+	cp->max_ino = fs->max_ino;
+	cp->free_head = fs->free_head;
+	cp->nfiles = fs->nfiles;
+	cp->nimap = fs->nimblk;
+	cp->nsut = fs->nsutblk;
+	cp->st_new = fs->st.new_bytes;
+	cp->st_clean_read = fs->st.clean_read;
+	cp->st_clean_moved = fs->st.clean_moved;
+	uint64_t *p = (uint64_t *)(cp + 1);
+	memcpy(p, fs->imaddr, fs->nimblk * sizeof *p);
+	memcpy(p + fs->nimblk, fs->sutaddr, fs->nsutblk * sizeof *p);
+	cp->nbytes = (uint32_t)(sizeof *cp + (fs->nimblk + fs->nsutblk) * sizeof *p);
+	cp->mac = lfs_mac(fs, buf, cp->nbytes);
+	uint32_t nsect = (cp->nbytes + LFS_SECT - 1) / LFS_SECT;
+	int64_t r = kit_io(&fs->k, fs->k.anchor, 0, 1, fs->sb.cp_disk[copy], buf, (uint64_t)nsect * LFS_SECT);
+	free(buf);
+	if (r < 0)
+		return kit_err(r);
+	int e = kit_barrier(&fs->k);
+	fs->st.flushes++;
+	if (e < 0)
+		return e;
+	fs->cpseq = seq;
+	return 0;
+}
+
+int lfs_checkpoint(struct lfs *fs, int clean)
+{
+	if (fs->rdonly)
+		return 0;
+	if (fs->err)
+		return fs->err;
+	TRY(lfs_commit(fs));
+	fs->in_ckpt = 1;
+	int e = 0;
+	/* The inode map blocks that changed. */
+	for (uint32_t i = 0; i < fs->nimblk && e == 0; i++) {
+		struct lfs_imblk *m = fs->im[i];
+		if (m == NULL || !m->dirty)
+			continue;
+		struct lfs_psent pe = { 0, 0, i, LFS_K_IMAP, LFS_BSECT, 0 };
+		uint64_t lba;
+		uint8_t *p = lfs_log_append(fs, &pe, &lba, &e);
+		if (p == NULL)
+			break;
+		memset(p, 0, LFS_BSIZE);
+		memcpy(p + sizeof(struct lfs_blkhdr), m->e, sizeof m->e);
+		lfs_seal_block(p, LFS_IMAP_MAGIC, i);
+		if (fs->imaddr[i] != 0)
+			lfs_seg_use(fs, LFS_PTR_LBA(fs->imaddr[i]), -(int64_t)LFS_BSIZE);
+		fs->imaddr[i] = LFS_PTR(lba, LFS_BSECT);
+		lfs_seg_use(fs, lba, LFS_BSIZE);
+		m->dirty = 0;
+	}
+	/* Every SUT block.  Each holds the table as it is without the SUT
+	 * blocks themselves (their old copies uncounted first, the new ones
+	 * counted after): a mount adds their bytes, and marks their segments
+	 * as holding sectors, from the record's pointers. */
+	uint64_t *lbas = calloc(fs->nsutblk ? fs->nsutblk : 1, sizeof *lbas);
+	if (lbas == NULL)
+		e = e ? e : -ENOMEM;
+	for (uint32_t i = 0; i < fs->nsutblk && e == 0; i++)
+		if (fs->sutaddr[i] != 0) {
+			lfs_seg_use(fs, LFS_PTR_LBA(fs->sutaddr[i]), -(int64_t)LFS_BSIZE);
+			fs->sutaddr[i] = 0;
+		}
+	for (uint32_t i = 0; i < fs->nsutblk && e == 0; i++) {
+		struct lfs_psent pe = { 0, 0, i, LFS_K_SUT, LFS_BSECT, 0 };
+		uint8_t *p = lfs_log_append(fs, &pe, &lbas[i], &e);
+		if (p != NULL) {
+			lfs_sut_block(fs, i, p);
+			fs->sutaddr[i] = LFS_PTR(lbas[i], LFS_BSECT);
+		}
+	}
+	for (uint32_t i = 0; i < fs->nsutblk && e == 0; i++) {
+		lfs_seg_use(fs, lbas[i], LFS_BSIZE);
+		fs->sut[lfs_seg_of(fs, lbas[i])].e.flags |= LFS_SEG_MAPPED;
+	}
+	free(lbas);
+	/* Durable, then the record that points at them. */
+	if (e == 0)
+		e = lfs_log_close(fs, LFS_PS_CKPT);
+	if (e == 0)
+		e = lfs_harden(fs);
+	if (e == 0)
+		e = write_record(fs, clean);
+	fs->in_ckpt = 0;
+	if (e < 0) {
+		if (fs->err == 0)
+			fs->err = e;
+		return e;
+	}
+	/* Durable: what it says is empty may be written again. */
+	for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
+		struct lfs_seg *g = &fs->sut[s];
+		g->changed = 0;
+		g->dirty = 0;
+		g->cpzero = g->e.live == 0 && !g->reserved;
+	}
+	fs->nschg = 0;
+	fs->since_cp = 0;
+	fs->st.checkpoints++;
+	return lfs_release(fs);
+}
+
+/* ---- reading a checkpoint --------------------------------------------------------- */
+
+int lfs_cp_read(struct lfs *fs, int copy, struct lfs_cp *cp, uint64_t **ptrs)
+{
+	size_t room = (size_t)fs->sb.cp_sect * LFS_SECT;
+	uint8_t *buf = malloc(room);
+	if (buf == NULL)
+		return -ENOMEM;
+	int64_t r = kit_io(&fs->k, fs->k.anchor, 0, 0, fs->sb.cp_disk[copy], buf, room);
+	int e = r < 0 ? kit_err(r) : 0;
+	struct lfs_cp c;
+	memcpy(&c, buf, sizeof c);
+	if (e == 0) {
+		uint64_t mac = c.mac;
+		((struct lfs_cp *)buf)->mac = 0;
+		if (c.magic != LFS_CP_MAGIC || c.version != LFS_VERSION || c.fsid != fs->sb.fsid ||
+		    c.copy != copy || c.nbytes > room || c.nbytes < sizeof c ||
+		    c.nbytes != sizeof c + ((uint64_t)c.nimap + c.nsut) * 8 ||
+		    lfs_mac(fs, buf, c.nbytes) != mac)
+			e = -EIO;
+	}
+	if (e < 0) {
+		free(buf);
+		return e;
+	}
+	*cp = c;
+	*ptrs = (uint64_t *)buf;      /* the pointers start at sizeof c */
+	return 0;
+}
+
+/* Is ptr a believable table block pointer? */
+static int ptr_ok(const struct lfs *fs, uint64_t p)
+{
+	return p == 0 || (LFS_PTR_NSECT(p) == LFS_BSECT && LFS_PTR_LBA(p) >= fs->sb.seg_sect &&
+	                  LFS_PTR_LBA(p) + LFS_BSECT <= fs->sb.nsegs * fs->sb.seg_sect);
+}
+
+/* ---- roll-forward ------------------------------------------------------------------- */
+
+struct roll {
+	uint8_t *ps;              /* one PS, at most a segment                    */
+	uint8_t *delta;           /* the group's commit records                    */
+	size_t ndelta, capdelta;
+};
+
+static int keep_delta(struct roll *r, const uint8_t *p, size_t n)
+{
+	if (r->ndelta + n > r->capdelta) {
+		size_t cap = r->capdelta ? r->capdelta * 2 : 65536;
+		while (cap < r->ndelta + n)
+			cap *= 2;
+		uint8_t *v = realloc(r->delta, cap);
+		if (v == NULL)
+			return -ENOMEM;
+		r->delta = v;
+		r->capdelta = cap;
+	}
+	memcpy(r->delta + r->ndelta, p, n);
+	r->ndelta += n;
+	return 0;
+}
+
+/* Apply a group's commit records.  They were each checked. */
+static int apply(struct lfs *fs, const struct roll *r)
+{
+	for (size_t off = 0; off < r->ndelta;) {
+		const struct lfs_delta *d = (const void *)(r->delta + off);
+		size_t bytes = sizeof *d + (size_t)(d->nimap + d->nsut) * sizeof(struct lfs_dimap);
+		size_t nsect = (bytes + LFS_SECT - 1) / LFS_SECT;
+		if (d->max_ino > fs->max_ino) {
+			if (d->max_ino == 0)
+				return -EIO;
+			TRY(lfs_imap_grow(fs, (d->max_ino - 1) / LFS_PER_BLK));
+		}
+		fs->max_ino = d->max_ino > fs->max_ino ? d->max_ino : fs->max_ino;
+		fs->free_head = d->free_head;
+		fs->nfiles = d->nfiles;
+		const struct lfs_dimap *di = (const void *)(d + 1);
+		for (uint32_t i = 0; i < d->nimap; i++) {
+			if (di[i].ino == 0 || di[i].ino >= fs->max_ino)
+				return -EIO;
+			struct lfs_imblk *m;
+			TRY(lfs_imap_block(fs, di[i].ino / LFS_PER_BLK, &m));
+			m->e[di[i].ino % LFS_PER_BLK] = di[i].e;
+			m->dirty = 1;
+		}
+		const struct lfs_dsut *ds = (const void *)(di + d->nimap);
+		for (uint32_t i = 0; i < d->nsut; i++) {
+			if (ds[i].seg == 0 || ds[i].seg >= fs->sb.nsegs)
+				return -EIO;
+			struct lfs_seg *g = &fs->sut[ds[i].seg];
+			g->e = ds[i].e;
+			g->dirty = 1;
+			g->cpzero = 0;
+		}
+		off += nsect * LFS_SECT;
+	}
+	return 0;
+}
+
+/* Keep the commit records of a checked PS (body: its sectors after the
+ * header; ent: its trailer). */
+static int gather(struct lfs *fs, struct roll *r, const struct lfs_pshdr *h)
+{
+	const uint8_t *body = r->ps + LFS_SECT;
+	const struct lfs_psent *ent = (const void *)(r->ps + (size_t)(h->nsect - h->ntrail) * LFS_SECT);
+	uint32_t at = 0, limit = h->nsect - 1 - h->ntrail;
+	for (uint32_t i = 0; i < h->nent; i++) {
+		if (ent[i].nsect == 0 || at + ent[i].nsect > limit)
+			return -EIO;
+		if (ent[i].kind == LFS_K_DELTA) {
+			const uint8_t *p = body + (size_t)at * LFS_SECT;
+			size_t n = (size_t)ent[i].nsect * LFS_SECT;
+			struct lfs_delta d;
+			memcpy(&d, p, sizeof d);
+			size_t bytes = sizeof d + (size_t)(d.nimap + d.nsut) * sizeof(struct lfs_dimap);
+			uint8_t *t = malloc(n);
+			if (t == NULL)
+				return -ENOMEM;
+			memcpy(t, p, n);
+			((struct lfs_delta *)t)->csum = 0;
+			int ok = d.magic == LFS_DELTA_MAGIC && bytes <= n && lfs_sum32(t, n) == d.csum;
+			free(t);
+			if (!ok)
+				return -EIO;
+			TRY(keep_delta(r, p, n));
+		}
+		at += ent[i].nsect;
+	}
+	return 0;
+}
+
+/* Read and check the PS at lba; 1 if it is the chain's next one. */
+static int read_ps(struct lfs *fs, struct roll *r, uint64_t lba, uint64_t seq, uint64_t prev,
+                   struct lfs_pshdr *h)
+{
+	uint64_t s = lfs_seg_of(fs, lba);
+	uint32_t off = (uint32_t)(lba - s * fs->sb.seg_sect);
+	if (lfs_io(fs, 0, lba, r->ps, 1) < 0)
+		return 0;
+	fs->st.roll_sect++;
+	memcpy(h, r->ps, sizeof *h);
+	if (h->magic != LFS_PS_MAGIC || h->version != LFS_VERSION || h->fsid != fs->sb.fsid ||
+	    h->lba != lba || h->seq != seq || h->prev != prev ||
+	    h->mac != lfs_mac(fs, h, offsetof(struct lfs_pshdr, mac)))
+		return 0;
+	/* Believed to be ours from here on; damage now is a torn write. */
+	if (h->nsect < 1 || off + h->nsect > fs->sb.seg_sect || h->ntrail >= h->nsect ||
+	    h->ntrail != lfs_trail_sect(h->nent) || h->next_seg >= fs->sb.nsegs)
+		return 0;
+	uint32_t body = (h->ntrail ? h->nsect : 1) - 1;
+	if (body > 0 && lfs_io(fs, 0, lba + 1, r->ps + LFS_SECT, body) < 0)
+		return 0;
+	fs->st.roll_sect += body;
+	const uint8_t *t = r->ps + (size_t)(h->nsect - h->ntrail) * LFS_SECT;
+	if (lfs_sum64(t, (size_t)h->ntrail * LFS_SECT, h->seq) != h->trail_hash)
+		return 0;
+	if ((h->flags & LFS_PS_COMMIT) &&
+	    lfs_sum64(r->ps + LFS_SECT, (size_t)(h->nsect - 1) * LFS_SECT, h->seq) != h->data_hash)
+		return 0;
+	fs->st.roll_ps++;
+	return 1;
+}
+
+static int roll_forward(struct lfs *fs, const struct lfs_cp *cp)
+{
+	struct roll r = { 0 };
+	r.ps = malloc(lfs_segbytes(fs));
+	if (r.ps == NULL)
+		return -ENOMEM;
+	uint64_t lba = cp->head_lba, seq = cp->head_seq, prev = cp->head_prev;
+	/* Where the log resumes: after the last commit applied. */
+	uint64_t hseg = cp->cur_seg, hnext = cp->next_seg;
+	uint32_t hpos = (uint32_t)(cp->head_lba - cp->cur_seg * fs->sb.seg_sect);
+	uint64_t hseq = seq, hprev = prev;
+	int e = 0;
+	for (uint64_t steps = 0; steps < fs->sb.nsegs * (uint64_t)fs->sb.seg_sect; steps++) {
+		struct lfs_pshdr h;
+		if (!read_ps(fs, &r, lba, seq, prev, &h))
+			break;
+		uint64_t s = lfs_seg_of(fs, lba);
+		fs->sut[s].tag = (uint32_t)fs->cpseq;
+		fs->sut[s].cpzero = 0;
+		if (h.ntrail > 0 && gather(fs, &r, &h) < 0)
+			break;
+		seq++;
+		prev = h.mac;
+		uint32_t off = (uint32_t)(lba - s * fs->sb.seg_sect) + h.nsect;
+		uint64_t nseg = s, nnext = h.next_seg;
+		if (off + LFS_PS_MIN > fs->sb.seg_sect) {
+			if (h.next_seg == 0)
+				break;
+			nseg = h.next_seg;
+			nnext = 0;
+			off = 0;
+		}
+		lba = nseg * fs->sb.seg_sect + off;
+		if (h.flags & LFS_PS_COMMIT) {
+			e = apply(fs, &r);
+			if (e < 0) {
+				lfs_damaged(fs, "a commit record roll-forward cannot apply", lba);
+				break;
+			}
+			r.ndelta = 0;
+			fs->st.roll_groups++;
+			hseg = nseg;
+			hpos = off;
+			hnext = nnext;
+			hseq = seq;
+			hprev = prev;
+		}
+	}
+	free(r.ps);
+	free(r.delta);
+	if (e < 0)
+		return e;
+	fs->seq = hseq;
+	fs->prev = hprev;
+	return lfs_log_start(fs, hseg, hpos, hnext);
+}
+
+int lfs_load(struct lfs *fs)
+{
+	struct lfs_cp c[2];
+	uint64_t *p[2] = { NULL, NULL };
+	int ok[2];
+	for (int i = 0; i < 2; i++)
+		ok[i] = lfs_cp_read(fs, i, &c[i], &p[i]) == 0;
+	int use = ok[0] && ok[1] ? c[1].cpseq > c[0].cpseq : ok[1];
+	if (!ok[use]) {
+		fprintf(stderr, "lfs: neither checkpoint copy is valid: cannot mount\n");
+		return -EIO;
+	}
+	const struct lfs_cp *cp = &c[use];
+	const uint64_t *ptr = (const uint64_t *)((const uint8_t *)p[use] + sizeof *cp);
+	int e = 0;
+	if (cp->nsut != fs->nsutblk || cp->max_ino == 0 || cp->cur_seg == 0 ||
+	    cp->cur_seg >= fs->sb.nsegs || cp->next_seg >= fs->sb.nsegs ||
+	    lfs_seg_of(fs, cp->head_lba) != cp->cur_seg ||
+	    (uint64_t)cp->max_ino > (uint64_t)cp->nimap * LFS_PER_BLK)
+		e = -EIO;
+	for (uint32_t i = 0; e == 0 && i < cp->nimap + cp->nsut; i++)
+		if (!ptr_ok(fs, ptr[i]))
+			e = -EIO;
+	if (e == 0)
+		e = lfs_imap_init(fs, cp->nimap);
+	if (e == 0) {
+		memcpy(fs->imaddr, ptr, cp->nimap * sizeof *ptr);
+		memcpy(fs->sutaddr, ptr + cp->nimap, cp->nsut * sizeof *ptr);
+		fs->cpseq = cp->cpseq;
+		fs->max_ino = cp->max_ino;
+		fs->free_head = cp->free_head;
+		fs->nfiles = cp->nfiles;
+		fs->st.new_bytes = cp->st_new;
+		fs->st.clean_read = cp->st_clean_read;
+		fs->st.clean_moved = cp->st_clean_moved;
+	}
+	free(p[0]);
+	free(p[1]);
+	if (e == -EIO)
+		fprintf(stderr, "lfs: the checkpoint is damaged: cannot mount\n");
+	if (e < 0)
+		return e;
+	/* The usage table, and the SUT blocks' own bytes. */
+	uint8_t *blk = malloc(LFS_BSIZE);
+	if (blk == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < fs->nsutblk && e == 0; i++) {
+		if (fs->sutaddr[i] == 0)
+			continue;
+		e = lfs_read_block(fs, fs->sutaddr[i], blk);
+		if (e == 0 && !lfs_check_block(blk, LFS_SUT_MAGIC, i))
+			e = -EIO;
+		const struct lfs_sutent *se = (const void *)(blk + sizeof(struct lfs_blkhdr));
+		for (uint32_t j = 0; e == 0 && j < LFS_PER_BLK; j++) {
+			uint64_t s = (uint64_t)i * LFS_PER_BLK + j;
+			if (s < fs->sb.nsegs)
+				fs->sut[s].e = se[j];
+		}
+	}
+	free(blk);
+	if (e < 0) {
+		fprintf(stderr, "lfs: the segment usage table is damaged: cannot mount\n");
+		return e;
+	}
+	for (uint32_t i = 0; i < fs->nsutblk; i++)
+		if (fs->sutaddr[i] != 0) {
+			struct lfs_seg *g = &fs->sut[lfs_seg_of(fs, LFS_PTR_LBA(fs->sutaddr[i]))];
+			g->e.live += LFS_BSIZE;
+			g->e.flags |= LFS_SEG_MAPPED;
+		}
+	for (uint64_t s = 1; s < fs->sb.nsegs; s++)
+		fs->sut[s].cpzero = fs->sut[s].e.live == 0;
+	fs->seq = cp->head_seq;
+	fs->prev = cp->head_prev;
+	fs->mounting = 1;
+	e = roll_forward(fs, cp);
+	fs->mounting = 0;
+	return e;
+}
+
+/* ---- mkfs --------------------------------------------------------------------------- */
+
+int lfs_format(struct lfs *fs)
+{
+	if (!cp_fits(fs, 1, fs->nsutblk))
+		return -EINVAL;
+	TRY(lfs_imap_init(fs, 0));
+	fs->cpseq = 1;                  /* the first checkpoint is 2: copy 0 */
+	for (uint64_t s = 1; s < fs->sb.nsegs; s++)
+		fs->sut[s].cpzero = 1;
+	uint64_t s = lfs_seg_take(fs);
+	if (s == 0)
+		return -ENOSPC;
+	TRY(lfs_log_start(fs, s, 0, 0));
+	fs->max_ino = LFS_ROOT_INO;
+	struct lnode *root;
+	TRY(lfs_ialloc(fs, LIBFS_T_DIR, 0755, &root));
+	int e = root->ino == LFS_ROOT_INO ? lfs_dir_init(fs, root) : -EIO;
+	lfs_put(fs, root);
+	if (e == 0)
+		e = lfs_checkpoint(fs, 1);
+	return e;
+}

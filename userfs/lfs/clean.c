@@ -1,0 +1,255 @@
+/*
+ * clean.c - the cleaner: it makes empty segments out of partly used ones
+ * by copying their live blocks to the head of the log, as in Sprite LFS.
+ *
+ * Which segments: cost-benefit (Rosenblum and Ousterhout).  Cleaning a
+ * segment of utilisation u (live bytes / segment bytes) costs reading it
+ * and writing its live part again, 1 + u, and yields 1 - u of free space;
+ * space in an old segment stays free longer, since its live blocks have
+ * been stable, so the benefit is weighted by age (the time of its newest
+ * block).  The segments with the highest (1 - u) * age / (1 + u) go first.
+ *
+ * What is live: the cleaner reads a segment whole and walks its partial
+ * segments (each header checked, as roll-forward does); each trailer entry
+ * names what a block is, and that is compared with what the file system
+ * points at now - the inode map's entry for an inode, the file's pointer
+ * for a data or indirect block (with the generation, so a file deleted
+ * since costs nothing to look up), the checkpoint's pointer for a table
+ * block.  Live blocks are rewritten: data through the file's pointer
+ * (lfs_bput), directory and indirect blocks and inodes by marking them
+ * dirty, table blocks by the checkpoint that ends the round.
+ *
+ * A round ends with a checkpoint: only once it is durable are the cleaned
+ * segments empty in a checkpoint a mount could start from, so only then
+ * may they be written again or given back (ckpt.c, seg.c).
+ *
+ * When: lfs_autoclean, at operation boundaries, when the segments the file
+ * system could still write (its empty ones and the disk's free space) fall
+ * below cleanlo, until cleanhi; lfs_reserve when a write would not fit;
+ * and lfsclean on demand (lfs_clean_now).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "userfs/lfs/lfs_int.h"
+
+/* Is segment s worth considering, and how good is it? (-1: not.) */
+static double score(const struct lfs *fs, uint64_t s, uint64_t now)
+{
+	const struct lfs_seg *g = &fs->sut[s];
+	uint64_t sb = lfs_segbytes(fs);
+	if (!(g->e.flags & LFS_SEG_MAPPED) || g->reserved || g->stuck || g->e.live == 0 ||
+	    g->e.live + 2 * LFS_BSIZE > sb || fs->buf[0].seg == s || fs->buf[1].seg == s)
+		return -1;
+	double u = (double)g->e.live / (double)sb;
+	double age = now > g->e.mtime ? (double)(now - g->e.mtime) / 1e9 : 0;
+	return (1 - u) * (age + 1) / (1 + u);
+}
+
+/* Move whatever of block e (at lba, bytes p) is live. */
+static int move(struct lfs *fs, const struct lfs_psent *e, uint64_t lba, const uint8_t *p)
+{
+	int err;
+	struct lnode *n;
+	if (e->kind == LFS_K_DATA || e->kind == LFS_K_IND) {
+		struct lfs_imapent *m = lfs_imap(fs, e->ino, &err);
+		if (m == NULL || m->loc == 0 || m->gen != e->gen)
+			return 0;
+		TRY(lfs_get(fs, e->ino, &n));
+		int r = 0;
+		uint64_t ptr;
+		if (n->gen != e->gen) {
+			r = 0;
+		} else if (e->kind == LFS_K_IND) {
+			r = lfs_map_live(fs, n, e->lbn, LFS_PTR(lba, LFS_BSECT));
+			if (r > 0)
+				r = lfs_map_move(fs, n, e->lbn);
+		} else if ((r = lfs_bmap(fs, n, e->lbn, &ptr)) == 0 && ptr == LFS_PTR(lba, e->nsect)) {
+			r = n->d.type == LIBFS_T_DIR ? lfs_dir_move(fs, n, e->lbn)
+			                             : lfs_bput(fs, n, e->lbn, p, e->nsect, 1);
+		}
+		lfs_put(fs, n);
+		return r < 0 ? r : 0;
+	}
+	if (e->kind == LFS_K_INODE) {
+		for (uint32_t slot = 0; slot < LFS_IPERSECT; slot++) {
+			struct lfs_dinode d;
+			memcpy(&d, p + slot * LFS_ISIZE, sizeof d);
+			if (d.ino == 0 || !lfs_inode_ok(&d, d.ino))
+				continue;
+			struct lfs_imapent *m = lfs_imap(fs, d.ino, &err);
+			if (m == NULL || m->loc != LFS_LOC(lba, slot))
+				continue;
+			TRY(lfs_get(fs, d.ino, &n));
+			lfs_dirty(fs, n);
+			lfs_put(fs, n);
+		}
+		return 0;
+	}
+	if (e->kind == LFS_K_IMAP && e->lbn < fs->nimblk &&
+	    fs->imaddr[e->lbn] == LFS_PTR(lba, LFS_BSECT)) {
+		struct lfs_imblk *m;
+		TRY(lfs_imap_block(fs, e->lbn, &m));
+		m->dirty = 1;
+	}
+	return 0;                      /* SUT blocks: every checkpoint rewrites them */
+}
+
+/* Walk segment s's partial segments (its bytes in mem), moving what is live. */
+static int clean_seg(struct lfs *fs, uint64_t s, uint8_t *mem)
+{
+	uint64_t base = s * fs->sb.seg_sect;
+	for (uint32_t pos = 0; pos + 1 <= fs->sb.seg_sect;) {
+		struct lfs_pshdr h;
+		memcpy(&h, mem + (size_t)pos * LFS_SECT, sizeof h);
+		if (h.magic != LFS_PS_MAGIC || h.fsid != fs->sb.fsid || h.lba != base + pos ||
+		    h.mac != lfs_mac(fs, &h, offsetof(struct lfs_pshdr, mac)) || h.nsect == 0 ||
+		    pos + h.nsect > fs->sb.seg_sect || h.ntrail >= h.nsect ||
+		    h.ntrail != lfs_trail_sect(h.nent))
+			break;
+		const uint8_t *t = mem + (size_t)(pos + h.nsect - h.ntrail) * LFS_SECT;
+		if (lfs_sum64(t, (size_t)h.ntrail * LFS_SECT, h.seq) != h.trail_hash)
+			break;
+		const struct lfs_psent *ent = (const void *)t;
+		uint32_t at = pos + 1;
+		for (uint32_t i = 0; i < h.nent; i++) {
+			if (at + ent[i].nsect > pos + h.nsect - h.ntrail)
+				break;
+			TRY(move(fs, &ent[i], base + at, mem + (size_t)at * LFS_SECT));
+			at += ent[i].nsect;
+		}
+		pos += h.nsect;
+	}
+	return 0;
+}
+
+int lfs_clean(struct lfs *fs, int max)
+{
+	if (fs->cleaning || fs->rdonly || fs->in_commit || fs->in_ckpt)
+		return 0;
+	if (fs->err)
+		return fs->err;
+	if (max <= 0 || max > 16)
+		max = 16;
+	/* Everything in memory to the log first: a new inode's blocks are
+	 * live only once the map points at it. */
+	TRY(lfs_commit(fs));
+	uint64_t now = lfs_now(), chosen[16];
+	int n = 0;
+	/* What the moved blocks may take: what the log can still write, less
+	 * what the round's commit and checkpoint need. */
+	uint64_t have = lfs_avail(fs), keep = lfs_worst(fs, 0), moving = 0;
+	uint64_t budget = have > keep ? have - keep : 0;
+	while (n < max) {
+		/* The best that still fits (with its share of summaries). */
+		double best = -1;
+		uint64_t bs = 0, blive = 0;
+		for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
+			int taken = 0;
+			for (int i = 0; i < n; i++)
+				taken |= chosen[i] == s;
+			double sc = taken ? -1 : score(fs, s, now);
+			uint64_t live = fs->sut[s].e.live + fs->sut[s].e.live / 16 + LFS_BSIZE;
+			if (sc > best && moving + live <= budget) {
+				best = sc;
+				bs = s;
+				blive = live;
+			}
+		}
+		if (bs == 0)
+			break;
+		moving += blive;
+		chosen[n++] = bs;
+	}
+	int waiting = 0;
+	for (uint64_t s = 1; s < fs->sb.nsegs; s++)
+		waiting += fs->sut[s].e.live == 0 && !fs->sut[s].cpzero && !fs->sut[s].reserved;
+	if (n == 0 && waiting == 0)
+		return 0;
+	uint64_t before = lfs_free_segs(fs);
+	uint8_t *mem = n ? malloc(lfs_segbytes(fs)) : NULL;
+	if (n && mem == NULL)
+		return -ENOMEM;
+	fs->cleaning = 1;
+	int e = 0;
+	for (int i = 0; i < n && e == 0; i++) {
+		e = lfs_read_seg(fs, chosen[i], fs->sb.seg_sect, mem);
+		fs->st.clean_read += lfs_segbytes(fs);
+		if (e == 0)
+			e = clean_seg(fs, chosen[i], mem);
+	}
+	free(mem);
+	if (e == 0)
+		e = lfs_checkpoint(fs, 0);
+	fs->cleaning = 0;
+	if (e < 0)
+		return e;
+	for (int i = 0; i < n; i++) {
+		if (fs->sut[chosen[i]].e.live == 0)
+			fs->st.segs_cleaned++;
+		else
+			fs->sut[chosen[i]].stuck = 1;
+	}
+	/* What it gained: segments the file system can write now and could
+	 * not before (0 when cleaning only moved live bytes around). */
+	uint64_t after = lfs_free_segs(fs);
+	return after > before ? (int)(after - before) : 0;
+}
+
+int lfs_autoclean(struct lfs *fs)
+{
+	if (!fs->autoclean || fs->cleaning || fs->rdonly ||
+	    fs->st.new_bytes - fs->ac_mark < lfs_segbytes(fs) / 4)
+		return 0;
+	fs->ac_mark = fs->st.new_bytes;
+	if (lfs_free_segs(fs) >= fs->clean_low)
+		return 0;
+	/* Until the high mark, or until a round gains nothing (the disk is
+	 * full of live data: then writes get -ENOSPC). */
+	for (int round = 0; round < 256 && lfs_free_segs(fs) < fs->clean_high; round++) {
+		int r = lfs_clean(fs, 4);
+		if (r <= 0)
+			return r < 0 ? r : 0;
+	}
+	return 0;
+}
+
+int lfs_clean_now(struct lfs *fs, int max)
+{
+	int total = 0;
+	if (max > 0)
+		return lfs_clean(fs, max);
+	/* On demand: as long as a round gains something. */
+	for (int round = 0; round < 1024; round++) {
+		int r = lfs_clean(fs, 4);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			break;
+		total += r;
+	}
+	return total;
+}
+
+int lfs_checkpoint_now(struct lfs *fs)
+{
+	return lfs_checkpoint(fs, 0);
+}
+
+void lfs_get_stats(struct lfs *fs, struct lfs_stats *st, struct lfs_usage *u)
+{
+	if (st != NULL)
+		*st = fs->st;
+	if (u == NULL)
+		return;
+	memset(u, 0, sizeof *u);
+	u->segs = fs->sb.nsegs - 1;
+	u->seg_bytes = lfs_segbytes(fs);
+	for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
+		u->mapped += (fs->sut[s].e.flags & LFS_SEG_MAPPED) != 0;
+		u->inuse += fs->sut[s].e.live != 0;
+		u->live += fs->sut[s].e.live;
+	}
+	u->free_segs = lfs_free_segs(fs);
+	u->files = fs->nfiles;
+}

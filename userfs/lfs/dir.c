@@ -1,0 +1,381 @@
+/*
+ * dir.c - directories: a file of 4 KiB blocks of records (struct
+ * lfs_dirent: inode number, record length, name length, type, name),
+ * read whole into memory the first time the directory is used, with a
+ * hash index from name to record, so a lookup, an insertion or a removal
+ * costs the same in a directory of ten names or of ten thousand.
+ *
+ * A record covers the space up to the next one; free space is a record
+ * with inode 0 (a new block is one), or the slack at the end of a live
+ * record.  An insertion goes into the last block that had room, or a new
+ * block; a removal frees the record, merging it into the one before.
+ * Changed blocks are written at the next commit (lfs_dir_flush), like a
+ * file's, so a rename - two directories' blocks and the inodes - reaches
+ * the disk in one commit: all of it or none.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "userfs/lfs/lfs_int.h"
+
+#define TOMB UINT32_MAX
+
+struct ldir {
+	uint8_t *data;            /* nblk blocks                                     */
+	uint32_t nblk;
+	uint8_t *bdirty;          /* per block: changed since written                */
+	uint32_t *hx;             /* open addressing: record offset + 1, 0 empty      */
+	uint32_t hcap, hused, hlive;
+	uint32_t room;            /* a block that had room last time                 */
+	uint32_t nlive;
+};
+
+static uint32_t name_hash(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 16777619u;
+	return h;
+}
+
+static struct lfs_dirent *rec(struct ldir *d, uint32_t off)
+{
+	return (struct lfs_dirent *)(d->data + off);
+}
+
+static uint32_t need(size_t len)
+{
+	return (uint32_t)((LFS_DIRENT_HDR + len + 7) & ~(size_t)7);
+}
+
+static void hx_insert(struct ldir *d, uint32_t off)
+{
+	struct lfs_dirent *r = rec(d, off);
+	uint32_t i = name_hash((const char *)(r + 1), r->namelen) & (d->hcap - 1);
+	while (d->hx[i] != 0 && d->hx[i] != TOMB)
+		i = (i + 1) & (d->hcap - 1);
+	if (d->hx[i] == 0)
+		d->hused++;
+	d->hx[i] = off + 1;
+	d->hlive++;
+}
+
+/* A fresh index with room for the live records and as many again. */
+static int hx_rebuild(struct ldir *d)
+{
+	uint32_t cap = 64;
+	while (cap < 4 * (d->nlive + 1))
+		cap *= 2;
+	uint32_t *hx = calloc(cap, sizeof *hx);
+	if (hx == NULL)
+		return -ENOMEM;
+	free(d->hx);
+	d->hx = hx;
+	d->hcap = cap;
+	d->hused = d->hlive = 0;
+	for (uint32_t b = 0; b < d->nblk; b++)
+		for (uint32_t o = 0; o < LFS_BSIZE;) {
+			struct lfs_dirent *r = rec(d, b * LFS_BSIZE + o);
+			if (r->ino != 0)
+				hx_insert(d, b * LFS_BSIZE + o);
+			o += r->reclen;
+		}
+	return 0;
+}
+
+/* Index the record at off (written, and counted in d->nlive). */
+static int hx_put(struct ldir *d, uint32_t off)
+{
+	if ((d->hused + 1) * 4 > d->hcap * 3)
+		return hx_rebuild(d);      /* it finds the new record too */
+	hx_insert(d, off);
+	return 0;
+}
+
+/* The index slot of name, or -1. */
+static int64_t hx_find(struct ldir *d, const char *name, size_t len)
+{
+	if (d->hcap == 0)
+		return -1;
+	uint32_t i = name_hash(name, len) & (d->hcap - 1);
+	for (uint32_t n = 0; n < d->hcap && d->hx[i] != 0; n++, i = (i + 1) & (d->hcap - 1)) {
+		if (d->hx[i] == TOMB)
+			continue;
+		struct lfs_dirent *r = rec(d, d->hx[i] - 1);
+		if (r->namelen == len && memcmp(r + 1, name, len) == 0)
+			return i;
+	}
+	return -1;
+}
+
+void lfs_dir_free(struct lnode *n)
+{
+	struct ldir *d = n->dir;
+	if (d == NULL)
+		return;
+	free(d->data);
+	free(d->bdirty);
+	free(d->hx);
+	free(d);
+	n->dir = NULL;
+}
+
+static int check_block(const uint8_t *b)
+{
+	for (uint32_t o = 0; o < LFS_BSIZE;) {
+		const struct lfs_dirent *r = (const struct lfs_dirent *)(b + o);
+		if (r->reclen < LFS_DIRENT_HDR || r->reclen % 8 != 0 || o + r->reclen > LFS_BSIZE ||
+		    (r->ino != 0 && (r->namelen == 0 || need(r->namelen) > r->reclen ||
+		                     (r->type != LIBFS_T_REG && r->type != LIBFS_T_DIR))))
+			return 0;
+		o += r->reclen;
+	}
+	return 1;
+}
+
+static void empty_block(uint8_t *b)
+{
+	memset(b, 0, LFS_BSIZE);
+	((struct lfs_dirent *)b)->reclen = LFS_BSIZE;
+}
+
+int lfs_dir_init(struct lfs *fs, struct lnode *n)
+{
+	struct ldir *d = calloc(1, sizeof *d);
+	if (d == NULL)
+		return -ENOMEM;
+	n->dir = d;
+	return hx_rebuild(d);
+}
+
+int lfs_dir_load(struct lfs *fs, struct lnode *n)
+{
+	if (n->dir != NULL)
+		return 0;
+	if (n->d.type != LIBFS_T_DIR)
+		return -ENOTDIR;
+	if (n->d.size % LFS_BSIZE != 0 || n->d.size > (64ull << 20)) {
+		lfs_damaged(fs, "directory size", n->ino);
+		return -EIO;
+	}
+	struct ldir *d = calloc(1, sizeof *d);
+	if (d == NULL)
+		return -ENOMEM;
+	d->nblk = (uint32_t)(n->d.size / LFS_BSIZE);
+	d->data = malloc(d->nblk ? (size_t)d->nblk * LFS_BSIZE : 1);
+	d->bdirty = calloc(d->nblk ? d->nblk : 1, 1);
+	int e = d->data && d->bdirty ? 0 : -ENOMEM;
+	if (e == 0 && d->nblk > 0)
+		e = (int)lfs_fread(fs, n, d->data, (size_t)d->nblk * LFS_BSIZE, 0);
+	for (uint32_t b = 0; e >= 0 && b < d->nblk; b++)
+		if (!check_block(d->data + (size_t)b * LFS_BSIZE)) {
+			lfs_damaged(fs, "directory block fails its check", n->ino);
+			e = -EIO;
+		}
+	for (uint32_t b = 0; e >= 0 && b < d->nblk; b++)
+		for (uint32_t o = 0; o < LFS_BSIZE;) {
+			struct lfs_dirent *r = rec(d, b * LFS_BSIZE + o);
+			d->nlive += r->ino != 0;
+			o += r->reclen;
+		}
+	if (e >= 0)
+		e = hx_rebuild(d);
+	if (e < 0) {
+		free(d->data);
+		free(d->bdirty);
+		free(d->hx);
+		free(d);
+		return e;
+	}
+	n->dir = d;
+	return 0;
+}
+
+int lfs_dir_lookup(struct lfs *fs, struct lnode *n, const char *name, size_t len, uint32_t *ino,
+                   uint32_t *type)
+{
+	TRY(lfs_dir_load(fs, n));
+	struct ldir *d = n->dir;
+	int64_t i = hx_find(d, name, len);
+	if (i < 0)
+		return -ENOENT;
+	struct lfs_dirent *r = rec(d, d->hx[i] - 1);
+	*ino = r->ino;
+	*type = r->type;
+	return 0;
+}
+
+static void changed(struct lfs *fs, struct lnode *n, uint32_t off)
+{
+	struct ldir *d = n->dir;
+	uint32_t b = off / LFS_BSIZE;
+	if (!d->bdirty[b]) {
+		d->bdirty[b] = 1;
+		fs->pend += LFS_BSIZE + sizeof(struct lfs_psent);
+	}
+	n->d.mtime = n->d.ctime = lfs_now();
+	lfs_dirty(fs, n);
+}
+
+/* A record of r bytes in block b: the offset, or -1 if it has no room.
+ * The record is carved from a free record or the slack of a live one. */
+static int64_t fit(struct ldir *d, uint32_t b, uint32_t r)
+{
+	for (uint32_t o = 0; o < LFS_BSIZE;) {
+		uint32_t off = b * LFS_BSIZE + o;
+		struct lfs_dirent *x = rec(d, off);
+		uint32_t used = x->ino ? need(x->namelen) : 0;
+		if (x->reclen - used >= r) {
+			if (used == 0)
+				return off;
+			uint16_t rest = (uint16_t)(x->reclen - used);
+			x->reclen = (uint16_t)used;
+			struct lfs_dirent *y = rec(d, off + used);
+			memset(y, 0, LFS_DIRENT_HDR);
+			y->reclen = rest;
+			return off + used;
+		}
+		o += x->reclen;
+	}
+	return -1;
+}
+
+int lfs_dir_add(struct lfs *fs, struct lnode *n, const char *name, size_t len, uint32_t ino,
+                uint32_t type)
+{
+	TRY(lfs_dir_load(fs, n));
+	struct ldir *d = n->dir;
+	if (len == 0 || len > 255)
+		return -ENAMETOOLONG;
+	uint32_t r = need(len);
+	int64_t off = -1;
+	if (d->room < d->nblk)
+		off = fit(d, d->room, r);
+	if (off < 0) {
+		/* A new block at the end. */
+		uint32_t nb = d->nblk + 1;
+		uint8_t *data = realloc(d->data, (size_t)nb * LFS_BSIZE);
+		if (data == NULL)
+			return -ENOMEM;
+		d->data = data;
+		uint8_t *bd = realloc(d->bdirty, nb);
+		if (bd == NULL)
+			return -ENOMEM;
+		d->bdirty = bd;
+		d->bdirty[d->nblk] = 0;
+		empty_block(d->data + (size_t)d->nblk * LFS_BSIZE);
+		d->room = d->nblk;
+		d->nblk = nb;
+		n->d.size = (uint64_t)nb * LFS_BSIZE;
+		off = fit(d, d->room, r);
+	}
+	struct lfs_dirent *x = rec(d, (uint32_t)off);
+	uint16_t reclen = x->reclen;
+	x->ino = ino;
+	x->reclen = reclen;
+	x->namelen = (uint8_t)len;
+	x->type = (uint8_t)type;
+	memcpy(x + 1, name, len);
+	memset((uint8_t *)(x + 1) + len, 0, need(len) - LFS_DIRENT_HDR - len);
+	d->nlive++;
+	TRY(hx_put(d, (uint32_t)off));
+	changed(fs, n, (uint32_t)off);
+	return 0;
+}
+
+int lfs_dir_remove(struct lfs *fs, struct lnode *n, const char *name, size_t len)
+{
+	TRY(lfs_dir_load(fs, n));
+	struct ldir *d = n->dir;
+	int64_t i = hx_find(d, name, len);
+	if (i < 0)
+		return -ENOENT;
+	uint32_t off = d->hx[i] - 1;
+	d->hx[i] = TOMB;
+	d->hlive--;
+	uint32_t b = off / LFS_BSIZE, bo = b * LFS_BSIZE;
+	struct lfs_dirent *x = rec(d, off);
+	/* Merge into the record before it in the block, if any. */
+	struct lfs_dirent *prev = NULL;
+	for (uint32_t o = bo; o < off;) {
+		prev = rec(d, o);
+		o += prev->reclen;
+	}
+	if (prev != NULL) {
+		prev->reclen = (uint16_t)(prev->reclen + x->reclen);
+		memset(x, 0, LFS_DIRENT_HDR);
+	} else {
+		x->ino = 0;
+		x->namelen = 0;
+		x->type = 0;
+	}
+	d->nlive--;
+	d->room = b;
+	changed(fs, n, off);
+	if (d->hused > d->hcap / 2 && d->hlive < d->hused / 2)
+		TRY(hx_rebuild(d));
+	return 0;
+}
+
+int lfs_dir_replace(struct lfs *fs, struct lnode *n, const char *name, size_t len, uint32_t ino,
+                    uint32_t type)
+{
+	TRY(lfs_dir_load(fs, n));
+	struct ldir *d = n->dir;
+	int64_t i = hx_find(d, name, len);
+	if (i < 0)
+		return -ENOENT;
+	struct lfs_dirent *x = rec(d, d->hx[i] - 1);
+	x->ino = ino;
+	x->type = (uint8_t)type;
+	changed(fs, n, d->hx[i] - 1);
+	return 0;
+}
+
+int lfs_dir_next(struct lfs *fs, struct lnode *n, uint64_t *cookie, struct libfs_dirent *de)
+{
+	TRY(lfs_dir_load(fs, n));
+	struct ldir *d = n->dir;
+	uint64_t end = (uint64_t)d->nblk * LFS_BSIZE;
+	while (*cookie < end) {
+		uint32_t off = (uint32_t)*cookie;
+		struct lfs_dirent *x = rec(d, off);
+		if (x->reclen < LFS_DIRENT_HDR || (off % LFS_BSIZE) + x->reclen > LFS_BSIZE)
+			return -EIO;          /* a cookie that is no record's offset */
+		*cookie += x->reclen;
+		if (x->ino != 0) {
+			de->ino = x->ino;
+			de->type = x->type;
+			memcpy(de->name, x + 1, x->namelen);
+			de->name[x->namelen] = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int lfs_dir_empty(struct lfs *fs, struct lnode *n)
+{
+	TRY(lfs_dir_load(fs, n));
+	return n->dir->nlive == 0;
+}
+
+int lfs_dir_flush(struct lfs *fs, struct lnode *n)
+{
+	struct ldir *d = n->dir;
+	for (uint32_t b = 0; d != NULL && b < d->nblk; b++)
+		if (d->bdirty[b]) {
+			TRY(lfs_bput(fs, n, b, d->data + (size_t)b * LFS_BSIZE, LFS_BSECT, 0));
+			d->bdirty[b] = 0;
+		}
+	return 0;
+}
+
+int lfs_dir_move(struct lfs *fs, struct lnode *n, uint64_t lbn)
+{
+	TRY(lfs_dir_load(fs, n));
+	if (lbn >= n->dir->nblk)
+		return 0;
+	changed(fs, n, (uint32_t)lbn * LFS_BSIZE);
+	return 0;
+}

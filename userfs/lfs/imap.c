@@ -1,0 +1,434 @@
+/*
+ * imap.c - the inode map, and inodes in memory.
+ *
+ * In a log-structured file system an inode has no fixed place: each time
+ * it changes, a new copy goes to the log.  The inode map says where the
+ * newest copy of each inode is (struct lfs_imapent: location, generation,
+ * and for a free inode the next free one).  It is cut into blocks of 255
+ * entries; a checkpoint writes the blocks that changed since the last one
+ * and records where every block is.  A mount reads none of them: a block
+ * is read the first time one of its inodes is wanted, so a mount costs the
+ * same whatever the number of files.  Between checkpoints, changed entries
+ * travel in the commit records (log.c), which roll-forward applies.
+ *
+ * Free inode numbers form a list through the map (free_head); a freed
+ * inode's generation goes up, so the cleaner can tell from a summary
+ * entry alone that a block belonged to a file since deleted.
+ *
+ * Inodes in memory (struct lnode) are found by number in a hash table.
+ * Any change makes one dirty; a commit writes the dirty ones four to a
+ * sector (lfs_flush_inodes) and points the map at the new copies, making
+ * the old copies' bytes dead.  Clean ones nobody holds are dropped when
+ * there are many.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "userfs/lfs/lfs_int.h"
+
+#define MAX_NODES 65536u
+
+int lfs_imap_init(struct lfs *fs, uint32_t nblk)
+{
+	fs->imcap = nblk < 16 ? 16 : nblk;
+	fs->im = calloc(fs->imcap, sizeof *fs->im);
+	fs->imaddr = calloc(fs->imcap, sizeof *fs->imaddr);
+	fs->nimblk = nblk;
+	fs->imchgcap = 16;
+	fs->imchg = malloc(fs->imchgcap * sizeof *fs->imchg);
+	fs->nih = 4096;
+	fs->ih = calloc(fs->nih, sizeof *fs->ih);
+	return fs->im && fs->imaddr && fs->imchg && fs->ih ? 0 : -ENOMEM;
+}
+
+void lfs_imap_free(struct lfs *fs)
+{
+	for (uint32_t i = 0; fs->im != NULL && i < fs->imcap; i++)
+		free(fs->im[i]);
+	free(fs->im);
+	free(fs->imaddr);
+	free(fs->imchg);
+	free(fs->ih);
+	fs->im = NULL;
+	fs->imaddr = NULL;
+	fs->imchg = NULL;
+	fs->ih = NULL;
+}
+
+int lfs_imap_block(struct lfs *fs, uint32_t i, struct lfs_imblk **out)
+{
+	if (i >= fs->nimblk)
+		return -EINVAL;
+	if (fs->im[i] == NULL) {
+		struct lfs_imblk *m = calloc(1, sizeof *m);
+		if (m == NULL)
+			return -ENOMEM;
+		if (fs->imaddr[i] != 0) {
+			static uint8_t blk[LFS_BSIZE];
+			int e = lfs_read_block(fs, fs->imaddr[i], blk);
+			if (e == 0 && !lfs_check_block(blk, LFS_IMAP_MAGIC, i)) {
+				lfs_damaged(fs, "inode map block fails its check", i);
+				e = -EIO;
+			}
+			if (e < 0) {
+				free(m);
+				return e;
+			}
+			memcpy(m->e, blk + sizeof(struct lfs_blkhdr), sizeof m->e);
+		}
+		fs->im[i] = m;
+	}
+	*out = fs->im[i];
+	return 0;
+}
+
+/* Room for block i (a new one past the end). */
+int lfs_imap_grow(struct lfs *fs, uint32_t i)
+{
+	if (i < fs->nimblk)
+		return 0;
+	if (i >= fs->imcap) {
+		uint32_t cap = fs->imcap * 2 > i + 1 ? fs->imcap * 2 : i + 1;
+		struct lfs_imblk **im = realloc(fs->im, cap * sizeof *im);
+		if (im == NULL)
+			return -ENOMEM;
+		fs->im = im;
+		uint64_t *ad = realloc(fs->imaddr, cap * sizeof *ad);
+		if (ad == NULL)
+			return -ENOMEM;
+		fs->imaddr = ad;
+		for (uint32_t j = fs->imcap; j < cap; j++) {
+			fs->im[j] = NULL;
+			fs->imaddr[j] = 0;
+		}
+		fs->imcap = cap;
+	}
+	fs->nimblk = i + 1;
+	return 0;
+}
+
+struct lfs_imapent *lfs_imap(struct lfs *fs, uint32_t ino, int *err)
+{
+	*err = -ENOENT;
+	if (ino == 0 || ino >= fs->max_ino)
+		return NULL;
+	struct lfs_imblk *m;
+	*err = lfs_imap_block(fs, ino / LFS_PER_BLK, &m);
+	return *err < 0 ? NULL : &m->e[ino % LFS_PER_BLK];
+}
+
+void lfs_imap_changed(struct lfs *fs, uint32_t ino)
+{
+	uint32_t i = ino / LFS_PER_BLK, j = ino % LFS_PER_BLK;
+	struct lfs_imblk *m = fs->im[i];
+	m->dirty = 1;
+	if (!(m->changed[j / 64] >> (j % 64) & 1))
+		fs->pend += sizeof(struct lfs_dimap);
+	m->changed[j / 64] |= 1ull << (j % 64);
+	if (m->inlist)
+		return;
+	if (fs->nimchg == fs->imchgcap) {
+		uint32_t *v = realloc(fs->imchg, 2 * fs->imchgcap * sizeof *v);
+		if (v == NULL)
+			return;
+		fs->imchg = v;
+		fs->imchgcap *= 2;
+	}
+	m->inlist = 1;
+	fs->imchg[fs->nimchg++] = i;
+}
+
+/* ---- inodes in memory ---------------------------------------------------------- */
+
+static uint32_t hslot(const struct lfs *fs, uint32_t ino)
+{
+	return (ino * 2654435761u) & (fs->nih - 1);
+}
+
+static void lru_unlink(struct lfs *fs, struct lnode *n)
+{
+	if (n->lprev)
+		n->lprev->lnext = n->lnext;
+	else if (fs->lru == n)
+		fs->lru = n->lnext;
+	if (n->lnext)
+		n->lnext->lprev = n->lprev;
+	else if (fs->lru_tail == n)
+		fs->lru_tail = n->lprev;
+	n->lprev = n->lnext = NULL;
+}
+
+static void hash_remove(struct lfs *fs, struct lnode *n)
+{
+	struct lnode **pp = &fs->ih[hslot(fs, n->ino)];
+	while (*pp && *pp != n)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = n->hnext;
+}
+
+static void node_free(struct lnode *n)
+{
+	lfs_maps_free(n);
+	lfs_dir_free(n);
+	free(n);
+}
+
+void lfs_node_drop(struct lfs *fs, struct lnode *n)
+{
+	hash_remove(fs, n);
+	lru_unlink(fs, n);
+	if (n->indirty) {
+		struct lnode **pp = &fs->dirty;
+		while (*pp && *pp != n)
+			pp = &(*pp)->dnext;
+		if (*pp)
+			*pp = n->dnext;
+	}
+	fs->nnodes--;
+	node_free(n);
+}
+
+/* Drop clean, unheld inodes from the cold end while there are too many. */
+static void trim(struct lfs *fs)
+{
+	while (fs->nnodes > MAX_NODES && fs->lru_tail != NULL) {
+		struct lnode *n = fs->lru_tail;
+		lfs_node_drop(fs, n);
+	}
+}
+
+static struct lnode *find(struct lfs *fs, uint32_t ino)
+{
+	for (struct lnode *n = fs->ih[hslot(fs, ino)]; n; n = n->hnext)
+		if (n->ino == ino)
+			return n;
+	return NULL;
+}
+
+static struct lnode *node_new(struct lfs *fs, uint32_t ino)
+{
+	struct lnode *n = calloc(1, sizeof *n);
+	if (n == NULL)
+		return NULL;
+	n->ino = ino;
+	uint32_t h = hslot(fs, ino);
+	n->hnext = fs->ih[h];
+	fs->ih[h] = n;
+	fs->nnodes++;
+	return n;
+}
+
+void lfs_hold(struct lnode *n)
+{
+	n->nref++;
+}
+
+int lfs_get(struct lfs *fs, uint32_t ino, struct lnode **out)
+{
+	struct lnode *n = find(fs, ino);
+	if (n != NULL) {
+		if (n->nref++ == 0)
+			lru_unlink(fs, n);
+		*out = n;
+		return 0;
+	}
+	int e;
+	struct lfs_imapent *m = lfs_imap(fs, ino, &e);
+	if (m == NULL)
+		return e;
+	if (m->loc == 0)
+		return -ENOENT;
+	uint8_t sec[LFS_SECT];
+	TRY(lfs_read(fs, LFS_LOC_LBA(m->loc), 1, sec));
+	struct lfs_dinode d;
+	memcpy(&d, sec + LFS_LOC_SLOT(m->loc) * LFS_ISIZE, sizeof d);
+	if (!lfs_inode_ok(&d, ino) || d.gen != m->gen ||
+	    (d.type != LIBFS_T_REG && d.type != LIBFS_T_DIR)) {
+		lfs_damaged(fs, "inode fails its check", ino);
+		return -EIO;
+	}
+	trim(fs);
+	n = node_new(fs, ino);
+	if (n == NULL)
+		return -ENOMEM;
+	n->gen = m->gen;
+	n->d = d;
+	n->nref = 1;
+	*out = n;
+	return 0;
+}
+
+void lfs_dirty(struct lfs *fs, struct lnode *n)
+{
+	if (!n->dirty) {
+		n->dirty = 1;
+		fs->pend += LFS_ISIZE + sizeof(struct lfs_dimap);
+	}
+	if (!n->indirty) {
+		n->indirty = 1;
+		n->dnext = fs->dirty;
+		fs->dirty = n;
+		lru_unlink(fs, n);
+	}
+}
+
+int lfs_ialloc(struct lfs *fs, uint32_t type, uint32_t perm, struct lnode **out)
+{
+	uint32_t ino, gen;
+	int e;
+	struct lfs_imapent *m;
+	if (fs->free_head != 0) {
+		ino = fs->free_head;
+		m = lfs_imap(fs, ino, &e);
+		if (m == NULL)
+			return e;
+		if (m->loc != 0 || (m->next_free != 0 && m->next_free >= fs->max_ino)) {
+			lfs_damaged(fs, "free inode list", ino);
+			return -EIO;
+		}
+		fs->free_head = m->next_free;
+		gen = m->gen ? m->gen : 1;
+	} else {
+		if (fs->max_ino == UINT32_MAX)
+			return -ENOSPC;
+		ino = fs->max_ino;
+		TRY(lfs_imap_grow(fs, ino / LFS_PER_BLK));
+		fs->max_ino++;
+		m = lfs_imap(fs, ino, &e);
+		if (m == NULL) {
+			fs->max_ino--;
+			return e;
+		}
+		gen = 1;
+	}
+	struct lnode *n = find(fs, ino);
+	if (n != NULL)                         /* a stale copy of a freed inode */
+		lfs_node_drop(fs, n);
+	n = node_new(fs, ino);
+	if (n == NULL)
+		return -ENOMEM;
+	m->loc = 0;
+	m->gen = gen;
+	m->next_free = 0;
+	lfs_imap_changed(fs, ino);
+	n->gen = gen;
+	n->d.ino = ino;
+	n->d.gen = gen;
+	n->d.type = (uint16_t)type;
+	n->d.perm = perm;
+	n->d.nlink = type == LIBFS_T_DIR ? 2 : 1;
+	n->d.mtime = n->d.ctime = lfs_now();
+	n->nref = 1;
+	fs->nfiles++;
+	lfs_dirty(fs, n);
+	*out = n;
+	return 0;
+}
+
+/* Free the inode: its blocks, its map entry (a new generation). */
+static void ifree(struct lfs *fs, struct lnode *n)
+{
+	int e;
+	lfs_free_blocks(fs, n);
+	struct lfs_imapent *m = lfs_imap(fs, n->ino, &e);
+	if (m != NULL) {
+		if (m->loc != 0)
+			lfs_seg_use(fs, LFS_LOC_LBA(m->loc), -(int64_t)LFS_ISIZE);
+		m->loc = 0;
+		m->gen = n->gen + 1;
+		m->next_free = fs->free_head;
+		fs->free_head = n->ino;
+		lfs_imap_changed(fs, n->ino);
+	}
+	fs->nfiles--;
+	lfs_node_drop(fs, n);
+}
+
+void lfs_iunlink(struct lfs *fs, struct lnode *n)
+{
+	n->freed = 1;
+}
+
+void lfs_put(struct lfs *fs, struct lnode *n)
+{
+	if (--n->nref > 0)
+		return;
+	if (n->freed) {
+		ifree(fs, n);
+		return;
+	}
+	if (!n->indirty) {
+		/* Clean and unheld: the warm end of the LRU. */
+		n->lnext = fs->lru;
+		n->lprev = NULL;
+		if (fs->lru)
+			fs->lru->lprev = n;
+		fs->lru = n;
+		if (fs->lru_tail == NULL)
+			fs->lru_tail = n;
+	}
+}
+
+int lfs_flush_inodes(struct lfs *fs)
+{
+	uint8_t *p = NULL;
+	uint64_t lba = 0;
+	uint32_t slot = LFS_IPERSECT;
+	int e = 0;
+	for (struct lnode *n = fs->dirty; n != NULL && e == 0; n = n->dnext) {
+		if (!n->dirty)
+			continue;
+		if (slot == LFS_IPERSECT) {
+			struct lfs_psent pe = { n->ino, 0, 0, LFS_K_INODE, 1, 0 };
+			p = lfs_log_append(fs, &pe, &lba, &e);
+			if (p == NULL)
+				break;
+			memset(p, 0, LFS_SECT);
+			slot = 0;
+		}
+		struct lfs_imapent *m = lfs_imap(fs, n->ino, &e);
+		if (m == NULL)
+			break;
+		n->d.ino = n->ino;
+		n->d.gen = n->gen;
+		lfs_inode_seal(&n->d);
+		memcpy(p + slot * LFS_ISIZE, &n->d, LFS_ISIZE);
+		if (m->loc != 0)
+			lfs_seg_use(fs, LFS_LOC_LBA(m->loc), -(int64_t)LFS_ISIZE);
+		m->loc = LFS_LOC(lba, slot);
+		lfs_seg_use(fs, lba, LFS_ISIZE);
+		lfs_imap_changed(fs, n->ino);
+		n->dirty = 0;
+		slot++;
+	}
+	if (e < 0)
+		return e;
+	/* Everything of theirs is written: off the dirty list. */
+	struct lnode *n = fs->dirty;
+	fs->dirty = NULL;
+	while (n != NULL) {
+		struct lnode *nx = n->dnext;
+		n->indirty = 0;
+		n->dnext = NULL;
+		if (n->nref == 0)
+			lfs_put(fs, (n->nref++, n));
+		n = nx;
+	}
+	return 0;
+}
+
+void lfs_nodes_free(struct lfs *fs)
+{
+	for (uint32_t i = 0; fs->ih != NULL && i < fs->nih; i++) {
+		struct lnode *n = fs->ih[i];
+		while (n != NULL) {
+			struct lnode *nx = n->hnext;
+			node_free(n);
+			n = nx;
+		}
+		fs->ih[i] = NULL;
+	}
+	fs->nnodes = 0;
+	fs->dirty = fs->lru = fs->lru_tail = NULL;
+}

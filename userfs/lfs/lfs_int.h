@@ -1,0 +1,344 @@
+/*
+ * lfs_int.h - what lfs's files share: the mounted file system's state and
+ * each file's functions.  Not for programs (lfs.h is the interface).
+ *
+ *   sum.c    checksums and the keyed MAC
+ *   log.c    the log writer: partial segments, commits
+ *   read.c   reading the log: the segment buffers, a read cache
+ *   seg.c    segments: the usage table, the pool, space, release
+ *   ckpt.c   checkpoints, mount and roll-forward, mkfs
+ *   imap.c   the inode map, inodes in memory
+ *   file.c   a file's blocks: pointers, reads, writes, truncation
+ *   dir.c    directories
+ *   ops.c    struct libfs_ops
+ *   clean.c  the cleaner
+ *   fsck.c   the checker
+ */
+#ifndef USERFS_LFS_INT_H
+#define USERFS_LFS_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "libos/kit/kit.h"
+#include "libos/vvol/vvol.h"
+#include "userfs/lfs/format.h"
+#include "userfs/lfs/lfs.h"
+
+/* Return from the function if e failed. */
+#define TRY(e) do { int e_ = (e); if (e_ < 0) return e_; } while (0)
+
+#define LFS_ANCHOR_LEN  480u        /* the anchor exonode                        */
+#define LFS_ENT_SUPER   1
+#define LFS_ENT_VOL     2           /* and 3: the volume's descriptor and map    */
+#define LFS_ENT_CP      4           /* and 5: the checkpoint copies              */
+#define LFS_RC_SECT     128u        /* a read-cache chunk: 64 KiB                */
+#define LFS_RC_N        64          /* chunks cached: 4 MiB                      */
+#define LFS_DELTA_MAX   255u        /* sectors in one commit record              */
+#define LFS_MAXBLK      (LFS_NDIRECT + LFS_NPTR + (uint64_t)LFS_NPTR * LFS_NPTR)
+#define LFS_MAXFILE     (LFS_MAXBLK * LFS_BSIZE)
+
+/* ---- the segment buffers -------------------------------------------------- */
+struct lfs_lbuf {
+	uint8_t *mem;             /* seg_sect sectors                               */
+	uint64_t seg;             /* the segment it holds, 0: none                  */
+	uint32_t base, valid;     /* sectors [base, valid) are the segment's contents
+	                             (base: where the log was when it was mounted)   */
+	struct vvol_place pl;     /* where the segment is on the disk               */
+	struct edc_batch b;       /* its writes in flight                           */
+	struct edc_slot slots[4];
+};
+
+/* ---- segments in memory ----------------------------------------------------- */
+struct lfs_seg {
+	struct lfs_sutent e;
+	uint32_t tag;             /* cpseq durable when it was last written: kept
+	                             while roll-forward from that one may read it    */
+	uint8_t changed;          /* since the last commit                          */
+	uint8_t dirty;            /* since the last checkpoint                      */
+	uint8_t reserved;         /* the current or next segment                    */
+	uint8_t cpzero;           /* live 0 in the newest durable checkpoint, and
+	                             not written since: it may be written again      */
+	uint8_t stuck;            /* cleaned, yet still live: not chosen again      */
+};
+
+/* ---- the inode map in memory ------------------------------------------------ */
+struct lfs_imblk {
+	struct lfs_imapent e[LFS_PER_BLK];
+	uint64_t changed[4];      /* entries changed since the last commit          */
+	uint8_t inlist;           /* on the changed list                            */
+	uint8_t dirty;            /* changed since the last checkpoint              */
+};
+
+/* ---- an inode in memory ------------------------------------------------------------ */
+struct lmap {                     /* an indirect block, loaded                 */
+	uint64_t p[LFS_NPTR];
+	uint64_t dirty;
+};
+
+struct ldir;
+
+struct lnode {
+	uint32_t ino, gen;
+	struct lfs_dinode d;
+	uint8_t dirty;            /* d changed since written                        */
+	uint8_t mapdirty;         /* an indirect block changed                      */
+	uint8_t indirty;          /* on the dirty list                              */
+	uint8_t freed;            /* unlinked and unopened: gone at the next commit */
+	int32_t nref;             /* open handles and holds                         */
+	struct lmap *ind, *dind;
+	struct lmap **dc;         /* dind's children, LFS_NPTR of them             */
+	struct ldir *dir;         /* a directory's contents and index               */
+	struct lnode *hnext;      /* hash chain                                     */
+	struct lnode *dnext;      /* dirty list                                     */
+	struct lnode *lprev, *lnext;   /* LRU of the unreferenced, clean            */
+};
+
+/* ---- the file system --------------------------------------------------------------- */
+struct lfs_rcent {
+	uint64_t chunk;           /* lba / LFS_RC_SECT + 1; 0: empty               */
+	uint32_t nsect;
+	uint32_t age;
+	uint8_t *mem;
+};
+
+struct lfs {
+	struct kit k;
+	struct vvol v;
+	struct lfs_super sb;
+	uint8_t mackey[16];
+	int rdonly;               /* mounted ro, or damage was found                */
+	int err;                  /* a write failed: nothing more is committed       */
+	int mounting, cleaning, in_commit, in_ckpt;
+	/* options (lfs.h) */
+	uint32_t pool_target;
+	uint32_t clean_low, clean_high;   /* free segments: start, stop             */
+	uint64_t cp_interval;     /* bytes of log between checkpoints               */
+	int autoclean;
+	uint64_t ac_mark;         /* new_bytes when autoclean last looked           */
+	/* checkpoints */
+	uint64_t cp_disk[2];      /* the copies' disk sectors (anchor extents)      */
+	uint64_t cpseq;           /* of the newest durable checkpoint               */
+	uint64_t since_cp;        /* log bytes since it                             */
+	/* the log writer */
+	struct lfs_lbuf buf[2];
+	int cur;                  /* buf[cur] holds the current segment             */
+	uint64_t seg, next;       /* the current segment and the one after it       */
+	uint32_t ps, fill;        /* the open PS's header sector; its next free one  */
+	struct lfs_psent *ent;    /* the open PS's trailer                          */
+	uint32_t nent, entcap;
+	uint64_t seq, prev, nonce;
+	int group;                /* PSs closed since the last commit               */
+	int unflushed;            /* ... some of them not yet flushed               */
+	uint64_t pend;            /* bytes to be appended at the next commit (an
+	                             estimate: inodes, directory and indirect blocks) */
+	/* segments */
+	struct lfs_seg *sut;      /* [sb.nsegs]                                     */
+	uint64_t *sutaddr;        /* where each SUT block is, per the last checkpoint */
+	uint32_t nsutblk;
+	uint32_t *schg;           /* segments changed since the last commit         */
+	uint32_t nschg, schgcap;
+	uint64_t scan;            /* where the next search for a segment starts     */
+	/* the inode map */
+	struct lfs_imblk **im;    /* [imcap]: loaded blocks                          */
+	uint64_t *imaddr;         /* [imcap]: where each is, per the last checkpoint */
+	uint32_t nimblk, imcap;   /* blocks in use (max_ino's), room                */
+	uint32_t *imchg;          /* blocks with changed entries                    */
+	uint32_t nimchg, imchgcap;
+	uint32_t max_ino, free_head;
+	uint64_t nfiles;
+	/* inodes in memory */
+	struct lnode **ih;        /* hash by number                                 */
+	uint32_t nih;
+	uint32_t nnodes;
+	struct lnode *dirty;      /* changed inodes                                 */
+	struct lnode *lru, *lru_tail;
+	/* the read cache */
+	struct lfs_rcent rc[LFS_RC_N];
+	uint32_t rcage;
+	uint64_t recent[4];       /* where recent reads ended: reads near them read ahead */
+	int nrecent;
+	struct lfs_stats st;
+	uint8_t scratch[LFS_BSIZE];
+};
+
+/* The state of one open file (struct libfs_ops.file_size). */
+struct lfile {
+	struct lnode *n;
+	int flags;
+	uint64_t dircookie;
+};
+
+static inline uint64_t lfs_segbytes(const struct lfs *fs)
+{
+	return (uint64_t)fs->sb.seg_sect * LFS_SECT;
+}
+
+static inline uint64_t lfs_seg_of(const struct lfs *fs, uint64_t lba)
+{
+	return lba / fs->sb.seg_sect;
+}
+
+/* ---- sum.c ---------------------------------------------------------------------- */
+uint64_t lfs_sum64(const void *p, size_t n, uint64_t seed);   /* n a multiple of 8 */
+uint32_t lfs_sum32(const void *p, size_t n);
+uint64_t lfs_mac(const struct lfs *fs, const void *p, size_t n);
+void lfs_derive_keys(struct lfs *fs);
+void lfs_seal_block(void *blk, uint32_t magic, uint32_t index);   /* IMAP, SUT */
+int  lfs_check_block(const void *blk, uint32_t magic, uint32_t index);
+int  lfs_inode_ok(const struct lfs_dinode *d, uint32_t ino);
+void lfs_inode_seal(struct lfs_dinode *d);
+
+/* ---- log.c ------------------------------------------------------------------------ */
+int  lfs_log_init(struct lfs *fs);
+void lfs_log_free(struct lfs *fs);
+/* Room in the open PS for a block of nsect sectors, described by e: its
+ * bytes (to fill in) and log address.  May close the PS and move to the
+ * next segment.  NULL and *err on failure. */
+uint8_t *lfs_log_append(struct lfs *fs, const struct lfs_psent *e, uint64_t *lba, int *err);
+/* If the block e describes is the last one appended (at lba, oldn
+ * sectors), grow it in place to newn sectors: its bytes; else NULL. */
+uint8_t *lfs_log_extend(struct lfs *fs, const struct lfs_psent *e, uint64_t lba, uint32_t oldn,
+                        uint32_t newn);
+/* Close the open PS (write it), flags LFS_PS_*. */
+int  lfs_log_close(struct lfs *fs, int flags);
+/* Start the log at sector pos of segment seg (mkfs, mount); next: the
+ * segment the log goes to after it (0: take one). */
+int  lfs_log_start(struct lfs *fs, uint64_t seg, uint32_t pos, uint64_t next);
+uint32_t lfs_trail_sect(uint32_t nent);
+/* Write every dirty inode, block and table change, then a commit record:
+ * durable when it returns. */
+int  lfs_commit(struct lfs *fs);
+/* Wait for the log's writes. */
+int  lfs_log_wait(struct lfs *fs);
+/* A flush, and the volume's map if it changed. */
+int  lfs_harden(struct lfs *fs);
+uint64_t lfs_now(void);
+
+/* ---- read.c ---------------------------------------------------------------------------- */
+/* Read nsect sectors at log address lba into dst. */
+int  lfs_read(struct lfs *fs, uint64_t lba, uint32_t nsect, void *dst);
+/* The block ptr points at: LFS_BSIZE bytes (zeros past what was written). */
+int  lfs_read_block(struct lfs *fs, uint64_t ptr, void *dst);
+/* A segment's sectors [0, n) into dst, not through the cache (the cleaner). */
+int  lfs_read_seg(struct lfs *fs, uint64_t seg, uint32_t n, void *dst);
+/* Forget cached chunks of segment seg (it is being reused or released). */
+void lfs_rc_drop(struct lfs *fs, uint64_t seg);
+void lfs_rc_free(struct lfs *fs);
+/* Disk I/O at log address lba through the segment's leaf. */
+int  lfs_io(struct lfs *fs, int write, uint64_t lba, void *mem, uint32_t nsect);
+
+/* ---- seg.c ---------------------------------------------------------------------------------- */
+int  lfs_sut_init(struct lfs *fs);
+void lfs_sut_free(struct lfs *fs);
+/* Bytes became live (+) or dead (-) in the segment of lba. */
+void lfs_seg_use(struct lfs *fs, uint64_t lba, int64_t bytes);
+void lfs_seg_touch(struct lfs *fs, uint64_t seg);
+/* Can the segment be written again (empty, and out of every roll-forward)? */
+int  lfs_seg_reusable(const struct lfs *fs, uint64_t s);
+/* A mapped, reusable segment for the log to go to next (0: none). */
+uint64_t lfs_seg_take(struct lfs *fs);
+/* Make sure `bytes` more can be written, and the commit and checkpoint
+ * after them, cleaning if need be.  0 or -ENOSPC.  freeing: the change
+ * frees space (unlink), and may use the last segment of slack. */
+int  lfs_reserve(struct lfs *fs, uint64_t bytes, int freeing);
+/* Segments the file system could still write: free on the disk, plus
+ * reusable ones of its own. */
+uint64_t lfs_free_segs(struct lfs *fs);
+/* Log bytes that can be written before a checkpoint frees anything. */
+uint64_t lfs_avail(struct lfs *fs);
+/* The most the next commit and checkpoint can take with `bytes` more. */
+uint64_t lfs_worst(struct lfs *fs, uint64_t bytes);
+/* Give reusable segments beyond the pool back to the exodisk. */
+int  lfs_release(struct lfs *fs);
+/* The SUT block for checkpoints and fsck. */
+void lfs_sut_block(struct lfs *fs, uint32_t i, void *blk);
+
+/* ---- ckpt.c ------------------------------------------------------------------------------------ */
+int  lfs_checkpoint(struct lfs *fs, int clean);
+int  lfs_load(struct lfs *fs);              /* read the checkpoint, roll forward */
+int  lfs_format(struct lfs *fs);            /* mkfs's part after the anchor  */
+/* The checkpoint copies as read at mount (fsck): which one is used. */
+int  lfs_cp_read(struct lfs *fs, int copy, struct lfs_cp *cp, uint64_t **ptrs);
+
+/* ---- imap.c --------------------------------------------------------------------------------- */
+int  lfs_imap_init(struct lfs *fs, uint32_t nblk);
+void lfs_imap_free(struct lfs *fs);
+/* The map entry of ino (loading its block); NULL past max_ino or on error. */
+struct lfs_imapent *lfs_imap(struct lfs *fs, uint32_t ino, int *err);
+void lfs_imap_changed(struct lfs *fs, uint32_t ino);
+int  lfs_imap_block(struct lfs *fs, uint32_t i, struct lfs_imblk **out);
+/* Room for block i of the map (a new one past the end). */
+int  lfs_imap_grow(struct lfs *fs, uint32_t i);
+/* Inode ino in memory, held (lfs_put when done). */
+int  lfs_get(struct lfs *fs, uint32_t ino, struct lnode **out);
+void lfs_hold(struct lnode *n);
+void lfs_put(struct lfs *fs, struct lnode *n);
+/* A new inode of this type, held and dirty. */
+int  lfs_ialloc(struct lfs *fs, uint32_t type, uint32_t perm, struct lnode **out);
+/* Its last name is gone: free it once nobody holds it. */
+void lfs_iunlink(struct lfs *fs, struct lnode *n);
+void lfs_dirty(struct lfs *fs, struct lnode *n);
+/* Write the dirty inodes to the log (commit).  */
+int  lfs_flush_inodes(struct lfs *fs);
+void lfs_nodes_free(struct lfs *fs);
+/* Forget a freed inode's memory (its number may be reused). */
+void lfs_node_drop(struct lfs *fs, struct lnode *n);
+
+/* ---- file.c --------------------------------------------------------------------------------------- */
+int  lfs_bmap(struct lfs *fs, struct lnode *n, uint64_t lbn, uint64_t *ptr);
+/* Point block lbn at ptr; the old pointer's bytes become dead. */
+int  lfs_bset(struct lfs *fs, struct lnode *n, uint64_t lbn, uint64_t ptr);
+long lfs_fread(struct lfs *fs, struct lnode *n, void *buf, size_t len, uint64_t off);
+long lfs_fwrite(struct lfs *fs, struct lnode *n, const void *buf, size_t len, uint64_t off);
+int  lfs_ftrunc(struct lfs *fs, struct lnode *n, uint64_t len);
+/* Append a whole block's new contents for lbn (the cleaner, directories). */
+int  lfs_bput(struct lfs *fs, struct lnode *n, uint64_t lbn, const void *data, uint32_t nsect,
+              int cleaner);
+/* Write the inode's dirty indirect blocks to the log. */
+int  lfs_flush_maps(struct lfs *fs, struct lnode *n);
+/* Free the file's blocks and indirect blocks (it is being freed). */
+int  lfs_free_blocks(struct lfs *fs, struct lnode *n);
+void lfs_maps_free(struct lnode *n);
+/* Does ptr hold indirect block `which` of n (the cleaner)?  1, 0, or -errno */
+int  lfs_map_live(struct lfs *fs, struct lnode *n, uint32_t which, uint64_t ptr);
+/* Mark indirect block `which` dirty, to be written again (the cleaner). */
+int  lfs_map_move(struct lfs *fs, struct lnode *n, uint32_t which);
+
+/* ---- dir.c ----------------------------------------------------------------------------------------- */
+int  lfs_dir_load(struct lfs *fs, struct lnode *d);
+/* Look a name up: its inode number and type, or -ENOENT. */
+int  lfs_dir_lookup(struct lfs *fs, struct lnode *d, const char *name, size_t len,
+                    uint32_t *ino, uint32_t *type);
+int  lfs_dir_add(struct lfs *fs, struct lnode *d, const char *name, size_t len, uint32_t ino,
+                 uint32_t type);
+int  lfs_dir_remove(struct lfs *fs, struct lnode *d, const char *name, size_t len);
+/* Point an existing name at another inode (rename over it). */
+int  lfs_dir_replace(struct lfs *fs, struct lnode *d, const char *name, size_t len, uint32_t ino,
+                     uint32_t type);
+int  lfs_dir_next(struct lfs *fs, struct lnode *d, uint64_t *cookie, struct libfs_dirent *de);
+int  lfs_dir_empty(struct lfs *fs, struct lnode *d);
+int  lfs_dir_init(struct lfs *fs, struct lnode *d);     /* a new, empty one */
+int  lfs_dir_flush(struct lfs *fs, struct lnode *d);    /* dirty blocks to the log */
+/* The directory's block lbn was moved by the cleaner: write it again. */
+int  lfs_dir_move(struct lfs *fs, struct lnode *d, uint64_t lbn);
+void lfs_dir_free(struct lnode *d);
+
+/* ---- ops.c ---------------------------------------------------------------------------------------- */
+int  lfs_open_fs(const char *opts, int create, struct lfs **out);
+void lfs_close_fs(struct lfs *fs);
+/* Walk a path: the inode it names (held), or its parent and last name. */
+int  lfs_walk(struct lfs *fs, const char *path, struct lnode **out);
+int  lfs_walk_parent(struct lfs *fs, const char *path, struct lnode **dir, const char **name,
+                     size_t *len);
+void lfs_damaged(struct lfs *fs, const char *what, uint64_t where);
+
+/* ---- clean.c -------------------------------------------------------------------------------------- */
+/* Clean up to max segments (cost-benefit); how many were cleaned. */
+int  lfs_clean(struct lfs *fs, int max);
+/* Called at operation boundaries: clean when free segments are few. */
+int  lfs_autoclean(struct lfs *fs);
+
+/* ---- fsck.c --------------------------------------------------------------------------------------- */
+int  lfs_fsck(const char *opts, struct libfs_fsck *ck);
+
+#endif
