@@ -119,6 +119,16 @@ CASES = [
                                         if l.endswith(("/t/c", "/y"))}) == 1 and
                                    len({l.split()[0] for l in out.splitlines()
                                         if l.endswith(("/t/d", "/z"))}) == 1 else "cksums differ"),
+    # One lfs file lent through proxy exonodes: a reader without the key or
+    # a mount reads it, then reads it again after the owner appended to it;
+    # when the owner has exited, the share is gone.
+    Case("lfs-share-proxies",
+         "mkfs; mkfs -t lfs key=k; mount /t lfs key=k; echo shared through proxies > /t/f; "
+         "lfs-share -o /tok -t 3000 -a followed key=k f & lfs-share -r /tok; lfs-share -r /tok -g 2; "
+         "wait; lfs-share -r /tok; true",
+         expect=[r"lfs-share: 23 bytes, generation 1\nshared through proxies$",
+                 r"lfs-share: 31 bytes, generation 2\nshared through proxies\nfollowed",
+                 r"^lfs-share: the share is gone"]),
 ]
 
 

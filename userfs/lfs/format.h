@@ -227,6 +227,33 @@ _Static_assert(sizeof(struct lfs_dimap) == 24, "lfs_dimap");
 _Static_assert(sizeof(struct lfs_dsut) == 24, "lfs_dsut");
 _Static_assert(sizeof(struct lfs_cp) == 168, "lfs_cp");
 
+/* ---- a share's map (share.c): not on the log, in memory-only sectors ------ */
+/* What a program lent one file reads first, through the share's map proxy:
+ * where the file's bytes are now, and through which proxy exonodes.  The
+ * owner rewrites it in place (a new generation) whenever the file moves;
+ * a reader checks the sum, reads the runs, and reads the header again to
+ * see the generation did not change.  Bytes of the file no run covers are
+ * zeros (holes, and the tail of a last block). */
+#define LFS_SHARE_MAGIC 0x48534c46u       /* "FLSH" */
+#define LFS_SHARE_SECT  16u               /* sectors of a share's map       */
+struct lfs_sharehdr {
+	uint32_t magic;
+	uint32_t nrun;            /* struct lfs_sharerun entries, after the proxies */
+	uint64_t gen;             /* one more at every publication                   */
+	uint64_t size;            /* the file's bytes                                */
+	uint32_t nproxy;          /* uint64_t proxy ids follow this header          */
+	uint32_t csum;            /* lfs_sum32-compatible sum of the whole map with
+	                             csum 0 (shareread.c computes it the same way)  */
+};
+struct lfs_sharerun {
+	uint64_t off;             /* file offset of the run (a multiple of 512)      */
+	uint64_t sector;          /* its first disk sector                           */
+	uint32_t nsect;
+	uint32_t proxy;           /* which of the proxy ids covers it                */
+};
+_Static_assert(sizeof(struct lfs_sharehdr) == 32, "lfs_sharehdr");
+_Static_assert(sizeof(struct lfs_sharerun) == 24, "lfs_sharerun");
+
 /* ---- directories: a file of LFS_BSIZE blocks of records ------------------ */
 /* A record never crosses a block.  reclen is a multiple of 8 and covers
  * the space up to the next record (the last one in a block reaches the

@@ -31,6 +31,7 @@
 #ifndef USERFS_LFS_H
 #define USERFS_LFS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "libos/libfs.h"
 #include "kernel/uapi/exodisk.h"
@@ -58,6 +59,7 @@ struct lfs_stats {
 	uint64_t ps_written, commits, checkpoints, flushes;
 	uint64_t rd_reqs, rd_sect, wr_reqs, wr_sect;
 	uint64_t rc_hits, rc_misses;
+	uint64_t share_pubs;      /* share maps published                           */
 	/* the last mount */
 	uint64_t roll_ps;         /* partial segments read by roll-forward          */
 	uint64_t roll_groups;     /* commits it applied                             */
@@ -82,5 +84,33 @@ void lfs_get_stats(struct lfs *fs, struct lfs_stats *st, struct lfs_usage *u);
 int lfs_clean_now(struct lfs *fs, int max);
 /* Commit and checkpoint now. */
 int lfs_checkpoint_now(struct lfs *fs);
+
+/* ---- sharing one file (share.c, shareread.c; docs/lfs.md "Sharing") -------
+ * lfs_share lends the file at path (inside the mount) to other programs,
+ * read-only, through proxy exonodes; the token names the share's map (a
+ * proxy id, its sector, its read capability).  The share follows the file
+ * as it is written and cleaned, until lfs_unshare, the unmount, or the
+ * owner's exit: proxies never outlive their creator.  Another program
+ * reads the file with lfs_share_read and the token: the exodisk alone, no
+ * mount, no key. */
+struct lfs_token {
+	uint32_t unit;
+	uint64_t id;              /* the map's proxy                                */
+	uint64_t sector;          /* the map's first sector                         */
+	struct ed_cap rc;         /* the read capability of every proxy of the share */
+};
+int lfs_share(struct lfs *fs, const char *path, struct lfs_token *t);
+int lfs_unshare(struct lfs *fs, const struct lfs_token *t);
+
+struct edc;
+/* Read the shared file into buf (cap bytes; it must hold the size rounded
+ * up to 512): its size in *size and the map's generation in *gen.  0;
+ * -ENOENT when the share is gone (revoked, the owner exited, the file
+ * deleted); -EFBIG when buf is too small (*size says how much); -EIO. */
+int lfs_share_read(struct edc *c, const struct lfs_token *t, void *buf, size_t cap,
+                   uint64_t *size, uint64_t *gen);
+/* The token as text ("unit:id:sector:32 hex digits") and back (0, -EINVAL). */
+void lfs_token_str(const struct lfs_token *t, char out[96]);
+int  lfs_token_parse(const char *s, struct lfs_token *t);
 
 #endif

@@ -157,8 +157,27 @@ struct lfs {
 	uint32_t rcage;
 	uint64_t recent[4];       /* where recent reads ended: reads near them read ahead */
 	int nrecent;
+	struct lfs_share *shares;
+	uint64_t nshares_made, sharehint;
 	struct lfs_stats st;
 	uint8_t scratch[LFS_BSIZE];
+};
+
+/* One file lent through proxies (share.c). */
+struct lfs_share {
+	uint32_t ino, gen;        /* the file                                       */
+	uint64_t xn;              /* the exonode holding the map's extent (never
+	                             written back)                                  */
+	uint16_t slot;
+	int dead;                 /* the file went: nothing more is published       */
+	uint64_t map;             /* the map's first sector                         */
+	uint64_t mapid;           /* its proxy: the token                           */
+	struct ed_cap rc, wc;     /* every proxy of the share has these             */
+	uint64_t *ids;            /* the data proxies now published                 */
+	uint32_t nids;
+	uint64_t pubgen;          /* the map's generation                           */
+	uint64_t sig;             /* what the runs were when published              */
+	struct lfs_share *next;
 };
 
 /* The state of one open file (struct libfs_ops.file_size). */
@@ -337,6 +356,12 @@ void lfs_damaged(struct lfs *fs, const char *what, uint64_t where);
 int  lfs_clean(struct lfs *fs, int max);
 /* Called at operation boundaries: clean when free segments are few. */
 int  lfs_autoclean(struct lfs *fs);
+
+/* ---- share.c --------------------------------------------------------------------------------------- */
+/* After a commit: the shares whose files moved publish where they are now. */
+int  lfs_share_publish(struct lfs *fs);
+/* Unmount (revoke: 1) or abandon (0: the process dies, the kernel drops them). */
+void lfs_share_free(struct lfs *fs, int revoke);
 
 /* ---- fsck.c --------------------------------------------------------------------------------------- */
 int  lfs_fsck(const char *opts, struct libfs_fsck *ck);

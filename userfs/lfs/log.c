@@ -430,6 +430,8 @@ int lfs_commit(struct lfs *fs)
 	fs->unflushed = 0;
 	fs->pend = 0;
 	fs->st.commits++;
+	if (fs->shares != NULL)
+		lfs_share_publish(fs);       /* a share that cannot follow ends itself */
 	if (fs->since_cp >= fs->cp_interval && !fs->cleaning && !fs->in_ckpt)
 		e = lfs_checkpoint(fs, 0);
 	return e;

@@ -37,6 +37,7 @@ static int hook(struct kit *k)
 
 static void release(struct lfs *fs, int unlock)
 {
+	lfs_share_free(fs, unlock);
 	lfs_nodes_free(fs);
 	lfs_imap_free(fs);
 	lfs_sut_free(fs);

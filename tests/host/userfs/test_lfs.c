@@ -17,6 +17,10 @@
  *              copies gone (a clear error), a corrupted summary in the
  *              roll-forward region (the log ends there), a corrupted inode
  *              map block (-EIO and read-only, never a crash)
+ *   share      a file lent through proxies: read by another process with
+ *              the token alone, followed as it is rewritten and cleaned,
+ *              read-only, refused with a wrong capability, gone when
+ *              unshared, deleted, or when its owner exits
  *   powercut   the generic power-cut workload with tiny segments, frequent
  *              checkpoints and a volume small enough to need the cleaner
  *              (every request with LFS_PC_ALL=1)
@@ -443,7 +447,7 @@ static int ver_at(int j, int n)
 
 static int lput(struct lfs *fs, const char *path, size_t n, uint64_t seed)
 {
-	static uint8_t b[8192];
+	static uint8_t b[65536];
 	struct lfile lf = { 0 };
 	void *h = &lf;
 	fill(b, n, seed);
@@ -538,6 +542,86 @@ static void t_cleancut(void)
 	pc_free(&pc);
 }
 
+/* ---- sharing one file through proxies ------------------------------------------- */
+
+static void t_share(void)
+{
+	const char *o = "key=sh,seg=64";
+	ufx_new(&u, 32768, HD_POLLED, 6);
+	uint64_t sb;
+	CHECK_EQ(lfs_mkfs(o, &sb), 0);
+	struct lfs *fs;
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	/* Files around it, so its blocks are spread over segments. */
+	char p[32];
+	for (int i = 0; i < 40; i++) {
+		snprintf(p, sizeof p, "x%d", i);
+		CHECK_EQ(lput(fs, p, 7000, (uint64_t)i), 0);
+		if (i == 20)
+			CHECK_EQ(lput(fs, "f", 8000, 42), 0);
+	}
+	CHECK_EQ(lfs_ops.sync(fs), 0);
+	struct lfs_token t, t2;
+	CHECK_EQ(lfs_share(fs, "f", &t), 0);
+	char txt[96];
+	lfs_token_str(&t, txt);
+	CHECK_EQ(lfs_token_parse(txt, &t2), 0);
+	CHECK(t2.id == t.id && t2.sector == t.sector && memcmp(&t2.rc, &t.rc, sizeof t.rc) == 0);
+	/* Another program: the exodisk and the token, nothing else. */
+	struct edc_host reader;
+	edc_host_init(&reader, &u.f.h, u.f.ed);
+	static uint8_t got[65536], want[65536];
+	uint64_t size, gen;
+	CHECK_EQ(lfs_share_read(&reader.edc, &t2, got, sizeof got, &size, &gen), 0);
+	fill(want, 8000, 42);
+	CHECK(size == 8000 && gen == 1 && memcmp(got, want, 8000) == 0);
+	/* It follows the file: rewritten longer, then moved by the cleaner. */
+	CHECK_EQ(lput(fs, "f", 30000, 43), 0);
+	CHECK_EQ(lfs_ops.sync(fs), 0);
+	CHECK_EQ(lfs_share_read(&reader.edc, &t2, got, sizeof got, &size, &gen), 0);
+	fill(want, 30000, 43);
+	CHECK(size == 30000 && gen == 2 && memcmp(got, want, 30000) == 0);
+	for (int i = 0; i < 40; i += 2) {
+		snprintf(p, sizeof p, "x%d", i);
+		CHECK_EQ(lfs_ops.unlink(fs, p), 0);
+	}
+	struct lfs_stats st0, st1;
+	lfs_get_stats(fs, &st0, NULL);
+	CHECK(lfs_clean_now(fs, 0) >= 0);
+	lfs_get_stats(fs, &st1, NULL);
+	CHECK(st1.clean_read > st0.clean_read);
+	CHECK_EQ(lfs_share_read(&reader.edc, &t2, got, sizeof got, &size, &gen), 0);
+	CHECK(size == 30000 && memcmp(got, want, 30000) == 0);
+	printf("  share: generation %llu after the cleaner\n", (unsigned long long)gen);
+	/* Read-only, and only with the share's capability. */
+	struct ed_protector px = edc_prot_extent(0, t.id, &t.rc, &t.rc);
+	px.kind = ED_PK_PROXY;
+	CHECK_EQ(edc_write(&reader.edc, &px, t.sector, got, 512), ED_E_CAP);
+	struct lfs_token bad = t2;
+	bad.rc.w[0] ^= 1;
+	CHECK_EQ(lfs_share_read(&reader.edc, &bad, got, sizeof got, &size, &gen), -ENOENT);
+	/* Unshared: gone.  Shared again, then the owner dies: gone too. */
+	CHECK_EQ(lfs_unshare(fs, &t), 0);
+	CHECK_EQ(lfs_share_read(&reader.edc, &t2, got, sizeof got, &size, &gen), -ENOENT);
+	CHECK_EQ(lfs_share(fs, "f", &t), 0);
+	CHECK_EQ(lfs_share_read(&reader.edc, &t, got, sizeof got, &size, &gen), 0);
+	/* Deleting the file ends the share at the next commit. */
+	CHECK_EQ(lfs_ops.unlink(fs, "f"), 0);
+	CHECK_EQ(lfs_ops.sync(fs), 0);
+	CHECK_EQ(lfs_share_read(&reader.edc, &t, got, sizeof got, &size, &gen), -ENOENT);
+	CHECK_EQ(lput(fs, "g", 5000, 44), 0);
+	CHECK_EQ(lfs_share(fs, "g", &t), 0);
+	CHECK_EQ(lfs_share_read(&reader.edc, &t, got, sizeof got, &size, &gen), 0);
+	ufx_stop(&u);                      /* the owner exits without unmounting */
+	CHECK_EQ(lfs_share_read(&reader.edc, &t, got, sizeof got, &size, &gen), -ENOENT);
+	lfs_ops.abandon(fs);
+	edc_host_exit(&reader);
+	ufx_start(&u);
+	fsck_clean(o);
+	ufx_free(&u);
+	printf("share: ok\n");
+}
+
 static void t_powercut(void)
 {
 	const char *all = getenv("LFS_PC_ALL");
@@ -559,6 +643,8 @@ int main(int argc, char **argv)
 		t_full();
 	if (!only || !strcmp(only, "damage"))
 		t_damage();
+	if (!only || !strcmp(only, "share"))
+		t_share();
 	if (!only || !strcmp(only, "powercut"))
 		t_powercut();
 	if (!only || !strcmp(only, "cleancut"))
