@@ -159,6 +159,7 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 	}
 	fs->nschg = 0;
 	fs->since_cp = 0;
+	fs->av_valid = 0;
 	fs->st.checkpoints++;
 	return lfs_release(fs);
 }

@@ -138,6 +138,8 @@ struct lfs {
 	uint32_t *schg;           /* segments changed since the last commit         */
 	uint32_t nschg, schgcap;
 	uint64_t scan;            /* where the next search for a segment starts     */
+	uint64_t av_segs;         /* lfs_avail's count of writable segments ...     */
+	int av_valid;             /* ... while this says it is current              */
 	/* the inode map */
 	struct lfs_imblk **im;    /* [imcap]: loaded blocks                          */
 	uint64_t *imaddr;         /* [imcap]: where each is, per the last checkpoint */

@@ -142,6 +142,7 @@ static int enter_next(struct lfs *fs)
 	fs->next = lfs_seg_take(fs);
 	if (fs->next)
 		fs->sut[fs->next].reserved = 1;
+	fs->av_valid = 0;
 	return 0;
 }
 

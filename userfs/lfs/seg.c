@@ -131,22 +131,30 @@ uint64_t lfs_seg_take(struct lfs *fs)
  * the disk has room for. */
 uint64_t lfs_avail(struct lfs *fs)
 {
-	uint64_t sb = lfs_segbytes(fs), own = 0, unmapped = 0;
-	for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
-		if (!lfs_seg_reusable(fs, s))
-			continue;
-		if (fs->sut[s].e.flags & LFS_SEG_MAPPED)
-			own++;
-		else
-			unmapped++;
+	uint64_t sb = lfs_segbytes(fs);
+	/* The count of whole segments costs a look at every segment and at
+	 * the free map: it is kept until the log enters a segment or a
+	 * checkpoint frees some (fs->av_valid cleared). */
+	if (!fs->av_valid) {
+		uint64_t own = 0, unmapped = 0;
+		for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
+			if (!lfs_seg_reusable(fs, s))
+				continue;
+			if (fs->sut[s].e.flags & LFS_SEG_MAPPED)
+				own++;
+			else
+				unmapped++;
+		}
+		uint64_t disk = edc_fm_count_free(&fs->k.fm) / fs->sb.seg_sect;
+		uint64_t more = disk < unmapped ? disk : unmapped;
+		/* Keep a few of the disk's free segments for its own metadata (the
+		 * volume's map nodes, the exodisk's). */
+		more = more > 2 ? more - 2 : 0;
+		fs->av_segs = own + more;
+		fs->av_valid = 1;
 	}
-	uint64_t disk = edc_fm_count_free(&fs->k.fm) / fs->sb.seg_sect;
-	uint64_t more = disk < unmapped ? disk : unmapped;
-	/* Keep a few of the disk's free segments for its own metadata (the
-	 * volume's map nodes, the exodisk's). */
-	more = more > 2 ? more - 2 : 0;
 	return (uint64_t)(fs->sb.seg_sect - fs->fill) * LFS_SECT + (fs->next ? sb : 0) +
-	       (own + more) * sb;
+	       fs->av_segs * sb;
 }
 
 static uint64_t ndirty_im(const struct lfs *fs)
@@ -180,6 +188,9 @@ int lfs_reserve(struct lfs *fs, uint64_t bytes, int freeing)
 	 * every other keeps, so that a full file system can be emptied. */
 	uint64_t need = lfs_worst(fs, bytes) + (freeing ? 0 : lfs_segbytes(fs));
 	for (int tries = 0; tries < 16; tries++) {
+		if (lfs_avail(fs) >= need)
+			return 0;
+		fs->av_valid = 0;            /* look again before cleaning */
 		if (lfs_avail(fs) >= need)
 			return 0;
 		if (fs->cleaning || fs->in_commit || fs->in_ckpt || lfs_clean(fs, 4) <= 0)
@@ -222,6 +233,7 @@ int lfs_release(struct lfs *fs)
 		fs->sut[s].e.mtime = 0;
 		fs->sut[s].dirty = 1;
 		fs->st.segs_released++;
+		fs->av_valid = 0;
 		released++;
 	}
 	/* Commit the map now: the sectors are the exodisk's free space again
