@@ -157,6 +157,11 @@ static char *word(const char **inp, int status, int *err)
 	}
 	*inp = in;
 	put(0);
+	if (overflow) {          /* start may be past the buffer's end: read nothing */
+		fprintf(stderr, "sh: the line is too long once its variables are expanded\n");
+		*err = 1;
+		return NULL;
+	}
 	if (!solid && start[0] == 0) {
 		out = start;
 		return NULL;
@@ -271,10 +276,6 @@ int sh_parse(const char **linep, struct pipeline *pl, int status)
 					t++;
 				if (*t == 0 || *t == '#' || *t == ';' || *t == '&' || *t == '|')
 					return syntax("'&&' or '||' without a command after it");
-			}
-			if (overflow) {
-				fprintf(stderr, "sh: the line is too long once its variables are expanded\n");
-				return -1;
 			}
 			*linep = in;
 			return 1;

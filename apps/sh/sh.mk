@@ -18,3 +18,10 @@ HOST_TESTS += $(BUILD)/host/apps/test_bre
 $(BUILD)/host/apps/test_bre: tests/host/apps/test_bre.c apps/bre.c apps/bre.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ tests/host/apps/test_bre.c apps/bre.c
+
+# The parser on the host: lines of known meaning, and random lines under
+# AddressSanitizer (tests/host/apps/test_sh_parse.c).
+HOST_TESTS += $(BUILD)/host/apps/test_sh_parse
+$(BUILD)/host/apps/test_sh_parse: tests/host/apps/test_sh_parse.c apps/sh/parse.c apps/sh/sh.h
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ tests/host/apps/test_sh_parse.c apps/sh/parse.c
