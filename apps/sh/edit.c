@@ -85,18 +85,25 @@ static int getkey(void)
 		return c1;
 	if (c1 != '[' && c1 != 'O')
 		return K_NONE;                    /* Alt-something: ignored */
-	int c2 = getbyte();
+	/* A control sequence: parameter bytes (digits, ';' ...) then one final
+	 * byte.  All of it is read, so a key we do not know (Ctrl-Right is
+	 * ESC [ 1 ; 5 C, F5 is ESC [ 1 5 ~) leaves nothing behind to be typed
+	 * into the line; a modifier (the 5) is ignored. */
+	int n = 0, first = -1, c2;
+	while ((c2 = getbyte()) >= 0x30 && c2 <= 0x3f) {
+		if (c2 >= '0' && c2 <= '9') {
+			if (n < 1000)
+				n = n * 10 + (c2 - '0');
+		} else if (first < 0) {
+			first = n;                    /* the number before the first ';' */
+		}
+	}
 	if (c2 < 0)
 		return c2;
-	if (c2 >= '0' && c2 <= '9') {
-		int n = c2 - '0', c3;
-		while ((c3 = getbyte()) >= '0' && c3 <= '9')
-			n = n * 10 + (c3 - '0');
-		if (c3 < 0)
-			return c3;
-		if (c3 != '~')
-			return K_NONE;
-		switch (n) {
+	if (first < 0)
+		first = n;
+	if (c2 == '~') {
+		switch (first) {
 		case 1: case 7: return K_HOME;
 		case 4: case 8: return K_END;
 		case 3:         return K_DELETE;

@@ -49,6 +49,10 @@ def editing(s):
     expect_rows(s.run("echo keep cut" + LEFT * 3 + CTRL_K), ["keep"], "Ctrl-K")
     expect_rows(s.run("echo wrong" + LEFT * 5 + RIGHT * 5 + BACKSPACE * 5 + "right"), ["right"],
                 "Right")
+    # Keys the editor does not know (F5, F1) leave nothing in the line; a
+    # modified arrow (Ctrl-Left: ESC [ 1 ; 5 D) moves as the arrow does.
+    expect_rows(s.run("echo a" + "\x1b[15~" + "\x1bOP" + "b" + "\x1b[1;5D" + "X"), ["aXb"],
+                "unknown keys, Ctrl-Left")
     # The screen shows the line as edited, not the keys.
     if "$ echo hello\nhello" not in s.text() or "\x1b" in s.text():
         raise AssertionError("the screen does not show the edited line '$ echo hello'")
