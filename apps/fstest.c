@@ -75,6 +75,14 @@ static void posix(const char *d)
 	check(write(fd, "end", 3) == 3 && lseek(fd, 0, SEEK_CUR) == 8, "O_APPEND writes at the end");
 	close(fd);
 	check(stat(at(d, "p1"), &st) == 0 && st.st_size == 8, "stat");
+	check(truncate(at(d, "p1"), 3) == 0 && stat(at(d, "p1"), &st) == 0 && st.st_size == 3,
+	      "truncate(path) shortens");
+	fd = open(at(d, "p1"), O_RDWR);
+	check(truncate(at(d, "p1"), 8) == 0 && pread(fd, buf, 8, 0) == 8 && buf[2] == '2' &&
+	      buf[3] == 0 && buf[7] == 0, "truncate(path) lengthens with zeros");
+	check(pwrite(fd, "5678", 4, 4) == 4 && close(fd) == 0, "write over the new zeros");
+	check(fails_with(truncate(at(d, "nope"), 0), ENOENT), "truncate(path) of a missing file: ENOENT");
+	check(fails_with(truncate(at(d, "p1"), -1), EINVAL), "truncate(path) to a negative length: EINVAL");
 	check(fails_with(open(at(d, "p1"), O_WRONLY | O_CREAT | O_EXCL, 0644), EEXIST), "O_EXCL: EEXIST");
 	check(fails_with(open(at(d, "nope"), O_RDONLY), ENOENT), "open missing: ENOENT");
 	check(fails_with(stat(at(d, "nope/deeper"), &st), ENOENT), "stat under a missing directory: ENOENT");
@@ -89,6 +97,7 @@ static void posix(const char *d)
 	check(fails_with(rmdir(at(d, "sub")), ENOTEMPTY), "rmdir non-empty: ENOTEMPTY");
 	check(fails_with(unlink(at(d, "sub")), EISDIR), "unlink a directory: EISDIR");
 	check(fails_with(open(at(d, "sub"), O_WRONLY), EISDIR), "open a directory for writing: EISDIR");
+	check(fails_with(truncate(at(d, "sub"), 0), EISDIR), "truncate(path) of a directory: EISDIR");
 	check(fails_with(rmdir(at(d, "sub/p2")), ENOTDIR), "rmdir a file: ENOTDIR");
 	DIR *dir = opendir(at(d, "sub"));
 	struct dirent *de;

@@ -158,6 +158,18 @@ int stat(const char *path, struct stat *st)
 }
 
 int lstat(const char *path, struct stat *st) { return stat(path, st); }
+/* truncate(path): ftruncate through a descriptor of its own, opened for
+ * writing (so a directory is EISDIR, a missing file ENOENT). */
+int truncate(const char *path, off_t len)
+{
+	if (len < 0) return (int)ret(-EINVAL);
+	struct vfile *f;
+	int r = vfs_open(path, lflags(O_WRONLY), 0, &f);
+	if (r < 0) return (int)ret(r);
+	r = vfs_ftruncate(f, (uint64_t)len);
+	int c = vfs_close(f);
+	return (int)ret(r < 0 ? r : c);
+}
 int unlink(const char *path) { return (int)ret(vfs_unlink(path)); }
 int rename(const char *from, const char *to) { return (int)ret(vfs_rename(from, to)); }
 int mkdir(const char *path, mode_t mode) { return (int)ret(vfs_mkdir(path, (uint32_t)mode)); }
