@@ -77,6 +77,21 @@ fi
 
 [ "$mode" = linux ] || exit 0
 
+# mkfs.nilfs2 refuses to run without /etc/mtab (it looks there to see whether
+# the device is mounted).  A booted Debian has it as a link to the kernel's
+# list of mounts; a bare chroot or container may not: make that same link.
+if [ ! -e /etc/mtab ]; then
+  echo "deps.sh: /etc/mtab is missing (mkfs.nilfs2 needs it): linking it to /proc/self/mounts" >&2
+  if [ "$(id -u)" -eq 0 ]; then
+    ln -sf ../proc/self/mounts /etc/mtab
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo ln -sf ../proc/self/mounts /etc/mtab
+  else
+    echo "deps.sh: need root or sudo to make /etc/mtab" >&2
+    exit 1
+  fi
+fi
+
 # ---- the Linux guest: Debian trixie's riscv64 kernel and busybox ------------
 # Pinned: the .deb's file in Debian's pool, its SHA-256 (checked; a mismatch
 # is an error) and its SHA-1 (snapshot.debian.org serves every file Debian

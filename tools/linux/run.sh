@@ -49,7 +49,8 @@ case "$fs" in
                -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$img" ;;
   vfat)      mkfs.vfat -F 32 "$img" >/dev/null ;;
   f2fs)      mkfs.f2fs -q -f -t 0 "$img" ;;
-  nilfs2)    mkfs.nilfs2 -q -f -K "$img" ;;
+  nilfs2)    [ -e /etc/mtab ] || { echo "linux/run.sh: mkfs.nilfs2 needs /etc/mtab: run tools/deps.sh linux" >&2; exit 1; }
+             mkfs.nilfs2 -q -f -K "$img" ;;
   raw)       ;;
   *) echo "linux/run.sh: $fs: give ext4, ext2, vfat, f2fs, nilfs2 or raw" >&2; exit 2 ;;
 esac
