@@ -572,7 +572,12 @@ int vfs_sync(void)
 	int first = 0;
 	for (int i = 0; i < VFS_MAX_MOUNTS; i++) {
 		struct mount *m = &mounts[i];
-		if (!m->used || m->fs == NULL)
+		/* A mount held by a layer is synced through it: every layer's
+		 * sync reaches the one below (docs/stacking.md), and doing it
+		 * again here would cost a flush per layer.  (One without a sync
+		 * still has its own open files fsynced here: the layers fsync
+		 * only theirs.) */
+		if (!m->used || m->fs == NULL || (m->pins > 0 && m->ops->sync != NULL))
 			continue;
 		int r = 0;
 		if (m->ops->sync != NULL) {

@@ -584,6 +584,33 @@ static void read_only(void)
 	pop_all();
 }
 
+/* sync() reaches the file system once through any stack: the mount table
+ * syncs the layers on top, and they pass it down (trace sees each). */
+static long syncs;
+static void count_syncs(const char *line)
+{
+	syncs += strstr(line, ": sync(") != NULL;
+}
+
+static void one_sync(void)
+{
+	extern void (*trace_sink)(const char *line);
+	void (*was)(const char *) = trace_sink;
+	trace_sink = count_syncs;
+	push("/u", "unixfs", "key=suite");
+	push("/t", "trace", "over=/u/base");
+	syncs = 0;
+	CHECK_EQ(vfs_sync(), 0);
+	CHECK_EQ(syncs, 1);
+	push("/n", "null", "over=/t");
+	push("/n2", "null", "over=/t");              /* two layers over one */
+	syncs = 0;
+	CHECK_EQ(vfs_sync(), 0);
+	CHECK_EQ(syncs, 2);                          /* once through each */
+	pop_all();
+	trace_sink = was;
+}
+
 /* trace's lines, counted instead of printed (the suite makes thousands). */
 extern void (*trace_sink)(const char *line);
 static long traced;
@@ -609,6 +636,7 @@ int main(void)
 	crypt_refuses();
 	compress_works();
 	read_only();
+	one_sync();
 	trace_sink = count_line;
 	coherence("null", "/u/base", "file", 1);
 	coherence("trace", "/u/base", "file", 1);
