@@ -1,6 +1,6 @@
 """cases_stack.py - stackable layers in the guest (docs/stacking.md): the
 shell's mount over a directory of the root unixfs, the generic suite
-through each layer, a stack of three, crypt's clear errors (no key, the
+through each layer (and through crypt and compress over fatfs and lfs), a stack of three, crypt's clear errors (no key, the
 wrong key, a file changed below it), and what a program started from the
 shell sees (the layer travels in EXOMOUNTS and is mounted again there).
 """
@@ -14,6 +14,13 @@ CASES = [
          expect=[r"fssuite: /l on %s at /l" % t, r": 10 passed, 0 failed"], reject=[r"^FAIL"],
          timeout=180)
     for t in ("null", "trace", "crypt", "compress")
+] + [
+    Case("stack-over-" + t,
+         "mkfs -t %s key=x; mount /f %s key=x; mount /s crypt over=/f %s; fssuite /s; "
+         "mount /z compress over=/f; fssuite /z" % (t, t, KEY),
+         expect=[r"(?s)fssuite on /s: 10 passed, 0 failed.*fssuite on /z: 10 passed, 0 failed"],
+         reject=[r"^FAIL"], timeout=240)
+    for t in ("fatfs", "lfs")
 ] + [
     Case("stack-crypt-in-the-shell",
          "mkfs; mkdir /data; mount /s crypt over=/data " + KEY + "; echo secret words > /s/note; "
