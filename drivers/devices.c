@@ -3,7 +3,8 @@
  *
  * Boot options (kernel command line; `make qemu` passes DISK as disk= and
  * BOOTARGS verbatim):
- *   disk=virtio|model|ram   what unit 0 is (default virtio: no unit of its own)
+ *   disk=virtio|model|ram   what unit 0 is (default virtio: no unit of its own;
+ *                           virtio-blk disks are found on the bus)
  *   model=rz25              the model's parameter table (the only one so far)
  *   ramdisk=MIB             size of the RAM disk (default 64)
  *   polled=1                complete requests by polling instead of interrupts
@@ -11,7 +12,7 @@
  *   sched=clook|fifo        initial queue policy of every unit (default clook)
  *   depth=N                 initial device depth of every unit (default 2)
  * Units are numbered in this order: the model or RAM disk first, if any, then
- * every virtio-blk disk in virtio-mmio slot (address) order.
+ * the virtio-blk disks in bus slot order.
  */
 #include <stdint.h>
 #include <stdbool.h>
@@ -21,8 +22,8 @@
 #include "drivers/modeldev.h"
 #include "drivers/ramdisk.h"
 #include "drivers/rawio.h"
+#include "drivers/virtio.h"
 #include "drivers/virtio_blk.h"
-#include "drivers/virtio_mmio.h"
 #include "kernel/bootinfo.h"
 #include "kernel/kalloc.h"
 #include "kernel/klib.h"
@@ -97,16 +98,26 @@ static void attach_ramdisk(uint64_t mib)
 	}
 }
 
-static void attach_virtio(void)
+/* One virtio device the platform has (drivers/virtio.h, virtio_scan). */
+static void attach_virtio_dev(struct virtio_dev *d, int err, const char *where)
 {
-	for (int i = 0; i < bootinfo.nvirtio; i++) {
-		const struct virtio_slot *s = &bootinfo.virtio[i];
-		int e = virtio_blk_attach(s->base, s->irq, polled);
-		if (e == VIO_E_LEGACY)
-			kprintf("disk: virtio-mmio slot %p has the legacy interface; start QEMU with "
-			        "-global virtio-mmio.force-legacy=false (tools/qemu-disks.sh does)\n", (void *)s->base);
-		else if (e < 0 && e != VIO_E_NODEV)
-			kprintf("disk: virtio-blk at %p not usable (error %d)\n", (void *)s->base, e);
+	if (d == NULL) {
+		if (err == VIO_E_LEGACY)
+			kprintf("disk: %s has the legacy virtio interface; start QEMU with "
+			        "-global virtio-mmio.force-legacy=false (tools/qemu-disks.sh does)\n", where);
+		else
+			kprintf("disk: %s not usable (error %d)\n", where, err);
+		return;
+	}
+	int e;
+	switch (d->device_id) {
+	case VIRTIO_ID_BLOCK:
+		e = virtio_blk_attach(d, polled);
+		if (e < 0)
+			kprintf("disk: virtio-blk at %s not usable (error %d)\n", where, e);
+		break;
+	default:
+		break;               /* not a disk: someone else's device */
 	}
 }
 
@@ -117,8 +128,8 @@ static void describe(int unit, const struct blk_unit_stat *st)
 		modeldev_describe(more, sizeof more);
 	else if (unit == ram_unit)
 		ksnprintf(more, sizeof more, "%s completion", polled ? "polled" : "synchronous");
-	else
-		virtio_blk_describe(unit, more, sizeof more);
+	else if (!virtio_blk_describe(unit, more, sizeof more))
+		ksnprintf(more, sizeof more, "no description");
 	kprintf("disk %d: %s, %lu sectors (%lu MiB), %s\n", unit, st->info.name,
 	        (unsigned long)st->info.nsectors, (unsigned long)(st->info.nsectors >> 11), more);
 }
@@ -141,7 +152,7 @@ void devices_init(void)
 		attach_ramdisk(number(bootopt("ramdisk"), RAMDISK_DEFAULT_MIB));
 	else if (kind != NULL && *kind != '\0' && strcmp(kind, "virtio") != 0)
 		kprintf("disk: unknown disk=%s; using the virtio disks only\n", kind);
-	attach_virtio();
+	virtio_scan(attach_virtio_dev);
 
 	int n = blk_nunits();
 	for (int u = 0; u < n; u++) {

@@ -2,11 +2,12 @@
 #
 # The block layer, RAM disk, disk model, model-timed disk, virtqueues and the
 # virtio-blk request engine are portable C, linked into the kernel and tested
-# on the host here.  The rest is kernel glue: the virtio-mmio transport, the
-# model's clock, the raw path and boot-time bring-up (devices.c).
+# on the host here.  The rest is kernel
+# glue: the virtio transports, device bring-up, the model's clock, the raw
+# path and boot-time bring-up (devices.c).
 
 KERNEL_SRCS += drivers/blkqueue.c drivers/ramdisk.c drivers/diskmodel.c drivers/modeldisk.c \
-               drivers/virtqueue.c drivers/vblk.c drivers/virtio_mmio.c drivers/virtio_blk.c \
+               drivers/virtqueue.c drivers/vblk.c drivers/virtio.c drivers/virtio_mmio.c drivers/virtio_blk.c \
                drivers/modeldev.c drivers/rawio.c drivers/devices.c
 
 DRV_HOST_DIR := $(BUILD)/host/drivers

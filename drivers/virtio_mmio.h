@@ -1,19 +1,19 @@
 /*
- * virtio_mmio.h - the virtio-mmio transport (virtio 1.x, section 4.2): how
- * the kernel finds a virtio device on QEMU virt's memory-mapped slots,
- * negotiates features, hands it virtqueues and rings its doorbell.
+ * virtio_mmio.h - the virtio-mmio transport (virtio 1.x, section 4.2): the
+ * memory-mapped slots of QEMU's RISC-V virt machine, one device and one
+ * interrupt line each.  It implements struct virtio_transport (virtio.h)
+ * and virtio_scan(), which offers every populated slot the device tree
+ * listed, in address order.
  *
  * Only the modern interface (register Version 2) is supported: QEMU is
  * started with -global virtio-mmio.force-legacy=false (tools/qemu-disks.sh).
- * docs/blocklayer.md explains the choice.  Device drivers (virtio_blk.c) sit
- * on top; the ring format itself is in virtqueue.[ch].
+ * docs/blocklayer.md explains the choice.
  */
 #ifndef VIRTIO_MMIO_H
 #define VIRTIO_MMIO_H
 
 #include <stdint.h>
-#include <stdbool.h>
-#include "drivers/virtqueue.h"
+#include "drivers/virtio.h"
 
 #define VIRTIO_MMIO_MAGIC  0x74726976u   /* "virt" read as a little-endian word */
 
@@ -43,60 +43,13 @@
 #define VIO_CONFIG_GEN       0x0fc
 #define VIO_CONFIG           0x100
 
-/* Device status bits. */
-#define VIO_S_ACKNOWLEDGE  1
-#define VIO_S_DRIVER       2
-#define VIO_S_DRIVER_OK    4
-#define VIO_S_FEATURES_OK  8
-#define VIO_S_NEEDS_RESET  64
-#define VIO_S_FAILED       128
-
 /* Interrupt status bits. */
 #define VIO_INT_USED    1
 #define VIO_INT_CONFIG  2
 
-/* Transport feature bits. */
-#define VIRTIO_F_INDIRECT_DESC  28
-#define VIRTIO_F_VERSION_1      32
-
-/* Device types. */
-#define VIRTIO_ID_BLOCK  2
-
-/* Errors from the transport (negative). */
-#define VIO_E_NODEV     (-1)   /* empty slot, or not a virtio device   */
-#define VIO_E_LEGACY    (-2)   /* version 1 (legacy) register layout   */
-#define VIO_E_FEATURES  (-3)   /* the device refused our feature set   */
-#define VIO_E_QUEUE     (-4)   /* no such queue, or it is in use       */
-#define VIO_E_NOMEM     (-5)
-
-struct virtio_mmio {
-	uint64_t base;
-	uint32_t irq;
-	uint32_t device_id;
-	uint64_t features;        /* negotiated */
-};
-
-#define VIO_BIT(n) (1ull << (n))
-
-/* Look at a slot: the device type (> 0), or VIO_E_NODEV / VIO_E_LEGACY. */
-int  vio_probe(struct virtio_mmio *d, uint64_t base, uint32_t irq);
-/* Reset the device and negotiate: accept the offered bits of `wanted`;
- * fail (and mark the device FAILED) unless all of `required` are offered.
- * 0 or VIO_E_FEATURES; d->features holds the result. */
-int  vio_negotiate(struct virtio_mmio *d, uint64_t wanted, uint64_t required);
-/* Give queue `index` to the device with at most `want` entries (and indirect
- * tables if `indirect`), in freshly allocated, zeroed pages. */
-int  vio_queue_setup(struct virtio_mmio *d, uint32_t index, struct virtq *vq, uint16_t want, bool indirect);
-void vio_driver_ok(struct virtio_mmio *d);
-void vio_fail(struct virtio_mmio *d);
-uint32_t vio_status(const struct virtio_mmio *d);
-
-/* Device configuration space, read consistently (ConfigGeneration). */
-uint32_t vio_config32(const struct virtio_mmio *d, uint32_t off);
-uint64_t vio_config64(const struct virtio_mmio *d, uint32_t off);
-
-void vio_notify(const struct virtio_mmio *d, uint32_t queue);
-/* Read and acknowledge the interrupt status; returns the bits (VIO_INT_*). */
-uint32_t vio_intr_ack(const struct virtio_mmio *d);
+/* Look at one slot: a device (allocated; the transport keeps it for the
+ * device's life), or NULL with *err = VIO_E_NODEV (an empty slot) or
+ * VIO_E_LEGACY (the version 1 register layout). */
+struct virtio_dev *virtio_mmio_probe(uint64_t base, uint32_t irq, int *err);
 
 #endif /* VIRTIO_MMIO_H */
