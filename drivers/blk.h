@@ -52,6 +52,9 @@
 #define BLK_E_PERM      (-74)   /* raw path not enabled at boot                       */
 #define BLK_E_ABORTED   (-75)   /* request dropped (device reset, shutdown)           */
 #define BLK_E_INVAL     (-76)   /* malformed call: no done() callback, bad driver/setting */
+#define BLK_E_MEDIUM    (-77)   /* the medium could not be read or written there (SCSI MEDIUM ERROR) */
+#define BLK_E_NOTREADY  (-78)   /* the device is not ready: no medium, or it needs attention */
+#define BLK_E_PROTECT   (-79)   /* the device is write-protected                      */
 
 enum blk_op {
 	BLK_READ  = 0,

@@ -42,6 +42,9 @@ static const char *blk[] = {
 	[-BLK_E_PERM - 64]    = "raw disk access not enabled at boot",
 	[-BLK_E_ABORTED - 64] = "request aborted",
 	[-BLK_E_INVAL - 64]   = "invalid block request or setting",
+	[-BLK_E_MEDIUM - 64]  = "medium error: the disk cannot read or write that block",
+	[-BLK_E_NOTREADY - 64] = "disk not ready (no medium, or it needs attention)",
+	[-BLK_E_PROTECT - 64] = "disk is write-protected",
 };
 
 /* Provided by the exodisk client library when it is linked (weak here). */
@@ -80,6 +83,7 @@ int exo_errno(long code)
 	case K_E_PIPE: return EPIPE;
 	case K_E_SRCH: return ESRCH;
 	case BLK_E_QFULL: return EAGAIN;
+	case BLK_E_PROTECT: return EROFS;
 	case BLK_E_RANGE: case BLK_E_LEN: case BLK_E_ALIGN: case BLK_E_OP: case BLK_E_UNIT: return EINVAL;
 	default: return EIO;
 	}
