@@ -4,7 +4,7 @@
  * Boot options (kernel command line; `make qemu` passes DISK as disk= and
  * BOOTARGS verbatim):
  *   disk=virtio|model|ram   what unit 0 is (default virtio: no unit of its own;
- *                           virtio-blk disks are found on the bus)
+ *                           virtio-blk and virtio-scsi disks are found on the bus)
  *   model=rz25              the model's parameter table (the only one so far)
  *   ramdisk=MIB             size of the RAM disk (default 64)
  *   polled=1                complete requests by polling instead of interrupts
@@ -12,7 +12,8 @@
  *   sched=clook|fifo        initial queue policy of every unit (default clook)
  *   depth=N                 initial device depth of every unit (default 2)
  * Units are numbered in this order: the model or RAM disk first, if any, then
- * the virtio-blk disks in bus slot order.
+ * the virtio devices in bus slot order: a virtio-blk disk is one unit, a
+ * virtio-scsi adapter one unit per disk LUN (in target and LUN order).
  */
 #include <stdint.h>
 #include <stdbool.h>
@@ -24,6 +25,7 @@
 #include "drivers/rawio.h"
 #include "drivers/virtio.h"
 #include "drivers/virtio_blk.h"
+#include "drivers/virtio_scsi.h"
 #include "kernel/bootinfo.h"
 #include "kernel/kalloc.h"
 #include "kernel/klib.h"
@@ -116,6 +118,13 @@ static void attach_virtio_dev(struct virtio_dev *d, int err, const char *where)
 		if (e < 0)
 			kprintf("disk: virtio-blk at %s not usable (error %d)\n", where, e);
 		break;
+	case VIRTIO_ID_SCSI:
+		e = virtio_scsi_attach(d, polled);
+		if (e < 0)
+			kprintf("disk: virtio-scsi at %s not usable (error %d)\n", where, e);
+		else if (e == 0)
+			kprintf("disk: virtio-scsi at %s has no disks\n", where);
+		break;
 	default:
 		break;               /* not a disk: someone else's device */
 	}
@@ -128,7 +137,8 @@ static void describe(int unit, const struct blk_unit_stat *st)
 		modeldev_describe(more, sizeof more);
 	else if (unit == ram_unit)
 		ksnprintf(more, sizeof more, "%s completion", polled ? "polled" : "synchronous");
-	else if (!virtio_blk_describe(unit, more, sizeof more))
+	else if (!virtio_blk_describe(unit, more, sizeof more) &&
+	         !virtio_scsi_describe(unit, more, sizeof more))
 		ksnprintf(more, sizeof more, "no description");
 	kprintf("disk %d: %s, %lu sectors (%lu MiB), %s\n", unit, st->info.name,
 	        (unsigned long)st->info.nsectors, (unsigned long)(st->info.nsectors >> 11), more);
@@ -150,7 +160,8 @@ void devices_init(void)
 		attach_model(bootopt("model"));
 	else if (kind != NULL && strcmp(kind, "ram") == 0)
 		attach_ramdisk(number(bootopt("ramdisk"), RAMDISK_DEFAULT_MIB));
-	else if (kind != NULL && *kind != '\0' && strcmp(kind, "virtio") != 0)
+	else if (kind != NULL && *kind != '\0' && strcmp(kind, "virtio") != 0 &&
+	         strcmp(kind, "scsi") != 0)
 		kprintf("disk: unknown disk=%s; using the virtio disks only\n", kind);
 	virtio_scan(attach_virtio_dev);
 

@@ -8,6 +8,7 @@
 
 KERNEL_SRCS += drivers/blkqueue.c drivers/ramdisk.c drivers/diskmodel.c drivers/modeldisk.c \
                drivers/virtqueue.c drivers/vblk.c drivers/virtio.c drivers/virtio_mmio.c drivers/virtio_blk.c \
+               drivers/scsi_sense.c drivers/scsi_disk.c drivers/vscsi.c drivers/virtio_scsi.c \
                drivers/modeldev.c drivers/rawio.c drivers/devices.c
 
 DRV_HOST_DIR := $(BUILD)/host/drivers
