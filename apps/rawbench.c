@@ -6,6 +6,8 @@
  *   rawbench rand read|write SIZE QD COUNT [UNIT]   random places, SIZE-aligned
  *   rawbench sched COUNT QD... [-u UNIT]            random 4 KB reads: FIFO, then C-LOOK
  *   rawbench all [UNIT]                             the standard set (below)
+ *   rawbench vs COUNT ROUNDS UNIT UNIT...            random 4 KB reads on several units,
+ *                                                   interleaved, against the first
  *
  * QD requests are kept outstanding: each completion submits the next, as an
  * application with QD buffers would.  The block layer still hands the
@@ -169,14 +171,6 @@ static void sched_compare(int count, const int *qds, int nqd)
 	raw_set(unit, RAW_SET_SCHED, BLK_SCHED_CLOOK);
 }
 
-static void usage(void)
-{
-	fprintf(stderr, "usage: rawbench seq|rand read|write SIZE QD COUNT [UNIT]\n"
-	                "       rawbench sched COUNT QD... [-u UNIT]\n"
-	                "       rawbench all [UNIT]\n");
-	exit(2);
-}
-
 static void open_unit(unsigned u)
 {
 	unit = u;
@@ -187,6 +181,93 @@ static void open_unit(unsigned u)
 		exit(2);
 	}
 	is_model = strcmp(info.name, "model:RZ25") == 0 && dm_init(&model, &dm_rz25) == 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void fill(void)
+{
+	/* A fresh image is sparse, and the host answers reads of holes
+	 * without touching storage: write every sector first. */
+	uint64_t ns = run(RAW_WRITE, RAW_MAX_BYTES, 8, (int)(info.capacity / (RAW_MAX_BYTES / 512)), true, 0);
+	printf("rawbench: unit %u: filled %lu MiB in %lu ms\n", unit, (unsigned long)(info.capacity >> 11),
+	       (unsigned long)(ns / 1000000));
+}
+
+/*
+ * The same random 4 KB reads on several units (say a virtio-blk and a
+ * virtio-scsi disk), at 1 and 32 outstanding, with the unit's depth set to
+ * the number outstanding.  Round after round the units take turns, so
+ * whatever else the host is doing falls on all of them alike; each figure
+ * is the median of the rounds, and each unit is compared with the first.
+ */
+#define VS_MAXU 8
+#define VS_MAXR 32
+static void versus(int count, int rounds, const unsigned *units, int nu)
+{
+	static uint64_t rate[2][VS_MAXU][VS_MAXR];      /* req/s x 1000 */
+	const int qds[2] = { 1, 32 };
+	char names[VS_MAXU][32];
+	for (int u = 0; u < nu; u++) {
+		open_unit(units[u]);
+		snprintf(names[u], sizeof names[u], "%s", info.name);
+		fill();
+	}
+	for (int r = 0; r < rounds; r++)
+		for (int k = 0; k < 2; k++)
+			for (int u = 0; u < nu; u++) {
+				open_unit(units[u]);
+				raw_set(unit, RAW_SET_DEPTH, (unsigned long)qds[k]);
+				int n = qds[k] == 1 ? count : 4 * count;
+				uint64_t ns = run(RAW_READ, 4096, qds[k], n, false, 0x75 + (uint64_t)r);
+				report("rand", RAW_READ, 4096, qds[k], n, ns, false);
+				rate[k][u][r] = (uint64_t)n * 1000000000000ull / ns;
+			}
+	for (int k = 0; k < 2; k++) {
+		uint64_t med[VS_MAXU], pmed[VS_MAXU];
+		/* The ratio to the first unit within each round (the two ran back to
+		 * back, under the same load), and its median: steadier than the
+		 * ratio of the medians on a busy host. */
+		for (int u = 0; u < nu; u++) {
+			uint64_t pr[VS_MAXR];
+			for (int r = 0; r < rounds; r++)
+				pr[r] = rate[k][u][r] * 1000 / rate[k][0][r];
+			qsort(pr, (size_t)rounds, sizeof(uint64_t), cmp_u64);
+			pmed[u] = rounds % 2 ? pr[rounds / 2] : (pr[rounds / 2 - 1] + pr[rounds / 2]) / 2;
+		}
+		for (int u = 0; u < nu; u++) {
+			qsort(rate[k][u], (size_t)rounds, sizeof(uint64_t), cmp_u64);
+			med[u] = rounds % 2 ? rate[k][u][rounds / 2]
+			                    : (rate[k][u][rounds / 2 - 1] + rate[k][u][rounds / 2]) / 2;
+		}
+		for (int u = 0; u < nu; u++) {
+			char m[32], lo[32], hi[32];
+			milli(m, sizeof m, med[u]);
+			milli(lo, sizeof lo, rate[k][u][0]);
+			milli(hi, sizeof hi, rate[k][u][rounds - 1]);
+			uint64_t ratio = med[u] * 1000 / med[0];
+			printf("rawbench: vs: random 4 KB reads, qd %d: unit %u (%s): median %s req/s [%s-%s] over %d rounds, "
+			       "%lu.%03lux unit %u (median of per-round ratios %lu.%03lux)\n", qds[k], units[u], names[u], m,
+			       lo, hi, rounds, (unsigned long)(ratio / 1000), (unsigned long)(ratio % 1000), units[0],
+			       (unsigned long)(pmed[u] / 1000), (unsigned long)(pmed[u] % 1000));
+			printf("RESULT test=vs qd=%d unit=%u dev=%s rounds=%d median_reqps_x1000=%lu ratio_x1000=%lu "
+			       "paired_ratio_x1000=%lu\n", qds[k], units[u], names[u], rounds, (unsigned long)med[u],
+			       (unsigned long)ratio, (unsigned long)pmed[u]);
+		}
+	}
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: rawbench seq|rand read|write SIZE QD COUNT [UNIT]\n"
+	                "       rawbench sched COUNT QD... [-u UNIT]\n"
+	                "       rawbench all [UNIT]\n"
+	                "       rawbench vs COUNT ROUNDS UNIT UNIT...\n");
+	exit(2);
 }
 
 int main(int argc, char **argv)
@@ -225,13 +306,8 @@ int main(int argc, char **argv)
 		/* Enough requests for a stable figure: the model is slow but exact,
 		 * virtio fast and noisy. */
 		int nseq = is_model ? 400 : 4000, nrand = is_model ? 1000 : 20000;
-		if (!is_model) {
-			/* A fresh image is sparse, and the host answers reads of holes
-			 * without touching storage: write every sector first. */
-			uint64_t ns = run(RAW_WRITE, RAW_MAX_BYTES, 8, (int)(info.capacity / (RAW_MAX_BYTES / 512)), true, 0);
-			printf("rawbench: filled %lu MiB in %lu ms\n", (unsigned long)(info.capacity >> 11),
-			       (unsigned long)(ns / 1000000));
-		}
+		if (!is_model)
+			fill();
 		/* Writes first, so reads find written data. */
 		int qds[2] = { 1, 32 };
 		for (int k = 0; k < 2; k++) {
@@ -246,6 +322,16 @@ int main(int argc, char **argv)
 			int sq[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256 };
 			sched_compare(1000, sq, 9);
 		}
+	} else if (strcmp(argv[1], "vs") == 0) {
+		if (argc < 6)
+			usage();
+		int count = atoi(argv[2]), rounds = atoi(argv[3]), nu = argc - 4;
+		unsigned units[VS_MAXU];
+		if (count < 1 || rounds < 1 || rounds > VS_MAXR || nu > VS_MAXU)
+			usage();
+		for (int i = 0; i < nu; i++)
+			units[i] = (unsigned)atoi(argv[4 + i]);
+		versus(count, rounds, units, nu);
 	} else {
 		usage();
 	}
