@@ -1,6 +1,7 @@
 # Makefile - builds the exodisk exokernel, its applications and host tools.
 #
-#   make qemu [CMD="prog args; prog2"] [DISK=virtio|model|ram] [DISKS=N]
+#   make qemu [CMD="prog args; prog2"] [DISK=virtio|scsi|model|ram] [DISKS=N]
+#             [ARCH=riscv|x86_64]
 #                       boot the kernel in QEMU (into the shell, or run CMD and power off)
 #   make qemu-gdb       same, but wait for gdb (see .gdbinit.tmpl and README)
 #   make test           host unit tests, then QEMU integration tests
@@ -11,10 +12,21 @@
 # that appends to the variables below; this file holds only the shared rules.
 
 BUILD      ?= build
-TOOLPREFIX ?= riscv64-unknown-elf-
 
-# Everything that runs builds or QEMU first makes sure the tools are there.
-DEPS_STAMP := $(BUILD)/.deps-ok
+# --- the architecture ------------------------------------------------------------
+# riscv (QEMU virt, the default) or x86_64 (QEMU q35).  kernel/arch/ARCH/arch.mk
+# sets the compiler, flags, architecture sources, C library and ABUILD, where
+# this architecture's objects, programs, kernel and initrd go.
+ARCH ?= riscv
+ifeq ($(filter riscv x86_64,$(ARCH)),)
+$(error ARCH=$(ARCH): give riscv or x86_64)
+endif
+include kernel/arch/$(ARCH)/arch.mk
+export ARCH
+
+# Everything that runs builds or QEMU first makes sure the tools are there
+# (tools/deps.sh; for x86_64 also the C library it builds).
+DEPS_STAMP := $(BUILD)/.deps-ok$(if $(filter base,$(DEPS_MODE)),,-$(DEPS_MODE))
 
 # --- cross compiler (kernel and applications) ---------------------------------
 CC      := $(TOOLPREFIX)gcc
@@ -22,7 +34,6 @@ LD      := $(TOOLPREFIX)ld
 OBJDUMP := $(TOOLPREFIX)objdump
 OBJCOPY := $(TOOLPREFIX)objcopy
 
-ARCHFLAGS := -march=rv64imafdc -mabi=lp64d -mcmodel=medany
 COMMON_CFLAGS := -std=c11 -Wall -Werror -O2 -g -fno-omit-frame-pointer \
                  $(ARCHFLAGS) -ffunction-sections -fdata-sections -I.
 
@@ -58,8 +69,8 @@ include tools/tools.mk
 include tests/tests.mk
 
 deps: $(DEPS_STAMP)
-$(DEPS_STAMP): tools/deps.sh
-	@tools/deps.sh
+$(DEPS_STAMP): tools/deps.sh $(if $(filter x86_64,$(ARCH)),tools/newlib.sh)
+	@tools/deps.sh $(filter-out base,$(DEPS_MODE))
 	@mkdir -p $(BUILD) && touch $@
 
 # --- running ------------------------------------------------------------------
@@ -73,7 +84,7 @@ ifdef CMD
 override CMD := $(value CMD)
 endif
 export CMD DISK DISKS MEM BOOTARGS
-QEMU_INPUTS := $(KERNEL_ELF) $(INITRD)
+QEMU_INPUTS := $(KERNEL_ELF) $(KERNEL_IMAGE) $(INITRD)
 
 qemu: deps $(QEMU_INPUTS) $(QEMU_DISK_INPUTS)
 	@tools/run-qemu.sh
@@ -81,8 +92,12 @@ qemu: deps $(QEMU_INPUTS) $(QEMU_DISK_INPUTS)
 qemu-gdb: deps $(QEMU_INPUTS) $(QEMU_DISK_INPUTS) .gdbinit
 	@GDB=1 tools/run-qemu.sh
 
-.gdbinit: .gdbinit.tmpl
-	sed "s|@BUILD@|$(abspath $(BUILD))|g" $< > $@
+# .gdbinit is made for the ARCH of the last `make qemu-gdb`.
+.gdbinit: .gdbinit.tmpl FORCE
+	sed -e "s|@BUILD@|$(abspath $(ABUILD))|g" \
+	    -e "s|@GDBARCH@|$(if $(filter x86_64,$(ARCH)),i386:x86-64,riscv:rv64)|g" $< > $@
+.PHONY: FORCE
+FORCE:
 
 # --- testing ------------------------------------------------------------------
 test: deps host-test qemu-test
@@ -92,7 +107,8 @@ host-test: deps $(HOST_TESTS)
 
 # The cases may run host tools (exotool, prof-report) on what the guest wrote.
 qemu-test: deps $(QEMU_INPUTS) $(QEMU_DISK_INPUTS) $(HOST_TOOLS)
-	@python3 tests/qemu/run.py $(QEMU_TEST_ARGS)
+	@python3 tests/qemu/run.py --arch $(ARCH) $(QEMU_TEST_ARGS)
+
 
 clean:
 	rm -rf $(BUILD) .gdbinit

@@ -8,8 +8,8 @@ APPS += sh echo true false spin faulttest spawntest disktest rawbench \
 	ls cat cp mv rm mkdir rmdir stat df hexdump mkfs fsck fssuite capdemo fsbench fstest \
 	cksum cptree pcwork lfsclean lfs-share
 
-APP_BINS = $(patsubst %,$(BUILD)/bin/%,$(APPS))
-INITRD := $(BUILD)/initrd.img
+APP_BINS = $(patsubst %,$(ABUILD)/bin/%,$(APPS))
+INITRD := $(ABUILD)/initrd.img
 INITRD_EXTRA := etc/motd=apps/etc/motd
 
 .PHONY: apps initrd
@@ -18,41 +18,42 @@ initrd: $(INITRD)
 
 # A program's objects: its own .c, its usage (printed on -h) from that
 # file's comment, plus any APP_OBJS_<name> it declares.
-$(BUILD)/bin/%: $(BUILD)/u/apps/%.c.o $(BUILD)/u/doc/%.o $$(APP_OBJS_$$*) $$(LIBOS_OBJS) libos/user.ld
+$(ABUILD)/bin/%: $(ABUILD)/u/apps/%.c.o $(ABUILD)/u/doc/%.o $$(APP_OBJS_$$*) $$(LIBOS_OBJS) $(USER_LDSCRIPT)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_LDFLAGS) -o $@ $< $(BUILD)/u/doc/$*.o $(APP_OBJS_$*) $(LIBOS_OBJS)
+	$(CC) $(USER_LDFLAGS) -o $@ $< $(ABUILD)/u/doc/$*.o $(APP_OBJS_$*) $(LIBOS_OBJS) $(USER_LIBS)
 
 # Every program's documentation comes from the comment at the top of its
 # apps/NAME.c (tools/progdoc.c): the usage linked into it, and the table of
 # all programs the shell's `help` prints.  A comment without them stops the
-# build, so the help cannot go stale.
+# build, so the help cannot go stale.  (The generated C is the same on every
+# architecture; its objects are not.)
 $(BUILD)/doc/%.c: apps/%.c $(BUILD)/tools/progdoc
 	@mkdir -p $(dir $@)
 	$(BUILD)/tools/progdoc usage $* $< > $@.tmp && mv $@.tmp $@
 $(BUILD)/doc/progdocs.c: $$(patsubst %,apps/%.c,$$(APPS)) $(BUILD)/tools/progdoc
 	@mkdir -p $(dir $@)
 	$(BUILD)/tools/progdoc table $(foreach a,$(sort $(APPS)),$(a)=apps/$(a).c) > $@.tmp && mv $@.tmp $@
-$(BUILD)/u/doc/%.o: $(BUILD)/doc/%.c
+$(ABUILD)/u/doc/%.o: $(BUILD)/doc/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -c -o $@ $<
 
 # The initrd's copies leave out the debugging information (a tenth of the
-# size; symbols stay, for prof); $(BUILD)/bin keeps it for gdb.
-INITRD_BINS = $(patsubst %,$(BUILD)/initrd-bin/%,$(APPS))
-$(BUILD)/initrd-bin/%: $(BUILD)/bin/%
+# size; symbols stay, for prof); $(ABUILD)/bin keeps it for gdb.
+INITRD_BINS = $(patsubst %,$(ABUILD)/initrd-bin/%,$(APPS))
+$(ABUILD)/initrd-bin/%: $(ABUILD)/bin/%
 	@mkdir -p $(dir $@)
 	$(OBJCOPY) --strip-debug $< $@
 
 $(INITRD): $(BUILD)/tools/mkinitrd $$(INITRD_BINS) apps/etc/motd
-	$(BUILD)/tools/mkinitrd $@ $(foreach b,$(APPS),bin/$(b)=$(BUILD)/initrd-bin/$(b)) $(INITRD_EXTRA)
+	$(BUILD)/tools/mkinitrd $@ $(foreach b,$(APPS),bin/$(b)=$(ABUILD)/initrd-bin/$(b)) $(INITRD_EXTRA)
 
 # The exodisk's guest tests and benchmarks (issue 4): each has its main in
 # apps/NAME.c and the rest in apps/NAME/.
 APPS += edtest
-APP_OBJS_edtest := $(patsubst %.c,$(BUILD)/u/%.c.o,$(wildcard apps/edtest/*.c))
+APP_OBJS_edtest := $(patsubst %.c,$(ABUILD)/u/%.c.o,$(wildcard apps/edtest/*.c))
 APPS += exobench
-APP_OBJS_exobench := $(patsubst %.c,$(BUILD)/u/%.c.o,$(wildcard apps/exobench/*.c)) \
-                     $(BUILD)/u/apps/rawlib.c.o
+APP_OBJS_exobench := $(patsubst %.c,$(ABUILD)/u/%.c.o,$(wildcard apps/exobench/*.c)) \
+                     $(ABUILD)/u/apps/rawlib.c.o
 
 include apps/prof/prof.mk
 include apps/sh/sh.mk

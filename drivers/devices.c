@@ -30,7 +30,7 @@
 #include "kernel/kalloc.h"
 #include "kernel/klib.h"
 #include "kernel/kshare.h"
-#include "kernel/riscv.h"
+#include "kernel/arch.h"
 #include "kernel/trap.h"
 #include "kernel/uapi/kinfo.h"
 #include "kernel/uapi/layout.h"

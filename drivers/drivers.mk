@@ -7,7 +7,7 @@
 # path and boot-time bring-up (devices.c).
 
 KERNEL_SRCS += drivers/blkqueue.c drivers/ramdisk.c drivers/diskmodel.c drivers/modeldisk.c \
-               drivers/virtqueue.c drivers/vblk.c drivers/virtio.c drivers/virtio_mmio.c drivers/virtio_blk.c \
+               drivers/virtqueue.c drivers/vblk.c drivers/virtio.c drivers/virtio_blk.c \
                drivers/scsi_sense.c drivers/scsi_disk.c drivers/vscsi.c drivers/virtio_scsi.c \
                drivers/modeldev.c drivers/rawio.c drivers/devices.c
 
@@ -40,5 +40,5 @@ HOST_TESTS += $(addprefix $(DRV_HOST_DIR)/,$(DRV_TESTS))
 
 # Guest programs of this directory's: they share apps/rawlib.c (the raw path
 # and the data pattern); rawbench also links the disk model for its predictions.
-APP_OBJS_disktest := $(BUILD)/u/apps/rawlib.c.o
-APP_OBJS_rawbench := $(BUILD)/u/apps/rawlib.c.o $(BUILD)/u/drivers/diskmodel.c.o
+APP_OBJS_disktest := $(ABUILD)/u/apps/rawlib.c.o
+APP_OBJS_rawbench := $(ABUILD)/u/apps/rawlib.c.o $(ABUILD)/u/drivers/diskmodel.c.o

@@ -22,7 +22,7 @@
 #include "drivers/modeldev.h"
 #include "kernel/kalloc.h"
 #include "kernel/klib.h"
-#include "kernel/riscv.h"
+#include "kernel/arch.h"
 #include "kernel/trap.h"
 #include "kernel/bootinfo.h"
 

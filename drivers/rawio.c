@@ -28,7 +28,7 @@
 #include "kernel/vm.h"
 #include "kernel/kalloc.h"
 #include "kernel/klib.h"
-#include "kernel/riscv.h"
+#include "kernel/arch.h"
 #include "kernel/bootinfo.h"
 
 _Static_assert(RAW_READ == BLK_READ && RAW_WRITE == BLK_WRITE && RAW_FLUSH == BLK_FLUSH,

@@ -1,5 +1,5 @@
 /*
- * uart.h - the NS16550A serial port of QEMU virt: the system console.
+ * uart.h - the NS16550A serial port (QEMU virt's, a PC's COM1): the system console.
  */
 #ifndef UART_H
 #define UART_H

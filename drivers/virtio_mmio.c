@@ -106,7 +106,7 @@ static int m_irq_setup(struct virtio_dev *d, void (*fn)(void *, uint32_t), void 
 		return VIO_E_IRQ;
 	m->intr_fn = fn;
 	m->intr_arg = arg;
-	plic_enable(m->irq, m_intr, m);
+	irq_enable(m->irq, m_intr, m);
 	return 0;
 }
 

@@ -1,7 +1,9 @@
 /*
- * bootinfo.h - what the kernel learned at boot from the flattened device tree
- * that OpenSBI hands over: RAM, timer frequency, the initrd, the devices, and
- * the boot arguments (QEMU -append) with the options parsed out of them.
+ * bootinfo.h - what the kernel learned at boot from the firmware (the
+ * flattened device tree OpenSBI hands over on RISC-V; the Multiboot
+ * information and ACPI tables on x86-64): RAM, timer frequency, the initrd,
+ * the devices, and the boot arguments (QEMU -append) with the options parsed
+ * out of them.  The fields below `cmd` are RISC-V virt's devices.
  */
 #ifndef BOOTINFO_H
 #define BOOTINFO_H
@@ -15,6 +17,7 @@
 struct virtio_slot { uint64_t base; uint32_t irq; };
 
 struct bootinfo {
+	char     cpu[32];                  /* for the banner: "riscv64 hart 0", "x86-64" */
 	uint64_t hartid;
 	uint64_t ram_base, ram_size;
 	uint64_t timebase_hz;

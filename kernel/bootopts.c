@@ -14,6 +14,8 @@
 #include "kernel/bootinfo.h"
 #include "kernel/klib.h"
 
+struct bootinfo bootinfo;
+
 /* Copies of values, NUL-terminated, so callers can keep the pointers. */
 static char optbuf[BOOTARGS_MAX];
 static size_t optused;

@@ -17,7 +17,7 @@ int elf_parse(const uint8_t *img, size_t size, uint64_t lo, uint64_t hi, struct 
 	if ((hi & (PAGE - 1)) != 0 || size < sizeof eh) return K_E_NOEXEC;
 	__builtin_memcpy(&eh, img, sizeof eh);
 	if (eh.magic != ELF_MAGIC || eh.class != ELFCLASS64 || eh.data != ELFDATA2LSB ||
-	    eh.type != ET_EXEC || eh.machine != EM_RISCV ||
+	    eh.type != ET_EXEC || eh.machine != ELF_MACHINE ||
 	    eh.phentsize != sizeof(struct elf64_phdr) || eh.phnum == 0 ||
 	    eh.phoff > size || eh.phnum > (size - eh.phoff) / sizeof(struct elf64_phdr))
 		return K_E_NOEXEC;

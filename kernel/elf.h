@@ -16,6 +16,14 @@
 #define ELFDATA2LSB 1
 #define ET_EXEC     2
 #define EM_RISCV    243
+#define EM_X86_64   62
+/* The machine the kernel runs programs for.  Host builds (the tests feed
+ * elf_parse the RISC-V build's programs) check for RISC-V. */
+#if defined(__x86_64__) && !defined(HOST_BUILD)
+#define ELF_MACHINE EM_X86_64
+#else
+#define ELF_MACHINE EM_RISCV
+#endif
 #define PT_LOAD     1
 #define PF_X 1
 #define PF_W 2

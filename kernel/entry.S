@@ -14,7 +14,7 @@ _start:
 	sd zero, 0(t0)
 	addi t0, t0, 8
 	j 1b
-2:	call kmain
+2:	call riscv_boot
 3:	wfi
 	j 3b
 

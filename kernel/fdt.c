@@ -17,8 +17,6 @@
 #define FDT_END        9
 #define MAX_DEPTH      16
 
-struct bootinfo bootinfo;
-
 static uint32_t be32(const void *p)
 {
 	const uint8_t *b = p;

@@ -11,7 +11,7 @@
  */
 #include "kernel/kalloc.h"
 #include "kernel/klib.h"
-#include "kernel/riscv.h"
+#include "kernel/arch.h"
 
 #define MAX_RESERVED 8
 
@@ -57,20 +57,33 @@ static bool in_reserved(uint64_t pa)
 	return false;
 }
 
-/* Manage [start, end).  The bitmap and counts are carved from the start. */
+/* Manage [start, end).  The bitmap and counts are carved from the first
+ * stretch of it that no reserved range touches (on x86-64 the initrd sits
+ * right after the kernel). */
 void kalloc_init(uint64_t start, uint64_t end)
 {
 	start = PGROUNDUP(start);
 	end = PGROUNDDOWN(end);
 	uint64_t pages = (end - start) >> PGSHIFT;
 	uint64_t meta = PGROUNDUP((pages + 63) / 64 * 8 + pages * sizeof(uint16_t));
-	freebits = (uint64_t *)start;
-	refcnt = (uint16_t *)(start + (pages + 63) / 64 * 8);
+	uint64_t m = start;
+	for (bool moved = true; moved;) {
+		moved = false;
+		for (int i = 0; i < nreserved; i++)
+			if (m < reserved[i].end && reserved[i].start < m + meta) {
+				m = reserved[i].end;
+				moved = true;
+			}
+	}
+	if (m + meta > end) panic("kalloc: no room for the page map");
+	freebits = (uint64_t *)m;
+	refcnt = (uint16_t *)(m + (pages + 63) / 64 * 8);
 	memset(freebits, 0, meta);
 	base_pa = start;
 	npages = pages;
-	for (uint64_t i = meta >> PGSHIFT; i < npages; i++) {
-		if (in_reserved((uint64_t)pgaddr(i))) continue;
+	for (uint64_t i = 0; i < npages; i++) {
+		uint64_t pa = (uint64_t)pgaddr(i);
+		if (in_reserved(pa) || (pa >= m && pa < m + meta)) continue;
 		set_free(i);
 		nfree++;
 	}

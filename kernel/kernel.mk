@@ -1,43 +1,35 @@
 # kernel.mk - build rules for the kernel image.
 
-KERNEL_ELF := $(BUILD)/kernel.elf
-# The kernel has no floating point and no libc; -mno-relax keeps gp free
-# (it holds the user's value while in the kernel).
-KERNEL_CFLAGS := -std=c11 -Wall -Werror -O2 -g -fno-omit-frame-pointer \
-	-march=rv64imac_zicsr_zifencei -mabi=lp64 -mcmodel=medany -mno-relax \
-	-ffreestanding -fno-builtin-printf -fno-common -fno-stack-protector -fno-pie -no-pie \
-	-nostdlib -I. -MMD -MP
+# The compiler flags, the linker script and the architecture's own sources
+# come from kernel/arch/$(ARCH)/arch.mk; these are the portable ones.
+KERNEL_ELF := $(ABUILD)/kernel.elf
 
-# Link with the plain -march the multilib list knows, so the soft-float libgcc is used.
-KERNEL_LDFLAGS := -march=rv64imac -mabi=lp64 -mcmodel=medany -nostdlib -no-pie \
-	-Wl,--gc-sections -Wl,--no-warn-rwx-segments
-
-KERNEL_SRCS += \
-	kernel/entry.S kernel/trapentry.S kernel/swtch.S \
-	kernel/main.c kernel/string.c kernel/mem.c kernel/printf.c kernel/sbi.c kernel/fdt.c \
-	kernel/bootopts.c kernel/kalloc.c kernel/vm.c kernel/trap.c kernel/timer.c \
-	kernel/plic.c kernel/console.c kernel/proc.c kernel/spawn.c kernel/initrd.c \
+KERNEL_SRCS += $(KERNEL_ARCH_SRCS) \
+	kernel/main.c kernel/string.c kernel/mem.c kernel/printf.c \
+	kernel/bootopts.c kernel/kalloc.c kernel/timer.c \
+	kernel/console.c kernel/proc.c kernel/spawn.c kernel/initrd.c \
 	kernel/kshare.c kernel/syscall.c kernel/sysproc.c kernel/elf.c kernel/pin.c kernel/power.c \
-	kernel/sys_exodisk.c kernel/prof.c drivers/uart.c kernel/handle.c kernel/pipe.c kernel/rtc.c
+	kernel/sys_exodisk.c kernel/uvm.c kernel/handle.c kernel/pipe.c drivers/uart.c
 
-KERNEL_OBJS = $(patsubst %,$(BUILD)/k/%.o,$(KERNEL_SRCS))
+KERNEL_OBJS = $(patsubst %,$(ABUILD)/k/%.o,$(KERNEL_SRCS))
 
 .PHONY: kernel
-kernel: $(KERNEL_ELF)
+kernel: $(KERNEL_ELF) $(KERNEL_IMAGE)
 
-$(BUILD)/k/%.c.o: %.c | $(DEPS_STAMP)
+$(ABUILD)/k/%.c.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(KERNEL_CFLAGS) -c -o $@ $<
 
-$(BUILD)/k/%.S.o: %.S | $(DEPS_STAMP)
+$(ABUILD)/k/%.S.o: %.S | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(KERNEL_CFLAGS) -c -o $@ $<
 
-$(KERNEL_ELF): $$(KERNEL_OBJS) kernel/kernel.ld
-	$(CC) $(KERNEL_LDFLAGS) -T kernel/kernel.ld -o $@ $(KERNEL_OBJS) -lgcc
-	$(OBJDUMP) -S $@ > $(BUILD)/kernel.asm
+$(KERNEL_ELF): $$(KERNEL_OBJS) $(KERNEL_LDSCRIPT)
+	$(CC) $(KERNEL_LDFLAGS) -T $(KERNEL_LDSCRIPT) -o $@ $(KERNEL_OBJS) -lgcc
+	$(OBJDUMP) -S $@ > $(ABUILD)/kernel.asm
 
-# Host tests of the kernel's portable parts.
+# Host tests of the kernel's portable parts, on the RISC-V build's programs.
+ifeq ($(ARCH),riscv)
 HOST_TESTS += $(BUILD)/host/test_elf
 $(BUILD)/host/test_elf: tests/host/kernel/test_elf.c kernel/elf.c kernel/elf.h $(BUILD)/bin/echo
 	@mkdir -p $(dir $@)
@@ -65,3 +57,4 @@ $(BUILD)/host/check_tls: tests/host/kernel/check_tls.sh $$(APP_BINS)
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\nexec %s %s %s %s\n' "$(abspath $<)" "$(TOOLPREFIX)readelf" "$(TOOLPREFIX)nm" \
 		"$(abspath $(APP_BINS))" > $@ && chmod +x $@
+endif

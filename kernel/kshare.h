@@ -7,7 +7,7 @@
 #define KSHARE_H
 
 #include <stdint.h>
-#include "kernel/riscv.h"
+#include "kernel/arch.h"
 
 /* Register npages physically contiguous kernel pages starting at pa, to
  * appear at user va in every process created from now on (and in those

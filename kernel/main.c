@@ -1,7 +1,9 @@
 /*
- * main.c - kernel start-up: learn the machine from the device tree, set up
- * memory, traps and devices, start the first process (the shell), and enter
- * the scheduler.
+ * main.c - kernel start-up, on every architecture: the architecture's boot
+ * code (kernel/arch/.../boot.c) has filled in bootinfo from the firmware
+ * (RAM, the initrd, the command line, the console port) and calls kmain,
+ * which sets up memory, traps and devices, starts the first process (the
+ * shell), and enters the scheduler.
  */
 #include "kernel/klib.h"
 #include "kernel/bootinfo.h"
@@ -40,28 +42,21 @@ static void start_init(void)
 		if (procs[i].pid == pid) set_initproc(&procs[i]);
 }
 
-void kmain(uint64_t hartid, uint64_t dtb)
+void kmain(void)
 {
-	bootinfo.hartid = hartid;
-	bootinfo.uart_base = UART0_BASE;
-	bootinfo.uart_irq = UART0_IRQ;
-	bootinfo.plic_base = PLIC_BASE;
-	fdt_parse(dtb);
 	uart_init(bootinfo.uart_base);
 	bootinfo.cmd = bootopt("cmd");
 	if (!bootopt_flag("quiet"))
-		kprintf("exodisk kernel: hart %lu, %lu MiB RAM, timebase %lu Hz\n",
-			hartid, bootinfo.ram_size >> 20, bootinfo.timebase_hz);
+		kprintf("exodisk kernel: %s, %lu MiB RAM, timebase %lu Hz\n",
+			bootinfo.cpu, bootinfo.ram_size >> 20, bootinfo.timebase_hz);
 
 	uint64_t ram_end = bootinfo.ram_base + MIN(bootinfo.ram_size, RAM_MAX_SIZE);
 	kalloc_reserve(bootinfo.initrd_start, bootinfo.initrd_end);
-	kalloc_reserve(dtb, dtb + 64 * 1024);
 	kalloc_init((uint64_t)_kernel_end, ram_end);
 	kvm_init(bootinfo.ram_base, ram_end - bootinfo.ram_base);
 	kvm_enable();
 
-	trap_init();
-	plic_init(bootinfo.plic_base);
+	trap_init();               /* and the interrupt controller(s) and the timer's hardware */
 	console_init();
 	timer_init();
 	initrd_init(bootinfo.initrd_start, bootinfo.initrd_end);

@@ -10,6 +10,10 @@
 #ifndef MEMLAYOUT_H
 #define MEMLAYOUT_H
 
+#if defined(__x86_64__)
+#include "kernel/arch/x86_64/memlayout.h"
+#else
+
 #include "kernel/uapi/layout.h"
 
 #define RAM_BASE        0x80000000ull
@@ -32,4 +36,5 @@
 #define VIRTIO_MMIO_COUNT 8
 #define VIRTIO_MMIO_IRQ0  1
 
+#endif /* RISC-V */
 #endif

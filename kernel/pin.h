@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 #include <stdbool.h>
-#include "kernel/riscv.h"
+#include "kernel/arch.h"
 #include "drivers/blk.h"
 
 /* Pin [va, va+len) of pt.  dev_writes: the device will write the memory (a

@@ -1,10 +1,10 @@
 /*
  * power.c - orderly power-off: run the registered shutdown hooks (the
- * exodisk checkpoints its units), then ask SBI / QEMU's test finisher to stop
- * the machine with the given status (sbi.c).  A panic skips the hooks.
+ * exodisk checkpoints its units), then ask the architecture to stop the
+ * machine with the given status (QEMU exits with it).  A panic skips the hooks.
  */
 #include "kernel/power.h"
-#include "kernel/sbi.h"
+#include "kernel/arch.h"
 #include "kernel/klib.h"
 
 #define MAX_HOOKS 4
@@ -20,5 +20,5 @@ void power_on_shutdown(void (*hook)(void))
 void power_off(int status)
 {
 	for (int i = 0; i < nhooks; i++) hooks[i]();
-	sbi_shutdown(status);
+	arch_poweroff(status);
 }

@@ -6,8 +6,8 @@
  */
 #include "kernel/klib.h"
 #include "kernel/console.h"
-#include "kernel/riscv.h"
-#include "kernel/sbi.h"
+#include "kernel/arch.h"
+#include "kernel/power.h"
 
 struct outbuf { char *buf; size_t size, len; };
 
@@ -121,5 +121,5 @@ void panic(const char *fmt, ...)
 	format(&o, fmt, ap);
 	va_end(ap);
 	kprintf("\n");
-	sbi_shutdown(255);
+	arch_poweroff(255);
 }

@@ -17,7 +17,6 @@
 #include "kernel/kalloc.h"
 #include "kernel/klib.h"
 #include "kernel/memlayout.h"
-#include "kernel/sbi.h"
 #include "kernel/power.h"
 #include "kernel/prof.h"
 #include "kernel/kshare.h"
@@ -116,11 +115,7 @@ struct proc *proc_alloc(void)
 	p->heap_start = p->brk = 0;
 	memset(&p->tf, 0, sizeof p->tf);
 	memset(&p->ctx, 0, sizeof p->ctx);
-	uint64_t kstack_top = KSTACK(p->slot) + KSTACK_PAGES * PGSIZE;
-	p->tf.kernel_sp = kstack_top;
-	p->tf.kernel_tp = 0;
-	p->ctx.ra = (uint64_t)first_run;
-	p->ctx.sp = kstack_top;
+	arch_proc_init(p, KSTACK(p->slot) + KSTACK_PAGES * PGSIZE, first_run);
 	return p;
 }
 
@@ -157,26 +152,20 @@ void scheduler(void)
 			 * becomes runnable. */
 			kpoll_run();
 			if (any_runnable()) continue;
-			intr_on();
-			wfi();
-			intr_off();
+			wait_for_interrupt();
 			continue;
 		}
 		run->state = P_RUNNING;
 		c->proc = run;
 		c->need_resched = false;
-		/* The process's FP registers: the kernel itself never uses them. */
-		csr_clear(sstatus, SSTATUS_FS);
-		csr_set(sstatus, run->fp_valid ? SSTATUS_FS_CLEAN : SSTATUS_FS_INITIAL);
-		if (run->fp_valid) fp_restore(&run->fp);
+		/* The process's FP registers (the kernel itself never uses them)
+		 * and the CPU's trap state follow it. */
+		arch_switch_in(run);
 		vm_use(run->pagetable);
 		proc_publish(run);
 		swtch(&c->sched_ctx, &run->ctx);
 		proc_publish(run);
-		if ((csr_read(sstatus) & SSTATUS_FS) == SSTATUS_FS_DIRTY) {
-			fp_save(&run->fp);
-			run->fp_valid = true;
-		}
+		arch_switch_out(run);
 		c->proc = NULL;
 	}
 }
@@ -328,11 +317,11 @@ bool proc_alive(struct proc *p, int pid)
 	return p != NULL && p->pid == pid && p->state != P_UNUSED && p->state != P_ZOMBIE;
 }
 
-void proc_fault(struct proc *p, uint64_t scause, uint64_t sepc, uint64_t stval)
+void proc_fault(struct proc *p, uint64_t cause, uint64_t pc, uint64_t addr)
 {
 	kprintf("kernel: pid %d (%s) killed: %s at pc %p, address %p\n",
-		p->pid, p->name, scause_name(scause), (void *)sepc, (void *)stval);
-	proc_exit(128 + (int)scause);
+		p->pid, p->name, trap_cause_name(cause), (void *)pc, (void *)addr);
+	proc_exit(128 + (int)(cause & 0x7f));
 }
 
 void set_initproc(struct proc *p) { initproc = p; }

@@ -8,34 +8,15 @@
 
 #include <stdint.h>
 #include <stdbool.h>
-#include "kernel/riscv.h"
+#include "kernel/arch.h"
 #include "kernel/handle.h"
 
 #define NPROC       64
 #define PROC_NAME   16
 
-/* User registers x1..x31 (xN at offset (N-1)*8), then what the trap entry
- * code needs.  trapentry.S depends on these offsets. */
-struct trapframe {
-	uint64_t ra, sp, gp, tp, t0, t1, t2, s0, s1;
-	uint64_t a0, a1, a2, a3, a4, a5, a6, a7;
-	uint64_t s2, s3, s4, s5, s6, s7, s8, s9, s10, s11;
-	uint64_t t3, t4, t5, t6;
-	uint64_t sepc;          /* 248 */
-	uint64_t kernel_sp;     /* 256: top of this process's kernel stack */
-	uint64_t kernel_tp;     /* 264: hart id */
-};
-
-/* Callee-saved registers for swtch(). */
-struct context {
-	uint64_t ra, sp;
-	uint64_t s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11;
-};
-
-struct fpstate {
-	uint64_t f[32];
-	uint64_t fcsr;
-};
+/* struct trapframe (a process's user registers while it is in the kernel),
+ * struct context (what swtch saves) and struct fpstate come from the
+ * architecture (kernel/arch.h). */
 
 enum procstate { P_UNUSED, P_EMBRYO, P_RUNNABLE, P_RUNNING, P_SLEEPING, P_ZOMBIE };
 
@@ -104,7 +85,10 @@ bool proc_interrupted(struct proc *p);
 bool proc_alive(struct proc *p, int pid);
 /* Refresh p's entry of the exported process table (UPROCS). */
 void proc_publish(struct proc *p);
-void proc_fault(struct proc *p, uint64_t scause, uint64_t sepc, uint64_t stval) __attribute__((noreturn));
+/* p did something it may not (cause: RISC-V's exception code for it, which
+ * the x86-64 port uses too, see trap_cause_name; pc and the address
+ * involved): say so and end it with status 128 + cause. */
+void proc_fault(struct proc *p, uint64_t cause, uint64_t pc, uint64_t addr) __attribute__((noreturn));
 /* Subsystems that keep per-process state register a hook run at exit. */
 void proc_on_exit(void (*hook)(struct proc *p));
 void proc_dump(void);
@@ -112,8 +96,14 @@ struct proc *proc_alloc(void);
 void proc_discard(struct proc *p);
 void set_initproc(struct proc *p);
 
+/* The architecture's part of processes (kernel/arch/.../). */
 void swtch(struct context *from, struct context *to);
-void fp_save(struct fpstate *fp);
-void fp_restore(const struct fpstate *fp);
+/* A new process: its first switch runs first_run on the kernel stack whose
+ * top is kstack_top, and traps from user mode land on that stack. */
+void arch_proc_init(struct proc *p, uint64_t kstack_top, void (*first_run)(void));
+/* Around running p: restore or save what the kernel itself does not use
+ * (floating point), and point the CPU's trap entry at p. */
+void arch_switch_in(struct proc *p);
+void arch_switch_out(struct proc *p);
 
 #endif

@@ -62,8 +62,9 @@ static int load_elf(pagetable_t pt, const uint8_t *img, size_t size, uint64_t *e
 	return 0;
 }
 
-/* Put argv and envp on the new stack; sets the registers main() expects. */
-static int push_args(struct proc *p, int argc, char **argv, int envc, char **envp)
+/* Put argv and envp on the new stack; *spp is where the stack then starts
+ * (argv's array is there, envp's right after it). */
+static int push_args(struct proc *p, int argc, char **argv, int envc, char **envp, uint64_t *spp)
 {
 	uint64_t sp = USTACK_TOP;
 	uint64_t ptrs[MAX_ARGS + 1 + MAX_ARGS + 1];
@@ -85,10 +86,7 @@ static int push_args(struct proc *p, int argc, char **argv, int envc, char **env
 	if (sp < USTACK_TOP - USTACK_SIZE + 1024) return K_E_2BIG;
 	/* ptrs holds argv strings then NULL then env strings then NULL, in push order. */
 	if (copyout(p->pagetable, sp, ptrs, (uint64_t)n * sizeof(uint64_t)) < 0) return K_E_2BIG;
-	p->tf.sp = sp;
-	p->tf.a0 = (uint64_t)argc;
-	p->tf.a1 = sp;
-	p->tf.a2 = sp + (uint64_t)(argc + 1) * sizeof(uint64_t);
+	*spp = sp;
 	return 0;
 }
 
@@ -130,17 +128,18 @@ int proc_spawn(struct proc *parent, const char *path, int argc, char **argv, int
 	struct proc *p = proc_alloc();
 	if (p == NULL) return K_E_NOPROC;
 
-	uint64_t entry, brk;
+	uint64_t entry, brk, sp;
 	if ((opts && parent && (err = handle_pass(parent, p, opts)) < 0) ||
 	    (err = load_elf(p->pagetable, img, size, &entry, &brk)) < 0 ||
 	    (err = uvm_alloc(p->pagetable, USTACK_TOP - USTACK_SIZE, USTACK_SIZE, PTE_R | PTE_W)) < 0 ||
-	    (err = push_args(p, argc, argv, envc, envp)) < 0 ||
+	    (err = push_args(p, argc, argv, envc, envp, &sp)) < 0 ||
 	    (err = kshare_map_all(p->pagetable)) < 0) {
 		proc_discard(p);
 		return err;
 	}
 	p->heap_start = p->brk = brk;
-	p->tf.sepc = entry;
+	/* main(argc, argv, envp) */
+	tf_set_entry(&p->tf, entry, sp, (uint64_t)argc, sp, sp + (uint64_t)(argc + 1) * sizeof(uint64_t));
 	const char *base = path;
 	for (const char *s = path; *s; s++) if (*s == '/') base = s + 1;
 	strncpy_safe(p->name, base, PROC_NAME);

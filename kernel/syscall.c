@@ -23,12 +23,13 @@ void syscall_register(int num, syscall_fn fn, const char *name)
 void syscall(struct proc *p)
 {
 	struct trapframe *tf = &p->tf;
-	uint64_t num = tf->a7;
+	uint64_t num = tf_sysnum(tf);
 	kinfo->syscalls++;
 	prof_syscall_enter(p);
 	if (num >= NSYSCALL || table[num].fn == NULL)
-		tf->a0 = (uint64_t)(int64_t)K_E_NOSYS;
+		tf_set_ret(tf, (uint64_t)(int64_t)K_E_NOSYS);
 	else
-		tf->a0 = (uint64_t)table[num].fn(p, tf->a0, tf->a1, tf->a2, tf->a3, tf->a4, tf->a5);
+		tf_set_ret(tf, (uint64_t)table[num].fn(p, tf_arg(tf, 0), tf_arg(tf, 1), tf_arg(tf, 2),
+		                                       tf_arg(tf, 3), tf_arg(tf, 4), tf_arg(tf, 5)));
 	prof_syscall_exit(p);
 }

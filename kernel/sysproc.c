@@ -12,7 +12,6 @@
 #include "kernel/klib.h"
 #include "kernel/console.h"
 #include "kernel/trap.h"
-#include "kernel/sbi.h"
 #include "kernel/power.h"
 #include "kernel/uapi/syscall.h"
 #include "kernel/uapi/errno.h"

@@ -3,13 +3,13 @@
  * round-robin preemption and sys_sleep, plus one-shot events at arbitrary
  * times for drivers (the mechanical disk model completes requests this way).
  *
- * There is one hardware comparator (programmed through SBI), so the timer
+ * There is one hardware comparator (arch_timer_set: SBI on RISC-V, the HPET
+ * on x86-64), so the timer
  * always arms it for the earliest of the next tick, the first pending event
  * and, while a profile is sampling, the next sample (kernel/prof.c).
  */
 #include "kernel/trap.h"
 #include "kernel/proc.h"
-#include "kernel/sbi.h"
 #include "kernel/klib.h"
 #include "kernel/bootinfo.h"
 #include "kernel/prof.h"
@@ -43,7 +43,7 @@ uint64_t timer_deadline(void)
 /* The profiler's samples share the comparator (kernel/prof.c). */
 static void arm(void)
 {
-	sbi_set_timer(MIN(timer_deadline(), prof_next_sample()));
+	arch_timer_set(MIN(timer_deadline(), prof_next_sample()));
 }
 
 void timer_rearm(void)

@@ -15,6 +15,7 @@
 #include "kernel/riscv.h"
 #include "kernel/syscall.h"
 #include "kernel/prof.h"
+#include "kernel/bootinfo.h"
 
 extern char trap_vector[];
 
@@ -25,6 +26,7 @@ void trap_init(void)
 	/* Applications may read the time and cycle counters (benchmarks time with them). */
 	csr_write(scounteren, SCOUNTEREN_CY | SCOUNTEREN_TM | SCOUNTEREN_IR);
 	csr_set(sie, SIE_SEIE | SIE_STIE);
+	plic_init(bootinfo.plic_base);
 }
 
 const char *scause_name(uint64_t scause)

@@ -7,15 +7,19 @@
 #include <stdint.h>
 #include "kernel/proc.h"
 
+/* The architecture's trap handling (kernel/arch/.../trap.c). */
 void trap_init(void);
-void user_trap(struct trapframe *tf) __attribute__((noreturn));
-void kernel_trap(uint64_t *saved, uint64_t s0);
-void user_return(struct trapframe *tf) __attribute__((noreturn));
 void return_to_user(struct proc *p) __attribute__((noreturn));
 /* Kernel code with nothing to do until a device finishes: let the next
  * interrupt in, handle it, and return with interrupts off again. */
 void intr_wait(void);
-const char *scause_name(uint64_t scause);
+/* What an exception code (the cause proc_fault reports) means. */
+const char *trap_cause_name(uint64_t cause);
+/* Route the platform's interrupt line irq (RISC-V virt: a PLIC source;
+ * x86-64: an ISA IRQ, through the IOAPIC) to fn(arg). */
+void irq_enable(uint32_t irq, void (*fn)(void *arg), void *arg);
+/* Program the timer's one comparator: interrupt once rdtime() >= when. */
+void arch_timer_set(uint64_t when);
 
 /* The timer (timer.c). */
 #define HZ 100
@@ -39,9 +43,15 @@ extern volatile uint64_t ticks;
 void kpoll_register(void (*fn)(void));
 void kpoll_run(void);
 
-/* The PLIC (plic.c). */
+#if defined(__riscv)
+/* RISC-V's own trap plumbing: trapentry.S, trap.c, the PLIC (plic.c). */
+void user_trap(struct trapframe *tf) __attribute__((noreturn));
+void kernel_trap(uint64_t *saved, uint64_t s0);
+void user_return(struct trapframe *tf) __attribute__((noreturn));
+const char *scause_name(uint64_t scause);
 void plic_init(uint64_t base);
 void plic_enable(uint32_t irq, void (*handler)(void *arg), void *arg);
 void plic_dispatch(void);
+#endif
 
 #endif

@@ -1,6 +1,8 @@
 /*
- * vm.h - Sv39 page tables: the kernel's mappings, which every address space
- * shares, and per-process user mappings; safe copying to and from user memory.
+ * vm.h - address spaces: the kernel's mappings, which every address space
+ * shares, and per-process user mappings (the architecture's vm.c: Sv39 on
+ * RISC-V, 4-level paging on x86-64); safe copying to and from user memory
+ * (kernel/uvm.c, portable).
  */
 #ifndef VM_H
 #define VM_H
@@ -8,7 +10,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <stdbool.h>
-#include "kernel/riscv.h"
+#include "kernel/arch.h"
 
 void kvm_init(uint64_t ram_base, uint64_t ram_size);
 void kvm_enable(void);

@@ -10,6 +10,7 @@
 #include "kernel/uapi/kinfo.h"
 #include "kernel/uapi/layout.h"
 #include "kernel/uapi/proc.h"
+#include "libos/arch.h"
 
 /* Processes.  Results are pids or negative kernel error codes. */
 int  exo_spawn(const char *path, char *const argv[], char *const envp[]);
@@ -39,19 +40,12 @@ long exo_cons_read(void *buf, unsigned long len);
 /* The initrd, mapped read-only into this process on first use. */
 const void *exo_initrd(void);
 
-/* Time: the RISC-V time CSR, readable without a system call. */
-static inline uint64_t exo_time(void)
-{
-	uint64_t t;
-	__asm__ volatile("rdtime %0" : "=r"(t));
-	return t;
-}
-static inline uint64_t exo_cycles(void)
-{
-	uint64_t t;
-	__asm__ volatile("rdcycle %0" : "=r"(t));
-	return t;
-}
+/* Time: the timebase (RISC-V's time CSR, x86-64's time-stamp counter), read
+ * without a system call; kinfo->timebase_hz ticks per second.  The cycle
+ * counter is RISC-V's cycle CSR; x86-64 has none for user mode, so there it
+ * is the time-stamp counter too (libos/arch/ARCH/arch.h). */
+static inline uint64_t exo_time(void) { return arch_time(); }
+static inline uint64_t exo_cycles(void) { return arch_cycles(); }
 static inline const struct kinfo *exo_kinfo(void) { return (const struct kinfo *)UKINFO; }
 uint64_t exo_time_to_ns(uint64_t ticks);        /* timebase ticks -> nanoseconds */
 uint64_t exo_ns_to_time(uint64_t ns);

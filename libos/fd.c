@@ -56,7 +56,13 @@ void *fd_object(int fd, const struct fd_ops *ops)
 	return fds[fd].obj;
 }
 
-ssize_t read(int fd, void *buf, size_t n)
+/* picolibc declares read and write returning ssize_t; newlib, on x86-64,
+ * returns its _READ_WRITE_RETURN_TYPE (int).  Either way a count fits. */
+#ifndef _READ_WRITE_RETURN_TYPE
+#define _READ_WRITE_RETURN_TYPE ssize_t
+#endif
+
+_READ_WRITE_RETURN_TYPE read(int fd, void *buf, size_t n)
 {
 	struct fdesc *d = lookup(fd);
 	if (!d) return -1;
@@ -64,7 +70,7 @@ ssize_t read(int fd, void *buf, size_t n)
 	return d->ops->read(d->obj, buf, n);
 }
 
-ssize_t write(int fd, const void *buf, size_t n)
+_READ_WRITE_RETURN_TYPE write(int fd, const void *buf, size_t n)
 {
 	struct fdesc *d = lookup(fd);
 	if (!d) return -1;

@@ -9,22 +9,7 @@
 
 #include <stdint.h>
 #include "kernel/uapi/syscall.h"
-
-static inline long sys_call6(long n, long a0, long a1, long a2, long a3, long a4, long a5)
-{
-	register long r0 __asm__("a0") = a0;
-	register long r1 __asm__("a1") = a1;
-	register long r2 __asm__("a2") = a2;
-	register long r3 __asm__("a3") = a3;
-	register long r4 __asm__("a4") = a4;
-	register long r5 __asm__("a5") = a5;
-	register long r7 __asm__("a7") = n;
-	__asm__ volatile("ecall"
-			 : "+r"(r0)
-			 : "r"(r1), "r"(r2), "r"(r3), "r"(r4), "r"(r5), "r"(r7)
-			 : "memory");
-	return r0;
-}
+#include "libos/arch.h"      /* sys_call6: the system-call instruction */
 
 #define sys_call0(n)             sys_call6((n), 0, 0, 0, 0, 0, 0)
 #define sys_call1(n, a)          sys_call6((n), (long)(a), 0, 0, 0, 0, 0)

@@ -48,10 +48,10 @@ $(BUILD)/tools/ufsobj/libos/libfs_types.o: HOST_TOOL_CFLAGS += $(LIBFS_BUILTIN)
 $(BUILD)/tools/ufsobj/libos/libfs_types.o: userfs/userfs.mk
 
 # Guest programs built from more than one file (apps/apps.mk).
-APP_OBJS_cp = $(BUILD)/u/apps/copyfile.c.o
-APP_OBJS_mv = $(BUILD)/u/apps/copyfile.c.o
-APP_OBJS_fsbench = $(BUILD)/u/apps/rawlib.c.o
-APP_OBJS_fssuite = $(BUILD)/u/userfs/fssuite.c.o
+APP_OBJS_cp = $(ABUILD)/u/apps/copyfile.c.o
+APP_OBJS_mv = $(ABUILD)/u/apps/copyfile.c.o
+APP_OBJS_fsbench = $(ABUILD)/u/apps/rawlib.c.o
+APP_OBJS_fssuite = $(ABUILD)/u/userfs/fssuite.c.o
 
 # ---- host tests ------------------------------------------------------------
 UFS_HOST_DIR := $(BUILD)/host/userfs

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "libos/exo.h"
 #include <stddef.h>
 #include "apps/exobench/common.h"
 #include "libos/edc.h"
@@ -38,12 +39,7 @@ const char *bench_open(int unit);
 /* Time. */
 uint64_t now(void);                        /* rdtime                         */
 uint64_t ns_since(uint64_t t0);            /* nanoseconds since rdtime t0    */
-static inline uint64_t cycles(void)
-{
-	uint64_t c;
-	__asm__ volatile("rdcycle %0" : "=r"(c));
-	return c;
-}
+static inline uint64_t cycles(void) { return exo_cycles(); }   /* libos/exo.h */
 
 /* Requests the unit has accepted since boot (from any source), if the raw
  * path is on to ask; else 0. */

@@ -1,17 +1,17 @@
 # sh.mk - the shell (apps/sh.c and apps/sh/) and the small programs that
 # make it useful (docs/shell.md).  Included from apps/apps.mk.
 
-APP_OBJS_sh := $(patsubst %.c,$(BUILD)/u/%.c.o,apps/sh/parse.c apps/sh/run.c apps/sh/edit.c) \
-	$(BUILD)/u/doc/progdocs.o
+APP_OBJS_sh := $(patsubst %.c,$(ABUILD)/u/%.c.o,apps/sh/parse.c apps/sh/run.c apps/sh/edit.c) \
+	$(ABUILD)/u/doc/progdocs.o
 
 # The programs a shell needs (one file each unless said).
 APPS += yes head tail wc grep sort tee touch more sleep date ps kill
-APP_OBJS_head := $(BUILD)/u/apps/textio.c.o
-APP_OBJS_tail := $(BUILD)/u/apps/textio.c.o
-APP_OBJS_wc   := $(BUILD)/u/apps/textio.c.o
-APP_OBJS_grep := $(BUILD)/u/apps/textio.c.o $(BUILD)/u/apps/bre.c.o
-APP_OBJS_sort := $(BUILD)/u/apps/textio.c.o
-APP_OBJS_more := $(BUILD)/u/apps/textio.c.o
+APP_OBJS_head := $(ABUILD)/u/apps/textio.c.o
+APP_OBJS_tail := $(ABUILD)/u/apps/textio.c.o
+APP_OBJS_wc   := $(ABUILD)/u/apps/textio.c.o
+APP_OBJS_grep := $(ABUILD)/u/apps/textio.c.o $(ABUILD)/u/apps/bre.c.o
+APP_OBJS_sort := $(ABUILD)/u/apps/textio.c.o
+APP_OBJS_more := $(ABUILD)/u/apps/textio.c.o
 
 # grep's regular expressions against the host C library's (tests/host/apps/).
 HOST_TESTS += $(BUILD)/host/apps/test_bre

@@ -16,7 +16,7 @@
 #define K_E_INVAL     (-3)   /* an argument is out of range                      */
 #define K_E_NOMEM     (-4)   /* out of physical memory or address space          */
 #define K_E_NOENT     (-5)   /* no such program in the initrd                     */
-#define K_E_NOEXEC    (-6)   /* program is not a valid RISC-V ELF executable      */
+#define K_E_NOEXEC    (-6)   /* program is not a valid ELF executable for this CPU */
 #define K_E_NOPROC    (-7)   /* process table full                               */
 #define K_E_CHILD     (-8)   /* no such child to wait for                        */
 #define K_E_2BIG      (-9)   /* argument/environment list too long               */

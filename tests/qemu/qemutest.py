@@ -22,9 +22,24 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BANNER_END = re.compile(r"^exodisk kernel: .*$", re.M)
 
 
+def arch():
+    """The architecture the cases boot (run.py --arch sets ARCH)."""
+    return os.environ.get("ARCH", "riscv")
+
+
+def slot(n):
+    """How the boot log names virtio bus slot n (tools/qemu-disks.sh puts
+    unit order into slot order): a virtio-mmio address on RISC-V virt, a PCI
+    address on x86-64 q35."""
+    if arch() == "x86_64":
+        return r"pci 00:%02x\.0" % (8 + n)
+    return "slot 0x1000%d000" % (n + 1)
+
+
 class Case:
     def __init__(self, name, cmd, status=0, expect=(), reject=(), check=None,
-                 timeout=60, env=None, setup=None, argv=None, interact=None):
+                 timeout=60, env=None, setup=None, argv=None, interact=None,
+                 arches=("riscv", "x86_64")):
         self.name = name
         self.cmd = cmd
         self.status = status          # expected QEMU exit status
@@ -38,6 +53,7 @@ class Case:
                                       # (default tools/run-qemu.sh; e.g. make qemu ...)
         self.interact = interact      # interact(env) -> (status, raw output, why or ""): a
                                       # session at the console instead of CMD (console.py)
+        self.arches = tuple(arches)   # where it runs (run.py --arch picks one)
 
 
 class Result:

@@ -5,7 +5,11 @@ check their output and exit status.
 Test cases live in tests/qemu/cases_*.py; each defines CASES, a list of
 Case objects (see qemutest.py).  Usage:
 
-    python3 tests/qemu/run.py [-j JOBS] [-k SUBSTRING] [--list] [-v]
+    python3 tests/qemu/run.py [--arch riscv|x86_64] [-j JOBS] [-k SUBSTRING] [--list] [-v]
+
+--arch (default riscv, or $ARCH) boots that architecture's kernel
+(tools/run-qemu.sh reads ARCH) and runs the cases that say they run there
+(Case.arches).
 
 Exit status 0 when every selected case passes.  A failing case prints why,
 the command, and the tail of the guest's output.
@@ -43,9 +47,12 @@ def main():
     ap.add_argument("-k", "--filter", action="append", default=[])
     ap.add_argument("--list", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--arch", default=os.environ.get("ARCH", "riscv"), choices=("riscv", "x86_64"))
     args = ap.parse_args()
+    # Every boot, the cases' own helpers' included, goes to this architecture.
+    os.environ["ARCH"] = args.arch
 
-    cases = load_cases()
+    cases = [c for c in load_cases() if args.arch in c.arches]
     if args.filter:
         cases = [c for c in cases if any(f in c.name for f in args.filter)]
     if args.list:
@@ -67,8 +74,8 @@ def main():
                     print("        | " + line)
             if not res.ok:
                 failed.append(c.name)
-    print("qemu tests: %d passed, %d failed in %.0fs%s" % (
-        len(cases) - len(failed), len(failed), time.time() - start,
+    print("qemu tests (%s): %d passed, %d failed in %.0fs%s" % (
+        args.arch, len(cases) - len(failed), len(failed), time.time() - start,
         (" (" + ", ".join(sorted(failed)) + ")") if failed else ""))
     return 1 if failed else 0
 
