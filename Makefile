@@ -4,7 +4,7 @@
 #             [ARCH=riscv|x86_64]
 #                       boot the kernel in QEMU (into the shell, or run CMD and power off)
 #   make qemu-gdb       same, but wait for gdb (see .gdbinit.tmpl and README)
-#   make test           host unit tests, then QEMU integration tests
+#   make test           host unit tests, then QEMU integration tests on both architectures
 #   make host-test      host unit tests only
 #   make all            build everything without running it
 #
@@ -100,7 +100,9 @@ qemu-gdb: deps $(QEMU_INPUTS) $(QEMU_DISK_INPUTS) .gdbinit
 FORCE:
 
 # --- testing ------------------------------------------------------------------
-test: deps host-test qemu-test
+# make test: the host tests, then the QEMU cases on RISC-V and on x86-64
+# (tests/qemu/run.py --arch; each case says where it runs).
+test: deps host-test qemu-test qemu-test-x86_64
 
 host-test: deps $(HOST_TESTS)
 	@tools/run-host-tests.sh $(HOST_TESTS)
@@ -109,6 +111,9 @@ host-test: deps $(HOST_TESTS)
 qemu-test: deps $(QEMU_INPUTS) $(QEMU_DISK_INPUTS) $(HOST_TOOLS)
 	@python3 tests/qemu/run.py --arch $(ARCH) $(QEMU_TEST_ARGS)
 
+.PHONY: qemu-test-x86_64
+qemu-test-x86_64:
+	@$(MAKE) --no-print-directory ARCH=x86_64 qemu-test
 
 clean:
 	rm -rf $(BUILD) .gdbinit

@@ -28,7 +28,14 @@
 #include "kernel/uapi/errno.h"
 #include "kernel/uapi/proc.h"
 
+/* Where each kernel is linked (kernel/kernel.ld, kernel/arch/x86_64/kernel.ld). */
+#if defined(__x86_64__)
+#define KERNEL_TEXT 0x200000ul
+#define ILLEGAL_INSTRUCTION() __asm__ volatile("ud2")
+#else
 #define KERNEL_TEXT 0x80200000ul
+#define ILLEGAL_INSTRUCTION() __asm__ volatile(".word 0x00000000")
+#endif
 
 static int expect(const char *what, long got, long want)
 {
@@ -187,7 +194,7 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "null"))     { volatile int *p = NULL; return *p; }
 	if (!strcmp(c, "jump"))     { void (*f)(void) = (void (*)(void))0x7000000000ul; f(); return 0; }
 	if (!strcmp(c, "kjump"))    { void (*f)(void) = (void (*)(void))KERNEL_TEXT; f(); return 0; }
-	if (!strcmp(c, "illegal"))  { __asm__ volatile(".word 0x00000000"); return 0; }
+	if (!strcmp(c, "illegal"))  { ILLEGAL_INSTRUCTION(); return 0; }
 	if (!strcmp(c, "stack"))    { return recurse(0); }
 	if (!strcmp(c, "readonly")) { *(volatile uint64_t *)UKINFO = 0; return 0; }
 	if (!strcmp(c, "syscall")) {

@@ -2,6 +2,9 @@
 # deps.sh - install what building, booting and testing exodisk needs.
 #
 #   tools/deps.sh          what `make qemu`, `make test` and `make bench` need
+#   tools/deps.sh x86_64   also what ARCH=x86_64 needs: QEMU's PC and Debian's
+#                          newlib source, which tools/newlib.sh builds once into
+#                          the C library of the x86-64 programs
 #   tools/deps.sh linux    also what the Linux baseline needs (docs/linux-baseline.md):
 #                          the riscv64 Linux cross compiler and the mkfs tools on
 #                          the host, and Debian's riscv64 kernel and busybox,
@@ -19,9 +22,9 @@ set -euo pipefail
 
 mode=${1:-base}
 case "$mode" in
-  base|linux) ;;
-  -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "deps.sh: unknown mode '$mode' (give nothing, or linux)" >&2; exit 2 ;;
+  base|linux|x86_64) ;;
+  -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "deps.sh: unknown mode '$mode' (give nothing, x86_64 or linux)" >&2; exit 2 ;;
 esac
 
 # package : a file or command that proves it is installed
@@ -39,6 +42,13 @@ need=(
   "dosfstools:/usr/sbin/mkfs.fat"
   "mtools:/usr/bin/mcopy"
 )
+if [ "$mode" = x86_64 ]; then
+  need+=(
+    "qemu-system-x86:/usr/bin/qemu-system-x86_64"
+    "newlib-source:/usr/src/newlib/newlib-3.3.0.tar.xz"
+    "xz-utils:/usr/bin/xz"
+  )
+fi
 if [ "$mode" = linux ]; then
   need+=(
     "gcc-riscv64-linux-gnu:/usr/bin/riscv64-linux-gnu-gcc"
@@ -75,6 +85,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+if [ "$mode" = x86_64 ]; then
+  exec "$(dirname "$0")/newlib.sh"
+fi
 [ "$mode" = linux ] || exit 0
 
 # mkfs.nilfs2 refuses to run without /etc/mtab (it looks there to see whether

@@ -5,12 +5,14 @@
 #   CMD       a shell command line to run instead of the interactive shell;
 #             the machine powers off afterwards and QEMU exits with the status
 #             of the last command.
-#   DISK      virtio (default) | model | ram: what disk unit 0 is
-#   DISKS     number of virtio disks (default 1)
+#   ARCH      riscv (default: QEMU virt over OpenSBI) | x86_64 (QEMU q35)
+#   DISK      virtio (default) | scsi | model | ram: what disk unit 0 is
+#   DISKS     number of disk units (default 1), or a list of kinds (tools/qemu-disks.sh)
 #   MEM       guest RAM (default 1G)
 #   BOOTARGS  extra kernel options (e.g. "rawio=1 polled=1")
 #   GDB=1     wait for gdb on localhost:1234 (see README "Debugging")
-#   BUILD     build directory (default build)
+#   BUILD     build directory (default build; ARCH=x86_64's kernel and
+#             initrd are in BUILD/x86_64, the disk images in BUILD)
 #   KERNEL, INITRD  another kernel and initrd on the same machine (the Linux
 #             comparison, tools/linux/run.sh; default: ours in BUILD)
 #   POWERCUT  N[:random[:SEED]]: unit 0 is a disk that loses its unflushed
@@ -24,9 +26,31 @@ BUILD=${BUILD:-build}
 MEM=${MEM:-1G}
 DISK=${DISK:-virtio}
 DISKS=${DISKS:-1}
+ARCH=${ARCH:-riscv}
 
-args=(-machine virt -bios default -smp 1 -m "$MEM" -nographic
-      -kernel "${KERNEL:-$BUILD/kernel.elf}" -initrd "${INITRD:-$BUILD/initrd.img}")
+case "$ARCH" in
+  riscv)
+    qemu=qemu-system-riscv64
+    args=(-machine virt -bios default -smp 1 -m "$MEM" -nographic
+          -kernel "${KERNEL:-$BUILD/kernel.elf}" -initrd "${INITRD:-$BUILD/initrd.img}")
+    ;;
+  x86_64)
+    # q35 with the serial port on the terminal (and QEMU's monitor behind
+    # Ctrl-A c, as -nographic has it) but no graphics, no network card and
+    # no reboot on a triple fault.  The kernel leaves through isa-debug-exit
+    # after writing its exit status to the debug console (port 0xe9), which
+    # goes to a file read below (kernel/arch/x86_64/power.c).
+    qemu=qemu-system-x86_64
+    QEMU_ARCH=x86_64
+    exitlog=$(mktemp "${TMPDIR:-/tmp}/exodisk-exit.XXXXXX")
+    trap 'rm -f "$exitlog"' EXIT
+    args=(-machine q35 -smp 1 -m "$MEM" -display none -serial mon:stdio -nic none -no-reboot
+          -kernel "${KERNEL:-$BUILD/x86_64/kernel.mb}" -initrd "${INITRD:-$BUILD/x86_64/initrd.img}"
+          -device isa-debug-exit,iobase=0xf4,iosize=0x04
+          -chardev "file,id=exitlog,path=$exitlog" -device isa-debugcon,iobase=0xe9,chardev=exitlog)
+    ;;
+  *) echo "run-qemu: ARCH=$ARCH: give riscv or x86_64" >&2; exit 2 ;;
+esac
 
 if [ -n "${POWERCUT:-}" ]; then
   if [ "$DISK" != virtio ]; then
@@ -70,7 +94,7 @@ if [ -n "${POWERCUT:-}" ]; then
 fi
 
 set +e
-qemu-system-riscv64 "${args[@]}"
+"$qemu" "${args[@]}"
 status=$?
 if [ -n "${POWERCUT:-}" ]; then
   # QEMU flushed and hung up, or pcdisk cut the power and killed it.
@@ -83,6 +107,16 @@ if [ -n "${POWERCUT:-}" ]; then
   fi
 fi
 set -e
+if [ "$ARCH" = x86_64 ]; then
+  # isa-debug-exit made QEMU exit with (status << 1) | 1, which loses the
+  # top bit; the status in full is in the kernel's "exodisk-exit N" line.
+  # Without that line the kernel did not power off (QEMU failed, Ctrl-A x,
+  # a signal): QEMU's own status stands.
+  line=$(grep -a '^exodisk-exit [0-9]*$' "$exitlog" | tail -n 1 || true)
+  if [ -n "$line" ]; then
+    status=${line#exodisk-exit }
+  fi
+fi
 if [ -n "${CMD:-}" ] && [ $status -ne 0 ]; then
   echo "run-qemu: QEMU exited with status $status" >&2
 fi

@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import shutil
 
-from qemutest import Case, ROOT, guest_output
+from qemutest import Case, ROOT, guest_output, slot
 
 RAW = {"BOOTARGS": "rawio=1"}
 MODEL = {"DISK": "model", "BOOTARGS": "rawio=1"}
@@ -180,8 +180,8 @@ CASES = [
 
     # Bring-up.
     Case("disk-units-in-slot-order", "echo up", env={"DISKS": "3"}, timeout=60,
-         expect=[r"^disk 0: virtio-blk, 1048576 sectors .*slot 0x10001000",
-                 r"^disk 1: virtio-blk, .*slot 0x10002000", r"^disk 2: virtio-blk, .*slot 0x10003000",
+         expect=[r"^disk 0: virtio-blk, 1048576 sectors .*" + slot(0),
+                 r"^disk 1: virtio-blk, .*" + slot(1), r"^disk 2: virtio-blk, .*" + slot(2),
                  r"^disks: 3 units, completion by interrupt, raw path off", r"^up$"]),
     Case("disk-bad-boot-options", "echo alive",
          env={"DISK": "ram", "BOOTARGS": "ramdisk=99999 sched=sideways depth=lots model=rz99"}, timeout=60,
@@ -200,3 +200,10 @@ CASES = [
          env=RAW, timeout=60, expect=[r"^RESULT dev=virtio-blk test=rand-read",
                                       r"^RESULT dev=virtio-blk test=seq-write"]),
 ]
+
+# The disk model is portable C timed by the guest's clock under -icount,
+# where every instruction costs host time: on x86-64 one case shows it works
+# there, and the timing and scheduling cases stay on RISC-V.
+for _c in CASES:
+    if _c.env.get("DISK") == "model" and _c.name != "disk-model":
+        _c.arches = ("riscv",)

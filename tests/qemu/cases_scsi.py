@@ -9,7 +9,7 @@ host (tests/host/drivers/test_scsi.c).
 """
 import os
 
-from qemutest import Case, boot
+from qemutest import Case, boot, slot
 
 SCSI = {"DISK": "scsi"}
 DISKTEST_OK = [r"^disktest: ok: \d+ checks"]
@@ -50,10 +50,10 @@ CASES = [
     # SCSI LUNs beside virtio-blk disks: units in bus slot order, LUNs in order.
     Case("scsi-mixed-units", "disktest", env={"DISKS": "virtio,scsi,scsi,virtio", "BOOTARGS": "rawio=1"},
          timeout=150,
-         expect=DISKTEST_OK + [r"^disk 0: virtio-blk, .*slot 0x10001000",
-                               r"^disk 1: virtio-scsi, .*target 0 lun 0, .*slot 0x10002000",
-                               r"^disk 2: virtio-scsi, .*target 0 lun 1, .*slot 0x10002000",
-                               r"^disk 3: virtio-blk, .*slot 0x10003000",
+         expect=DISKTEST_OK + [r"^disk 0: virtio-blk, .*" + slot(0),
+                               r"^disk 1: virtio-scsi, .*target 0 lun 0, .*" + slot(1),
+                               r"^disk 2: virtio-scsi, .*target 0 lun 1, .*" + slot(1),
+                               r"^disk 3: virtio-blk, .*" + slot(2),
                                r"pass 1: \d+ regions .* of 4 units"],
          reject=NO_FAIL),
     # The exodisk and the libFSes, unchanged, on SCSI.
