@@ -40,8 +40,8 @@ LIBOS_SRCS += $(LIBFS_SRCS) kernel/exodisk/siphash.c
 
 # The list of types, for libfs_types.c in each of its three builds (guest,
 # host tests, exotool).
-$(BUILD)/u/libos/libfs_types.c.o: USER_CFLAGS += $(LIBFS_BUILTIN)
-$(BUILD)/u/libos/libfs_types.c.o: userfs/userfs.mk
+$(ABUILD)/u/libos/libfs_types.c.o: USER_CFLAGS += $(LIBFS_BUILTIN)
+$(ABUILD)/u/libos/libfs_types.c.o: userfs/userfs.mk
 $(BUILD)/host/userfs/obj/libos/libfs_types.o: HOST_CFLAGS += $(LIBFS_BUILTIN)
 $(BUILD)/host/userfs/obj/libos/libfs_types.o: userfs/userfs.mk
 $(BUILD)/tools/ufsobj/libos/libfs_types.o: HOST_TOOL_CFLAGS += $(LIBFS_BUILTIN)
