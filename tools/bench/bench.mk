@@ -7,6 +7,8 @@
 #                           see docs/benchmarks.md), into results/
 #                           (report.md, summary.csv, plots/)
 #   make bench LINUX=0      without the Linux comparison (nothing to fetch)
+#   make bench ARCH=x86_64  the suite on QEMU's PC, into results/x86_64, its
+#                           report with RISC-V's results/ beside it
 #   make bench QUICK=1      scaled down: a couple of minutes
 #   make bench-linux        the Linux comparison alone, into results/linux/
 #                           (QUICK=1 scales it down too)
@@ -22,13 +24,26 @@
 
 include tools/linux/linux.mk
 
+# ARCH=x86_64 runs the same suite on QEMU's PC (the x86_64-* platforms of
+# tools/bench/suite.py) into results/x86_64, without the Linux comparison
+# (its guest is Debian's riscv64 kernel); the report puts RISC-V's results/
+# beside it when they are there.
+ifeq ($(ARCH),x86_64)
+BENCH_OUT ?= results/x86_64
+LINUX ?= 0
+BENCH_BESIDE := --beside results
+else
 BENCH_OUT ?= results
-BENCH_LINUX_OUT ?= results/linux
 LINUX ?= 1
+BENCH_BESIDE :=
+endif
+BENCH_LINUX_OUT ?= results/linux
+BENCH_PLATFORMS = --platforms $(if $(filter x86_64,$(ARCH)),x86_64-model$(COMMA)x86_64-virtio,model$(COMMA)virtio)
+COMMA := ,
 # The report draws with matplotlib; python.sh picks, when the recipe runs,
 # an interpreter that has it (never at parse time: see the script).
 BENCH_PY := tools/bench/python.sh
-BENCH_NEEDS := deps bench-python $(KERNEL_ELF) $(INITRD)
+BENCH_NEEDS := deps bench-python $(KERNEL_ELF) $(KERNEL_IMAGE) $(INITRD)
 
 .PHONY: bench bench-linux bench-check bench-python
 bench-python: deps
@@ -37,9 +52,10 @@ bench-python: deps
 # The report is written even when a boot failed, so what did run shows;
 # the exit status is still a failure.
 bench: $(BENCH_NEEDS) $(if $(filter 0,$(LINUX)),,linux-guest)
-	@BUILD=$(BUILD) $(BENCH_PY) tools/bench/run.py --out $(BENCH_OUT) $(if $(QUICK),--quick) \
+	@BUILD=$(BUILD) $(BENCH_PY) tools/bench/run.py --out $(BENCH_OUT) $(BENCH_PLATFORMS) $(if $(QUICK),--quick) \
 		$(if $(filter 0,$(LINUX)),--linux no) $(BENCH_ARGS); \
-	s=$$?; $(BENCH_PY) tools/bench/report.py --results $(BENCH_OUT) $(if $(QUICK),--check) || s=1; exit $$s
+	s=$$?; $(BENCH_PY) tools/bench/report.py --results $(BENCH_OUT) $(BENCH_BESIDE) $(if $(QUICK),--check) || s=1; \
+	exit $$s
 
 bench-linux: $(BENCH_NEEDS) linux-guest
 	@BUILD=$(BUILD) $(BENCH_PY) tools/bench/run.py --out $(BENCH_LINUX_OUT) --linux only $(if $(QUICK),--quick) \

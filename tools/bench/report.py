@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """report.py - the report of `make bench`: our numbers beside the thesis's.
 
-    report.py [--results DIR] [--check]
+    report.py [--results DIR] [--beside DIR2] [--check]
 
 Reads DIR/results.jsonl and DIR/run.json (written by tools/bench/run.py)
 and the thesis's published numbers (tools/bench/thesis-results.csv), and
@@ -15,6 +15,11 @@ writes:
     DIR/plots/*.png    figures in the manner of thesis Figures 5-1 to 5-7,
                        titled with the sizes that actually ran, and
                        fig-linux.png
+
+--beside DIR2 adds the platforms of another run that DIR lacks (`make
+bench ARCH=x86_64` puts RISC-V's results/ beside its results/x86_64/, so
+the protection overheads of both architectures stand in the same tables);
+they are shown, never checked.
 
 With --check it also verifies that the results are well formed - every
 cell of every table present on every platform that ran, with the runs
@@ -39,7 +44,8 @@ sys.path.insert(0, HERE)
 import compare  # noqa: E402
 import suite  # noqa: E402
 
-PLATFORM_TITLE = {"model": "RZ25 model", "virtio": "virtio-blk"}
+PLATFORM_TITLE = {"model": "RZ25 model", "virtio": "virtio-blk",
+                  "x86_64-model": "RZ25 model, x86-64", "x86_64-virtio": "virtio-blk, x86-64"}
 
 # Our names -> the thesis's (tools/bench/thesis-results.csv).
 SMALL_ROWS = [("extent", "Extent"), ("exonode", "Exonode"), ("raw", "Disk Driver"), ("unixfs", "Ultrix FS")]
@@ -438,7 +444,14 @@ def write_report(outdir, info, plats, T, th, figs, S, records):
                                                   " (with uncommitted changes)" if host.get("git_dirty") else ""))
     add("- platforms: **RZ25 model** (`DISK=model`: the DEC RZ25 of the thesis, simulated; QEMU `-icount`, so its "
         "times are deterministic and independent of the host) and **virtio-blk** (a 512 MiB image file on the "
-        "host: memory speed, noisy on a shared host)")
+        "host: memory speed, noisy on a shared host)%s" % (
+            "; each on RISC-V (QEMU `virt`) and on x86-64 (QEMU `q35`, `make bench ARCH=x86_64`): the same "
+            "disks, programs and file systems, another kernel port and C library" if any(
+                p.startswith("x86_64-") for p in plats) else ""))
+    if info.get("beside", {}).get("platforms"):
+        add("- beside this run: %s from `%s` (another run, on the same host at another time)" % (
+            ", ".join("**%s**" % PLATFORM_TITLE.get(p, p) for p in info["beside"]["platforms"]),
+            info["beside"]["dir"]))
     add("- every figure is the mean ± sample standard deviation over %d runs in one boot (Appendix A: mean of five "
         "runs); medians, minima and maxima are in `summary.csv`.  Times come from the guest's `rdtime` counter "
         "(10 MHz: 100 ns resolution).  MB = 10^6 bytes in rates; the thesis's 80 MB file is 80 MiB and its "
@@ -714,6 +727,7 @@ def check(outdir, info, plats, T, figs, records):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--results", default=os.path.join(HERE, "..", "..", "results"))
+    ap.add_argument("--beside", default="", help="another run's results directory, shown beside")
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
     out = args.results
@@ -723,6 +737,20 @@ def main():
             records.append(json.loads(line))
     with open(os.path.join(out, "run.json")) as f:
         info = json.load(f)
+    if args.beside:
+        # Another run's platforms (not its Linux comparison), for the tables;
+        # --check judges only this run's boots (info["boots"]).
+        mine = {r["platform"] for r in records}
+        path = os.path.join(args.beside, "results.jsonl")
+        if os.path.exists(path):
+            with open(path) as f:
+                extra = [json.loads(line) for line in f]
+            extra = [r for r in extra if r.get("group") != "compare" and r["platform"] not in mine]
+            records += extra
+            info["beside"] = {"dir": args.beside, "platforms": sorted({r["platform"] for r in extra})}
+        else:
+            print("report: --beside %s: no results.jsonl there (run `make bench` first); this run alone" %
+                  args.beside)
     th = load_thesis()
     plats, T = compute(records)
     S = sizes(records, info)

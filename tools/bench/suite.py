@@ -36,9 +36,15 @@ QUICK_RUNS = 2
 
 PLATFORMS = {
     # name: environment for tools/run-qemu.sh
-    "model": {"DISK": "model"},
-    "virtio": {"DISK": "virtio", "DISK_SIZE": "512M"},
+    "model": {"ARCH": "riscv", "DISK": "model"},
+    "virtio": {"ARCH": "riscv", "DISK": "virtio", "DISK_SIZE": "512M"},
+    # The same on QEMU's PC (`make bench ARCH=x86_64`): same disks, same
+    # programs, the x86-64 kernel and C library.
+    "x86_64-model": {"ARCH": "x86_64", "DISK": "model"},
+    "x86_64-virtio": {"ARCH": "x86_64", "DISK": "virtio", "DISK_SIZE": "512M"},
 }
+# What `make bench` runs on each ARCH= (tools/bench/bench.mk).
+ARCH_PLATFORMS = {"riscv": "model,virtio", "x86_64": "x86_64-model,x86_64-virtio"}
 
 
 def entries(quick):
@@ -96,7 +102,7 @@ COMPARE_ROUNDS = 3
 QUICK_COMPARE_ROUNDS = 1
 # Both sides: tools/run-qemu.sh's MEM (its default, as every boot of the
 # suite above), tools/qemu-disks.sh's virtio disk and image size.
-COMPARE_ENV = {"DISK": "virtio", "DISK_SIZE": "512M", "MEM": "1G"}
+COMPARE_ENV = {"ARCH": "riscv", "DISK": "virtio", "DISK_SIZE": "512M", "MEM": "1G"}
 
 
 def compare_sizes(quick):
