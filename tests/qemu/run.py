@@ -5,11 +5,12 @@ check their output and exit status.
 Test cases live in tests/qemu/cases_*.py; each defines CASES, a list of
 Case objects (see qemutest.py).  Usage:
 
-    python3 tests/qemu/run.py [--arch riscv|x86_64] [-j JOBS] [-k SUBSTRING] [--list] [-v]
+    python3 tests/qemu/run.py [--arch riscv|x86_64] [--sample] [-j JOBS] [-k SUBSTRING] [--list] [-v]
 
 --arch (default riscv, or $ARCH) boots that architecture's kernel
 (tools/run-qemu.sh reads ARCH) and runs the cases that say they run there
-(Case.arches).
+(Case.arches).  --sample runs only the bounded sample of tests/qemu/sample.py
+(what `make test` runs on x86-64).
 
 Exit status 0 when every selected case passes.  A failing case prints why,
 the command, and the tail of the guest's output.
@@ -24,6 +25,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from qemutest import run_case  # noqa: E402
+from sample import SAMPLE  # noqa: E402
 
 
 def load_cases():
@@ -48,11 +50,18 @@ def main():
     ap.add_argument("--list", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--arch", default=os.environ.get("ARCH", "riscv"), choices=("riscv", "x86_64"))
+    ap.add_argument("--sample", action="store_true", help="only the cases of tests/qemu/sample.py")
     args = ap.parse_args()
     # Every boot, the cases' own helpers' included, goes to this architecture.
     os.environ["ARCH"] = args.arch
 
     cases = [c for c in load_cases() if args.arch in c.arches]
+    if args.sample:
+        unknown = sorted(set(SAMPLE) - {c.name for c in cases})
+        if unknown:
+            sys.exit("run.py: tests/qemu/sample.py names cases that do not run on %s: %s" % (
+                args.arch, ", ".join(unknown)))
+        cases = [c for c in cases if c.name in SAMPLE]
     if args.filter:
         cases = [c for c in cases if any(f in c.name for f in args.filter)]
     if args.list:
@@ -74,8 +83,8 @@ def main():
                     print("        | " + line)
             if not res.ok:
                 failed.append(c.name)
-    print("qemu tests (%s): %d passed, %d failed in %.0fs%s" % (
-        args.arch, len(cases) - len(failed), len(failed), time.time() - start,
+    print("qemu tests (%s%s): %d passed, %d failed in %.0fs%s" % (
+        args.arch, ", sample" if args.sample else "", len(cases) - len(failed), len(failed), time.time() - start,
         (" (" + ", ".join(sorted(failed)) + ")") if failed else ""))
     return 1 if failed else 0
 

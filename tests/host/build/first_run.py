@@ -19,7 +19,7 @@ Two checks, both over every Makefile and *.mk in the tree:
     database, run nothing) is evaluated twice with a fresh, absent build
     directory (so the dependency stamp is absent too): once on this machine,
     once in a private mount namespace where every file deps.sh probes for is
-    hidden (a binary by /dev/null mounted over it, a library by an empty
+    hidden (for each ARCH=) (a binary by /dev/null mounted over it, a library by an empty
     directory mounted over its directory).  The two databases must be equal:
     if hiding the packages changes a variable or a rule, make decided
     something at parse time from what deps.sh installs.  Needs `unshare`
@@ -90,9 +90,14 @@ def logical_text(path):
     return "\n".join(lines).replace("\\\n", " ")
 
 
-def database(build, env=None):
+# Each architecture's parse (ARCH=x86_64 reads kernel/arch/x86_64/arch.mk,
+# whose C library tools/deps.sh x86_64 builds).
+ARCHES = ("riscv", "x86_64")
+
+
+def database(build, env=None, arch="riscv"):
     """Parse the Makefile as `make all test` would, running nothing."""
-    p = subprocess.run(["make", "-pnq", "-C", REPO, "BUILD=" + build, "all", "test"],
+    p = subprocess.run(["make", "-pnq", "-C", REPO, "BUILD=" + build, "ARCH=" + arch, "all", "test"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
                        universal_newlines=True)
     return p.stdout
@@ -159,11 +164,11 @@ def probes():
 def hide_script(tmp):
     """Shell commands that hide every probed package inside the namespace."""
     empty = os.path.join(tmp, "empty")
-    os.mkdir(empty)
+    os.makedirs(empty, exist_ok=True)
     # An empty directory would not hide a Python package: Python imports it
     # as a namespace package.  A package that refuses to import does.
     nopkg = os.path.join(tmp, "nopkg")
-    os.mkdir(nopkg)
+    os.makedirs(nopkg, exist_ok=True)
     with open(os.path.join(nopkg, "__init__.py"), "w") as f:
         f.write("raise ImportError('hidden by first_run.py')\n")
     cmds = []
@@ -198,31 +203,31 @@ def normalise(db):
     return keep
 
 
-def namespace_check(tmp):
+def namespace_check(tmp, arch):
     unshare = shutil.which("unshare")
     if unshare is None:
         return None, "unshare not found: only the lint ran"
     hide = hide_script(tmp)
-    build = os.path.join(tmp, "build")
+    build = os.path.join(tmp, "build-" + arch)
     # Root may unshare directly; anyone else maps themselves to root in a
     # user namespace first.
     flags = ["-m"] if os.geteuid() == 0 else ["-r", "-m"]
     script = " && ".join(["mount --make-rprivate / 2>/dev/null || true"] + hide +
-                         ["exec make -pnq -C '%s' BUILD='%s' all test"
-                          % (REPO, build)])
+                         ["exec make -pnq -C '%s' BUILD='%s' ARCH=%s all test"
+                          % (REPO, build, arch)])
     p = subprocess.run([unshare] + flags + ["sh", "-c", script], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, universal_newlines=True)
     if not any(l.startswith("# Make data base") for l in p.stdout.splitlines()):
         return None, "could not hide the packages (%s): only the lint ran" % p.stdout.strip()[:200]
-    seen = database(build)
+    seen = database(build, arch=arch)
     hidden = p.stdout
     a, b = normalise(seen), normalise(hidden)
     if a == b:
-        return True, "%d packages hidden, the make database is the same" % len(hide)
+        return True, "%d packages hidden, the make database of ARCH=%s is the same" % (len(hide), arch)
     import difflib
     diff = list(difflib.unified_diff(a, b, "packages present", "packages hidden", lineterm="", n=1))
-    return False, "hiding the packages deps.sh installs changes what make decides at parse " \
-                  "time:\n" + "\n".join(diff[:40])
+    return False, "ARCH=%s: hiding the packages deps.sh installs changes what make decides at parse " \
+                  "time:\n" % arch + "\n".join(diff[:40])
 
 
 def main():
@@ -237,10 +242,13 @@ def main():
         if "DEPS_STAMP" not in vars_:
             problems.append("make -p shows no DEPS_STAMP: is the Makefile parse broken?\n" + db[:2000])
         problems += lint(vars_)
-        ok, why = namespace_check(tmp)
-        if ok is False:
-            problems.append(why)
-        print("first-run: lint of %d makefiles; %s" % (len(makefiles()), why))
+        whys = []
+        for arch in ARCHES:
+            ok, why = namespace_check(tmp, arch)
+            if ok is False:
+                problems.append(why)
+            whys.append(why)
+        print("first-run: lint of %d makefiles; %s" % (len(makefiles()), "; ".join(whys)))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     for p in problems:
