@@ -53,13 +53,13 @@ case "$ARCH" in
 esac
 
 if [ -n "${POWERCUT:-}" ]; then
-  if [ "$DISK" != virtio ]; then
-    echo "run-qemu: POWERCUT needs DISK=virtio (unit 0 is the disk that loses power)" >&2
+  if [ "$DISK" != virtio ] && [ "$DISK" != scsi ]; then
+    echo "run-qemu: POWERCUT needs DISK=virtio or scsi (unit 0 is the disk that loses power)" >&2
     exit 2
   fi
   IFS=: read -r pc_cut pc_mode pc_seed <<<"$POWERCUT"
   pc_tmp=$(mktemp -d /tmp/pcdisk.XXXXXX)
-  trap 'rm -rf "$pc_tmp"' EXIT
+  trap 'rm -rf "$pc_tmp" ${exitlog:+"$exitlog"}' EXIT
   export POWERCUT_SOCK=$pc_tmp/sock
 fi
 
