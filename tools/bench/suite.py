@@ -95,7 +95,7 @@ def entries(quick):
 # Our library file systems, by the name `exobench fs -t` takes (any type
 # userfs/userfs.mk builds in whose operations include directories); the
 # report shows every one beside every Linux file system.
-LIBFS = ["unixfs", "fatfs"]
+LIBFS = ["unixfs", "fatfs", "lfs"]
 # Linux's side: the file systems, and the raw device ("raw").
 LINUX_FS = ["ext4", "ext2", "vfat", "f2fs", "nilfs2", "raw"]
 COMPARE_ROUNDS = 3

@@ -1,6 +1,8 @@
 /*
  * dir.c - directories: a file of 4 KiB blocks of records (struct
- * lfs_dirent: inode number, record length, name length, type, name),
+ * lfs_dirent: inode number, record length, name length, type, name), each
+ * block ending in a seal (a sum seeded with the directory's inode number
+ * and the block's number, checked whenever the block is read),
  * read whole into memory the first time the directory is used, with a
  * hash index from name to record, so a lookup, an insertion or a removal
  * costs the same in a directory of ten names or of ten thousand.
@@ -74,7 +76,7 @@ static int hx_rebuild(struct ldir *d)
 	d->hcap = cap;
 	d->hused = d->hlive = 0;
 	for (uint32_t b = 0; b < d->nblk; b++)
-		for (uint32_t o = 0; o < LFS_BSIZE;) {
+		for (uint32_t o = 0; o < LFS_DIRSPACE;) {
 			struct lfs_dirent *r = rec(d, b * LFS_BSIZE + o);
 			if (r->ino != 0)
 				hx_insert(d, b * LFS_BSIZE + o);
@@ -122,9 +124,9 @@ void lfs_dir_free(struct lnode *n)
 
 static int check_block(const uint8_t *b)
 {
-	for (uint32_t o = 0; o < LFS_BSIZE;) {
+	for (uint32_t o = 0; o < LFS_DIRSPACE;) {
 		const struct lfs_dirent *r = (const struct lfs_dirent *)(b + o);
-		if (r->reclen < LFS_DIRENT_HDR || r->reclen % 8 != 0 || o + r->reclen > LFS_BSIZE ||
+		if (r->reclen < LFS_DIRENT_HDR || r->reclen % 8 != 0 || o + r->reclen > LFS_DIRSPACE ||
 		    (r->ino != 0 && (r->namelen == 0 || need(r->namelen) > r->reclen ||
 		                     (r->type != LIBFS_T_REG && r->type != LIBFS_T_DIR))))
 			return 0;
@@ -136,7 +138,7 @@ static int check_block(const uint8_t *b)
 static void empty_block(uint8_t *b)
 {
 	memset(b, 0, LFS_BSIZE);
-	((struct lfs_dirent *)b)->reclen = LFS_BSIZE;
+	((struct lfs_dirent *)b)->reclen = LFS_DIRSPACE;
 }
 
 int lfs_dir_init(struct lfs *fs, struct lnode *n)
@@ -168,12 +170,15 @@ int lfs_dir_load(struct lfs *fs, struct lnode *n)
 	if (e == 0 && d->nblk > 0)
 		e = (int)lfs_fread(fs, n, d->data, (size_t)d->nblk * LFS_BSIZE, 0);
 	for (uint32_t b = 0; e >= 0 && b < d->nblk; b++)
-		if (!check_block(d->data + (size_t)b * LFS_BSIZE)) {
-			lfs_damaged(fs, "directory block fails its check", n->ino);
+		if (!lfs_sealed(d->data + (size_t)b * LFS_BSIZE, LFS_DIR_SEAL, n->ino, b)) {
+			lfs_damaged_at(fs, "a directory block fails its checksum", n->ino, b);
+			e = -EIO;
+		} else if (!check_block(d->data + (size_t)b * LFS_BSIZE)) {
+			lfs_damaged_at(fs, "a directory block's records do not parse", n->ino, b);
 			e = -EIO;
 		}
 	for (uint32_t b = 0; e >= 0 && b < d->nblk; b++)
-		for (uint32_t o = 0; o < LFS_BSIZE;) {
+		for (uint32_t o = 0; o < LFS_DIRSPACE;) {
 			struct lfs_dirent *r = rec(d, b * LFS_BSIZE + o);
 			d->nlive += r->ino != 0;
 			o += r->reclen;
@@ -221,7 +226,7 @@ static void changed(struct lfs *fs, struct lnode *n, uint32_t off)
  * The record is carved from a free record or the slack of a live one. */
 static int64_t fit(struct ldir *d, uint32_t b, uint32_t r)
 {
-	for (uint32_t o = 0; o < LFS_BSIZE;) {
+	for (uint32_t o = 0; o < LFS_DIRSPACE;) {
 		uint32_t off = b * LFS_BSIZE + o;
 		struct lfs_dirent *x = rec(d, off);
 		uint32_t used = x->ino ? need(x->namelen) : 0;
@@ -339,8 +344,12 @@ int lfs_dir_next(struct lfs *fs, struct lnode *n, uint64_t *cookie, struct libfs
 	uint64_t end = (uint64_t)d->nblk * LFS_BSIZE;
 	while (*cookie < end) {
 		uint32_t off = (uint32_t)*cookie;
+		if (off % LFS_BSIZE == LFS_DIRSPACE) {
+			*cookie += LFS_BSIZE - LFS_DIRSPACE;     /* the block's seal */
+			continue;
+		}
 		struct lfs_dirent *x = rec(d, off);
-		if (x->reclen < LFS_DIRENT_HDR || (off % LFS_BSIZE) + x->reclen > LFS_BSIZE)
+		if (x->reclen < LFS_DIRENT_HDR || (off % LFS_BSIZE) + x->reclen > LFS_DIRSPACE)
 			return -EIO;          /* a cookie that is no record's offset */
 		*cookie += x->reclen;
 		if (x->ino != 0) {
@@ -365,7 +374,10 @@ int lfs_dir_flush(struct lfs *fs, struct lnode *n)
 	struct ldir *d = n->dir;
 	for (uint32_t b = 0; d != NULL && b < d->nblk; b++)
 		if (d->bdirty[b]) {
-			TRY(lfs_bput(fs, n, b, d->data + (size_t)b * LFS_BSIZE, LFS_BSECT, 0));
+			uint8_t *blk = d->data + (size_t)b * LFS_BSIZE;
+			uint64_t seal = lfs_seal(blk, LFS_DIR_SEAL, n->ino, b);
+			memcpy(blk + LFS_DIRSPACE, &seal, 8);
+			TRY(lfs_bput(fs, n, b, blk, LFS_BSECT, 0));
 			d->bdirty[b] = 0;
 		}
 	return 0;

@@ -26,17 +26,24 @@
 #include <string.h>
 #include "userfs/lfs/lfs_int.h"
 
-static int load_map(struct lfs *fs, uint64_t ptr, struct lmap **out)
+/* Indirect block `which` of n, from ptr (0: a new, empty one); its seal
+ * and its pointers are checked. */
+static int load_map(struct lfs *fs, struct lnode *n, uint32_t which, uint64_t ptr,
+                    struct lmap **out)
 {
 	struct lmap *m = calloc(1, sizeof *m);
 	if (m == NULL)
 		return -ENOMEM;
 	if (ptr != 0) {
 		int e = lfs_read_block(fs, ptr, m->p);
+		if (e == 0 && !lfs_sealed(m->p, LFS_IND_SEAL, n->ino, which)) {
+			lfs_damaged_at(fs, "an indirect block fails its checksum", n->ino, which);
+			e = -EIO;
+		}
 		uint64_t lim = fs->sb.nsegs * fs->sb.seg_sect;
 		for (uint32_t i = 0; e == 0 && i < LFS_NPTR; i++)
 			if (m->p[i] != 0 && LFS_PTR_LBA(m->p[i]) >= lim) {
-				lfs_damaged(fs, "indirect block points outside the log", LFS_PTR_LBA(ptr));
+				lfs_damaged_at(fs, "an indirect block points outside the log", n->ino, which);
 				e = -EIO;
 			}
 		if (e < 0) {
@@ -64,7 +71,7 @@ static int slot(struct lfs *fs, struct lnode *n, uint64_t lbn, int create, uint6
 		if (n->ind == NULL) {
 			if (n->d.ind == 0 && !create)
 				return 0;
-			TRY(load_map(fs, n->d.ind, &n->ind));
+			TRY(load_map(fs, n, LFS_IND_SINGLE, n->d.ind, &n->ind));
 		}
 		*sp = &n->ind->p[lbn];
 		*mp = n->ind;
@@ -77,7 +84,7 @@ static int slot(struct lfs *fs, struct lnode *n, uint64_t lbn, int create, uint6
 	if (n->dind == NULL) {
 		if (n->d.dind == 0 && !create)
 			return 0;
-		TRY(load_map(fs, n->d.dind, &n->dind));
+		TRY(load_map(fs, n, LFS_IND_DOUBLE, n->d.dind, &n->dind));
 	}
 	if (n->dc == NULL) {
 		n->dc = calloc(LFS_NPTR, sizeof *n->dc);
@@ -87,7 +94,7 @@ static int slot(struct lfs *fs, struct lnode *n, uint64_t lbn, int create, uint6
 	if (n->dc[i] == NULL) {
 		if (n->dind->p[i] == 0 && !create)
 			return 0;
-		TRY(load_map(fs, n->dind->p[i], &n->dc[i]));
+		TRY(load_map(fs, n, LFS_IND_CHILD(i), n->dind->p[i], &n->dc[i]));
 	}
 	*sp = &n->dc[i]->p[j];
 	*mp = n->dc[i];
@@ -159,6 +166,7 @@ static int put_map(struct lfs *fs, struct lnode *n, struct lmap *m, uint32_t whi
 		uint8_t *p = lfs_log_append(fs, &pe, &lba, &e);
 		if (p == NULL)
 			return e;
+		m->p[LFS_NPTR] = lfs_seal(m->p, LFS_IND_SEAL, n->ino, which);
 		memcpy(p, m->p, LFS_BSIZE);
 		np = LFS_PTR(lba, LFS_BSECT);
 		lfs_seg_use(fs, lba, LFS_BSIZE);
@@ -211,17 +219,17 @@ int lfs_free_blocks(struct lfs *fs, struct lnode *n)
 {
 	kill_ptrs(fs, n->d.direct, LFS_NDIRECT);
 	if (n->ind == NULL && n->d.ind != 0)
-		TRY(load_map(fs, n->d.ind, &n->ind));
+		TRY(load_map(fs, n, LFS_IND_SINGLE, n->d.ind, &n->ind));
 	if (n->ind != NULL)
 		kill_ptrs(fs, n->ind->p, LFS_NPTR);
 	kill_ptrs(fs, &n->d.ind, 1);
 	if (n->dind == NULL && n->d.dind != 0)
-		TRY(load_map(fs, n->d.dind, &n->dind));
+		TRY(load_map(fs, n, LFS_IND_DOUBLE, n->d.dind, &n->dind));
 	if (n->dind != NULL) {
 		for (uint32_t i = 0; i < LFS_NPTR; i++) {
 			struct lmap *c = n->dc ? n->dc[i] : NULL;
 			if (c == NULL && n->dind->p[i] != 0) {
-				TRY(load_map(fs, n->dind->p[i], &c));
+				TRY(load_map(fs, n, LFS_IND_CHILD(i), n->dind->p[i], &c));
 				kill_ptrs(fs, c->p, LFS_NPTR);
 				free(c);
 			} else if (c != NULL) {
@@ -249,7 +257,7 @@ int lfs_map_live(struct lfs *fs, struct lnode *n, uint32_t which, uint64_t ptr)
 	if (n->dind == NULL) {
 		if (n->d.dind == 0)
 			return 0;
-		TRY(load_map(fs, n->d.dind, &n->dind));
+		TRY(load_map(fs, n, LFS_IND_DOUBLE, n->d.dind, &n->dind));
 	}
 	return n->dind->p[i] == ptr;
 }

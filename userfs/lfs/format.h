@@ -36,12 +36,13 @@
 
 #include <stdint.h>
 
-#define LFS_VERSION     1
+#define LFS_VERSION     2                 /* 2: directory and indirect blocks carry sums */
 #define LFS_SECT        512u
 #define LFS_BSIZE       4096u             /* a data block                      */
 #define LFS_BSECT       8u                /* sectors per block                 */
 #define LFS_NDIRECT     8                 /* direct pointers in an inode       */
-#define LFS_NPTR        512u              /* pointers in an indirect block     */
+#define LFS_NPTR        511u              /* pointers in an indirect block; its
+                                             last word is its seal (below)     */
 #define LFS_ISIZE       128u              /* an inode                          */
 #define LFS_IPERSECT    4u                /* inodes per sector                 */
 #define LFS_PS_MIN      3u                /* header + one sector + trailer     */
@@ -254,10 +255,23 @@ struct lfs_sharerun {
 _Static_assert(sizeof(struct lfs_sharehdr) == 32, "lfs_sharehdr");
 _Static_assert(sizeof(struct lfs_sharerun) == 24, "lfs_sharerun");
 
+/* ---- seals: the sums of directory and indirect blocks --------------------- */
+/* An indirect block's last 8 bytes, and a directory block's: a magic and
+ * a sum of the block's other bytes seeded with the inode number and the
+ * block's number (for an indirect block, which one: LFS_IND_*), so a block
+ * that is damaged, or another file's, or another block of this file, is
+ * refused.  (Inodes, inode map and usage table blocks, partial segments'
+ * summaries and checkpoints carry their own sums.) */
+#define LFS_IND_SEAL    0x444e4946u       /* "FIND" */
+#define LFS_DIR_SEAL    0x52444946u       /* "FIDR" */
+#define LFS_SEAL(magic, sum)  (((uint64_t)(magic) << 32) | (uint32_t)(sum))
+
 /* ---- directories: a file of LFS_BSIZE blocks of records ------------------ */
-/* A record never crosses a block.  reclen is a multiple of 8 and covers
- * the space up to the next record (the last one in a block reaches the
- * block's end); ino 0 marks free space. */
+/* A record never crosses a block's first LFS_DIRSPACE bytes (the last 8
+ * are the block's seal).  reclen is a multiple of 8 and covers the space
+ * up to the next record (the last one reaches LFS_DIRSPACE); ino 0 marks
+ * free space. */
+#define LFS_DIRSPACE    (LFS_BSIZE - 8u)
 struct lfs_dirent {
 	uint32_t ino;
 	uint16_t reclen;

@@ -89,7 +89,10 @@ static int check_blocks(struct ck *c, struct lnode *n)
 	int e = 0;
 	if (n->d.ind != 0) {
 		count(c, n->ino, LFS_PTR_LBA(n->d.ind), LFS_BSIZE);
-		if ((e = lfs_read_block(fs, n->d.ind, blk)) == 0)
+		if ((e = lfs_read_block(fs, n->d.ind, blk)) == 0 &&
+		    !lfs_sealed(blk, LFS_IND_SEAL, n->ino, LFS_IND_SINGLE))
+			problem(c, n->ino, "its indirect block fails its checksum");
+		else if (e == 0)
 			count_ptrs(c, n->ino, blk, LFS_NPTR, LFS_NDIRECT, nblk);
 	}
 	if (e == 0 && n->d.dind != 0) {
@@ -100,11 +103,18 @@ static int check_blocks(struct ck *c, struct lnode *n)
 			free(blk);
 			return top == NULL ? -ENOMEM : e;
 		}
+		if (!lfs_sealed(top, LFS_IND_SEAL, n->ino, LFS_IND_DOUBLE)) {
+			problem(c, n->ino, "its double indirect block fails its checksum");
+			memset(top, 0, LFS_BSIZE);
+		}
 		for (uint32_t i = 0; i < LFS_NPTR && e == 0; i++) {
 			if (top[i] == 0)
 				continue;
 			count(c, n->ino, LFS_PTR_LBA(top[i]), LFS_BSIZE);
-			if ((e = lfs_read_block(fs, top[i], blk)) == 0)
+			if ((e = lfs_read_block(fs, top[i], blk)) == 0 &&
+			    !lfs_sealed(blk, LFS_IND_SEAL, n->ino, LFS_IND_CHILD(i)))
+				problem(c, n->ino, "indirect block %u fails its checksum", i);
+			else if (e == 0)
 				count_ptrs(c, n->ino, blk, LFS_NPTR,
 				           LFS_NDIRECT + LFS_NPTR + (uint64_t)i * LFS_NPTR, nblk);
 		}

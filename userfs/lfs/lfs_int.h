@@ -71,7 +71,7 @@ struct lfs_imblk {
 
 /* ---- an inode in memory ------------------------------------------------------------ */
 struct lmap {                     /* an indirect block, loaded                 */
-	uint64_t p[LFS_NPTR];
+	uint64_t p[LFS_BSIZE / 8];    /* LFS_NPTR pointers, then the seal          */
 	uint64_t dirty;
 };
 
@@ -207,6 +207,10 @@ void lfs_derive_keys(struct lfs *fs);
 void lfs_seal_block(void *blk, uint32_t magic, uint32_t index);   /* IMAP, SUT */
 int  lfs_check_block(const void *blk, uint32_t magic, uint32_t index);
 int  lfs_inode_ok(const struct lfs_dinode *d, uint32_t ino);
+/* The seal of a directory or indirect block (format.h) of inode ino, block
+ * (or indirect block) num; and is blk's seal right? */
+uint64_t lfs_seal(const void *blk, uint32_t magic, uint32_t ino, uint64_t num);
+int  lfs_sealed(const void *blk, uint32_t magic, uint32_t ino, uint64_t num);
 void lfs_inode_seal(struct lfs_dinode *d);
 
 /* ---- log.c ------------------------------------------------------------------------ */
@@ -352,6 +356,8 @@ int  lfs_walk(struct lfs *fs, const char *path, struct lnode **out);
 int  lfs_walk_parent(struct lfs *fs, const char *path, struct lnode **dir, const char **name,
                      size_t *len);
 void lfs_damaged(struct lfs *fs, const char *what, uint64_t where);
+/* The same, naming the inode and the block. */
+void lfs_damaged_at(struct lfs *fs, const char *what, uint32_t ino, uint64_t block);
 
 /* ---- clean.c -------------------------------------------------------------------------------------- */
 /* Clean up to max segments (cost-benefit); how many were cleaned. */

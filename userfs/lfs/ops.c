@@ -29,6 +29,14 @@ void lfs_damaged(struct lfs *fs, const char *what, uint64_t where)
 	fs->rdonly = 1;
 }
 
+void lfs_damaged_at(struct lfs *fs, const char *what, uint32_t ino, uint64_t block)
+{
+	if (!fs->rdonly)
+		fprintf(stderr, "lfs: damaged: %s (inode %u, block %llu); now read-only (run fsck -t lfs)\n",
+		        what, ino, (unsigned long long)block);
+	fs->rdonly = 1;
+}
+
 static int hook(struct kit *k)
 {
 	struct lfs *fs = k->fs;

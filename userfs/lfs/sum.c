@@ -109,3 +109,16 @@ int lfs_inode_ok(const struct lfs_dinode *d, uint32_t ino)
 	t.csum = 0;
 	return d->ino == ino && lfs_sum32(&t, sizeof t) == d->csum;
 }
+
+uint64_t lfs_seal(const void *blk, uint32_t magic, uint32_t ino, uint64_t num)
+{
+	uint64_t h = lfs_sum64(blk, LFS_BSIZE - 8, ((uint64_t)ino << 32) ^ num ^ magic);
+	return LFS_SEAL(magic, h ^ (h >> 32));
+}
+
+int lfs_sealed(const void *blk, uint32_t magic, uint32_t ino, uint64_t num)
+{
+	uint64_t s;
+	memcpy(&s, (const uint8_t *)blk + LFS_BSIZE - 8, 8);
+	return s == lfs_seal(blk, magic, ino, num);
+}

@@ -17,6 +17,8 @@
  *              copies gone (a clear error), a corrupted summary in the
  *              roll-forward region (the log ends there), a corrupted inode
  *              map block (-EIO and read-only, never a crash)
+ *   sums       a damaged directory block and indirect block: -EIO and a
+ *              read-only mount, the rest still readable, fsck reports them
  *   share      a file lent through proxies: read by another process with
  *              the token alone, followed as it is rewritten and cleaned,
  *              read-only, refused with a wrong capability, gone when
@@ -425,6 +427,58 @@ static void t_damage(void)
 	printf("damage: ok\n");
 }
 
+/* Directory and indirect blocks carry sums: a damaged one is -EIO and a
+ * read-only mount with a message, never a wrong name or another file's
+ * bytes; fsck finds it. */
+static void t_sums(void)
+{
+	const char *o = "key=s,seg=64";
+	ufx_new(&u, 32768, HD_POLLED, 7);
+	uint64_t sb;
+	CHECK_EQ(lfs_mkfs(o, &sb), 0);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	CHECK_EQ(vfs_mkdir("/l/d", 0755), 0);
+	put("/l/d/x", 100, 1);
+	put("/l/big", 100000, 2);
+	CHECK_EQ(vfs_umount("/l"), 0);
+	struct lfs *fs;
+	struct lnode *n;
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	CHECK_EQ(lfs_walk(fs, "d", &n), 0);
+	uint64_t dsec = phys(fs, LFS_PTR_LBA(n->d.direct[0]));
+	lfs_put(fs, n);
+	CHECK_EQ(lfs_walk(fs, "big", &n), 0);
+	uint64_t isec = phys(fs, LFS_PTR_LBA(n->d.ind));
+	lfs_put(fs, n);
+	lfs_close_fs(fs);
+	ufx_reboot(&u);
+	uint8_t save[BLK_SECTOR_SIZE];
+	memcpy(save, u.f.hd.medium + dsec * BLK_SECTOR_SIZE, BLK_SECTOR_SIZE);
+	smash(dsec, 20);                   /* inside x's name */
+	ufx_reboot(&u);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	struct libfs_stat st;
+	CHECK_EQ(vfs_stat("/l/d/x", &st), -EIO);
+	CHECK(same("/l/big", 100000, 2));
+	CHECK_EQ(vfs_umount("/l"), 0);
+	CHECK(fsck_problems(o) > 0);
+	memcpy(u.f.hd.medium + dsec * BLK_SECTOR_SIZE, save, BLK_SECTOR_SIZE);
+	smash(isec, 8);                    /* the pointer to block 9 */
+	ufx_reboot(&u);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	CHECK(same("/l/d/x", 100, 1));
+	struct vfile *f;
+	static uint8_t b[100000];
+	CHECK_EQ(vfs_open("/l/big", LIBFS_O_READ, 0, &f), 0);
+	CHECK_EQ(vfs_pread(f, b, 8 * 4096, 0), 8 * 4096);
+	CHECK_EQ(vfs_pread(f, b, 4096, 9 * 4096), -EIO);
+	CHECK_EQ(vfs_close(f), 0);
+	CHECK_EQ(vfs_umount("/l"), 0);
+	CHECK(fsck_problems(o) > 0);
+	ufx_free(&u);
+	printf("sums: ok\n");
+}
+
 /* ---- the cleaner under power cuts ---------------------------------------------- */
 
 #define CP_STEPS 48
@@ -643,6 +697,8 @@ int main(int argc, char **argv)
 		t_full();
 	if (!only || !strcmp(only, "damage"))
 		t_damage();
+	if (!only || !strcmp(only, "sums"))
+		t_sums();
 	if (!only || !strcmp(only, "share"))
 		t_share();
 	if (!only || !strcmp(only, "powercut"))
