@@ -202,11 +202,14 @@ int lfs_autoclean(struct lfs *fs)
 	    fs->st.new_bytes - fs->ac_mark < lfs_segbytes(fs) / 4)
 		return 0;
 	fs->ac_mark = fs->st.new_bytes;
-	if (lfs_free_segs(fs) >= fs->clean_low)
+	/* Writable segments, as lfs_reserve counts them (kept between
+	 * segments: counting looks at every segment and the free map). */
+	uint64_t sb = lfs_segbytes(fs);
+	if (lfs_avail(fs) / sb >= fs->clean_low)
 		return 0;
 	/* Until the high mark, or until a round gains nothing (the disk is
 	 * full of live data: then writes get -ENOSPC). */
-	for (int round = 0; round < 256 && lfs_free_segs(fs) < fs->clean_high; round++) {
+	for (int round = 0; round < 256 && lfs_avail(fs) / sb < fs->clean_high; round++) {
 		int r = lfs_clean(fs, 4);
 		if (r <= 0)
 			return r < 0 ? r : 0;
