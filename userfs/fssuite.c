@@ -346,6 +346,35 @@ static const char *t_rename(struct fssuite *s)
 	return NULL;
 }
 
+/* Two opens of one file are one file: each sees the other's writes and
+ * size, and both writes are there after both closes. */
+static const char *t_two_opens(struct fssuite *s)
+{
+	char p[LIBFS_PATH_MAX];
+	path(s, "two", p);
+	struct vfile *a, *b;
+	EXPECT(vfs_open(p, LIBFS_O_WRITE | LIBFS_O_CREAT | LIBFS_O_TRUNC, 0644, &a) == 0, "open");
+	if (vfs_open(p, LIBFS_O_READ | LIBFS_O_WRITE, 0, &b) != 0) {
+		vfs_close(a);
+		EXPECT(0, "open again");
+	}
+	uint8_t model[4100], back[8];
+	memset(model, 0, sizeof model);
+	memcpy(model, "aaaa", 4);
+	memcpy(model + 4096, "bbbb", 4);
+	struct libfs_stat sa, sb;
+	int ok = vfs_pwrite(a, "aaaa", 4, 0) == 4 && vfs_pwrite(b, "bbbb", 4, 4096) == 4 &&
+	         vfs_pread(b, back, 4, 0) == 4 && memcmp(back, "aaaa", 4) == 0 &&
+	         vfs_fstat(a, &sa) == 0 && vfs_fstat(b, &sb) == 0 && sa.size == 4100 &&
+	         sb.size == 4100;
+	int c1 = vfs_close(a), c2 = vfs_close(b);
+	EXPECT(ok, "the two opens do not see each other's writes and size");
+	EXPECT(c1 == 0 && c2 == 0, "close");
+	const char *w = same(p, model, sizeof model);
+	vfs_unlink(p);
+	return w;
+}
+
 static const char *t_big(struct fssuite *s)
 {
 	char p[LIBFS_PATH_MAX];
@@ -387,7 +416,7 @@ static const char *t_persist(struct fssuite *s)
 struct test {
 	const char *name;
 	const char *(*fn)(struct fssuite *);
-	int need;                    /* 1 dirs, 2 rename, 3 big, 4 remount */
+	int need;                    /* 1 dirs, 2 rename, 3 big, 4 remount, 5 shared opens */
 };
 
 static const struct test tests[] = {
@@ -399,6 +428,7 @@ static const struct test tests[] = {
 	{ "errors", t_errors, 0 },
 	{ "directories", t_dirs, 1 },
 	{ "rename", t_rename, 2 },
+	{ "two-opens", t_two_opens, 5 },
 	{ "large-file", t_big, 3 },
 	{ "survives-remount", t_persist, 4 },
 };
@@ -409,6 +439,7 @@ void fssuite_adapt(struct fssuite *s, const struct libfs_ops *ops, uint64_t big)
 	s->dirs = (ops->features & LIBFS_F_DIRS) != 0;
 	s->rename = (ops->features & LIBFS_F_RENAME) != 0;
 	s->name_max = (int)ops->name_max;
+	s->atomic = (ops->features & LIBFS_F_ATOMIC) != 0;
 	s->big = ops->file_max != 0 && ops->file_max < big ? ops->file_max : big;
 }
 
@@ -424,6 +455,9 @@ static const char *skip_reason(const struct fssuite *s, const struct test *t)
 		snprintf(why, sizeof why, "no large-file size given");
 	else if (t->need == 4 && !s->remount)
 		snprintf(why, sizeof why, "no way to remount given");
+	else if (t->need == 5 && s->atomic)
+		snprintf(why, sizeof why, "each open of %s is a copy, put whole at close "
+		         "(LIBFS_F_ATOMIC)", type);
 	else
 		return NULL;
 	return why;

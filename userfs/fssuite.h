@@ -24,6 +24,8 @@ struct fssuite {
 	int dirs;                   /* supports mkdir/rmdir and nested paths      */
 	int rename;                 /* supports rename                            */
 	int name_max;               /* longest name it accepts                    */
+	int atomic;                 /* each open is a copy, written whole at close
+	                               (LIBFS_F_ATOMIC): two opens do not share   */
 	uint64_t big;               /* size of the large-file test (0: skip)      */
 	/* Unmount and mount again (NULL: skip those checks); 0 on success. */
 	int (*remount)(void *arg);

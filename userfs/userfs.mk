@@ -14,7 +14,7 @@
 # LIBFS_BUILTIN), made by `mkfs -t NAME`, checked by `fsck -t NAME`, run
 # through the host fssuite and power-cut tests (test_fssuite) and the QEMU
 # cases (tests/qemu/cases_fs.py reads this line).
-LIBFS_TYPES := unixfs kvfs fatfs lfs
+LIBFS_TYPES := unixfs kvfs fatfs lfs flatfs
 LIBFS_TYPE_SRCS := $(foreach t,$(LIBFS_TYPES),$(sort $(wildcard userfs/$(t)/*.c)))
 # Stackable layers (libos/stack/, docs/stacking.md): each NAME is
 # userfs/layers/NAME.c defining NAME_ops, mountable by name over another
@@ -117,7 +117,7 @@ $(ROOT_IMAGE): | $(BUILD)/tools/exotool
 # The kit's promise (docs/writing-a-libfs.md): a library file system in a
 # few hundred lines.  make test prints the counts (lines of C that are not
 # blank or comments, tools/loc.py) and fails when a limit is broken.
-LOC_LIMITS := --max 200 userfs/kvfs userfs/unixfs libos/kit --max 60 userfs/layers/null.c
+LOC_LIMITS := --max 200 userfs/kvfs --max 150 userfs/flatfs userfs/unixfs libos/kit --max 60 userfs/layers/null.c
 .PHONY: loc
 loc:
 	@python3 tools/loc.py $(LOC_LIMITS)

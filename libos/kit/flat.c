@@ -7,7 +7,10 @@
  *
  * A file system using it starts its state with struct kit_flat, so that
  * kit_flat_statfs, _readdir, _unlink and _rename can go straight into its
- * struct libfs_ops.
+ * struct libfs_ops.  Its open files may share their state through
+ * kit_flat_hold (one struct per file, however often it is open), and the
+ * kit marks that state `gone` when the file's name is removed: the file is
+ * freed then, and its exonode may soon be another file's.
  *
  * On disk the table is a byte store (bytes.c) on the anchor exonode, from
  * entry 2, of 64-byte records (struct kit_name); its size in bytes is the
@@ -87,6 +90,41 @@ static int set(struct kit_flat *fl, int i, const char *name)
 	return e;
 }
 
+void *kit_flat_hold(struct kit_flat *fl, const struct kit_name *r, size_t size)
+{
+	struct kit_open *o = fl->open;
+	while (o != NULL && !(o->r.sector == r->sector && o->r.slot == r->slot && o->r.gen == r->gen))
+		o = o->next;
+	if (o == NULL && (o = calloc(1, size)) != NULL) {
+		o->r = *r;
+		o->next = fl->open;
+		fl->open = o;
+	}
+	if (o != NULL)
+		o->refs++;
+	return o;
+}
+
+int kit_flat_drop(struct kit_flat *fl, void *state)
+{
+	struct kit_open *o = state, **pp = &fl->open;
+	if (--o->refs > 0)
+		return 0;
+	while (*pp != o)
+		pp = &(*pp)->next;
+	*pp = o->next;
+	free(o);
+	return 1;
+}
+
+/* An open file whose name goes is freed: its state must touch nothing. */
+static void gone(struct kit_flat *fl, const struct kit_name *r)
+{
+	for (struct kit_open *o = fl->open; o != NULL; o = o->next)
+		if (o->r.sector == r->sector && o->r.slot == r->slot && o->r.gen == r->gen)
+			o->gone = 1;
+}
+
 int kit_flat_mkfs(struct kit_flat *fl, const char *type, const char *opts, uint32_t anchor_len)
 {
 	uint64_t slots;
@@ -139,6 +177,11 @@ int kit_flat_mount(struct kit_flat *fl, const char *type, const char *opts, uint
 
 void kit_flat_free(struct kit_flat *fl)
 {
+	while (fl->open != NULL) {
+		struct kit_open *o = fl->open;
+		fl->open = o->next;
+		free(o);
+	}
 	free(fl->v);
 	fl->v = NULL;
 	fl->n = 0;
@@ -244,6 +287,8 @@ int kit_flat_unlink(void *fs, const char *path)
 	struct kit_name old = fl->v[i];
 	int e = set(fl, i, "");                   /* the name goes, durably; then the file */
 	if (e == 0)
+		gone(fl, &old);
+	if (e == 0)
 		e = kit_err(kit_xn_free(&fl->k, old.sector, old.slot));
 	return e < 0 ? e : kit_commit(&fl->k, old.sector, old.slot);
 }
@@ -274,6 +319,7 @@ int kit_flat_rename(void *fs, const char *from, const char *to)
 	}
 	if ((e = set(fl, i, "")) < 0)
 		return e;
+	gone(fl, &old);
 	e = kit_err(kit_xn_free(&fl->k, old.sector, old.slot));
 	return e < 0 ? e : kit_commit(&fl->k, old.sector, old.slot);
 }

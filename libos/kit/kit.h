@@ -252,6 +252,15 @@ struct kit_name {                 /* one 64-byte record of the table            
 	uint32_t spare;
 };
 
+/* The state an open file shares with the other opens of the same file
+ * (kit_flat_hold); a file system's own begins with it. */
+struct kit_open {
+	struct kit_open *next;
+	struct kit_name r;            /* the file's record when it was opened       */
+	int refs;
+	int gone;                     /* unlinked or replaced: freed, touch nothing */
+};
+
 /* The state of a flat file system begins with this (so the kit_flat_*
  * operations below can take its pointer). */
 struct kit_flat {
@@ -260,6 +269,7 @@ struct kit_flat {
 	struct kit_bytes table;       /* the name table, on the anchor              */
 	struct kit_name *v;           /* ... in memory                              */
 	uint32_t n;                   /* records, used or free                      */
+	struct kit_open *open;        /* open files' shared state                   */
 };
 
 /* mkfs: an anchor of anchor_len bytes and an empty table (option slots=N:
@@ -269,7 +279,12 @@ int  kit_flat_mkfs(struct kit_flat *fl, const char *type, const char *opts,
 /* mount: kit_mount and the table read; files are exonodes of file_len. */
 int  kit_flat_mount(struct kit_flat *fl, const char *type, const char *opts,
                     uint32_t file_len);
-void kit_flat_free(struct kit_flat *fl);       /* the table's memory */
+void kit_flat_free(struct kit_flat *fl);       /* the table's and open files' memory */
+/* The shared state of the file record r names: size bytes (at least a
+ * struct kit_open), zeroed when the file is not open yet (then refs is 1).
+ * NULL: no memory.  kit_flat_drop lets go of it: 1 when it was the last. */
+void *kit_flat_hold(struct kit_flat *fl, const struct kit_name *r, size_t size);
+int  kit_flat_drop(struct kit_flat *fl, void *state);
 /* Look a path up the way open() does, with LIBFS_O_* flags (0 for stat):
  * the record's index; KIT_ROOT for ""; KIT_NEW when absent and O_CREAT is
  * set; else -ENOENT (also for a name with a '/': no directories),

@@ -95,8 +95,9 @@ int main(void)
 		struct fssuite s = { .root = root, .remount = remount };
 		fssuite_adapt(&s, t, 3 * 1024 * 1024 + 123);
 		CHECK_EQ(fssuite_run(&s), 0);
-		int skipped = !(t->features & LIBFS_F_DIRS) + !(t->features & LIBFS_F_RENAME);
-		CHECK_EQ(s.passed, 10 - skipped);
+		int skipped = !(t->features & LIBFS_F_DIRS) + !(t->features & LIBFS_F_RENAME) +
+		              !!(t->features & LIBFS_F_ATOMIC);
+		CHECK_EQ(s.passed, 11 - skipped);
 	}
 
 	/* Two libFSes in one table: no renames between them; the root lists
