@@ -170,8 +170,9 @@ static inline int fc_file_ok(struct fscut *c, int i, const struct fc_state *a,
 	if (whole_a || whole_b || (fresh && n == 0))
 		return 1;
 	if ((c->ops->features & LIBFS_F_ATOMIC) || n < 0 || (n != (long)a->size[i] && n != (long)b->size[i])) {
-		fprintf(stderr, "fscut: %s: %ld bytes, neither state (%u or %u bytes)\n", p, n,
-		        a->size[i], b->size[i]);
+		fprintf(stderr, "fscut: %s: %ld bytes, neither state (%u or %u bytes)%s\n", p, n,
+		        a->size[i], b->size[i], n == (long)a->size[i] || n == (long)b->size[i] ?
+		        ": the contents differ" : "");
 		return 0;
 	}
 	for (long k = 0; k < n; k++)
