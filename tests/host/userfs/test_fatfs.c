@@ -185,7 +185,7 @@ static void test_suite(void)
 	struct fssuite s = { .root = "/dos/work", .dirs = 1, .rename = 1, .name_max = 255,
 	                     .big = 3 * 1024 * 1024 + 123, .remount = remount };
 	CHECK_EQ(fssuite_run(&s), 0);
-	CHECK_EQ(s.passed, 10);
+	CHECK_EQ(s.passed, 11);
 	CHECK_EQ(vfs_umount("/dos"), 0);
 	struct fatfs_stats st;
 	CHECK_EQ(fatfs_fsck("key=suite", NULL, NULL, &st), 0);
