@@ -44,13 +44,22 @@ int kit_taken(int64_t r)
 
 uint64_t kit_find(const struct kit *k, uint64_t goal, uint64_t n, uint64_t align)
 {
-	for (int i = 0; i < 64; i++) {
+	/* Skip every lock sector, however many: once many one-sector blocks
+	 * fill the groups of 8 around the goal, each leaves its lock sector
+	 * free, and a fixed number of skips used to end in a false -ENOSPC
+	 * (441 blocks).  The search wraps once; stop when it comes round. */
+	uint64_t start = goal;
+	int wrapped = 0;
+	for (;;) {
 		uint64_t s = edc_fm_find(&k->fm, goal, n, align);
 		if (s == UINT64_MAX || s % 8 != 1)
 			return s;
+		if (s < goal)
+			wrapped = 1;
+		if (wrapped && s >= start)
+			return UINT64_MAX;
 		goal = s + 1;
 	}
-	return UINT64_MAX;
 }
 
 static uint64_t units(uint64_t n)

@@ -296,6 +296,26 @@ static void test_alloc_races(void)
 	ufx_free(&u);
 }
 
+/* Many one-sector exonode blocks around one goal: each group of 8 keeps
+ * its lock sector free, and the finder must skip all of them (a fixed
+ * number of skips once said -ENOSPC after 441 blocks on an empty disk). */
+static void test_many_blocks(void)
+{
+	struct ufx u;
+	ufx_new(&u, 262144, HD_SYNC, 8);      /* room for 2,166 exonode blocks */
+	struct kit k;
+	CHECK_EQ(kit_open(&k, "kt", "key=many"), 0);
+	struct kit_pool pool = { .len = 480 };
+	uint64_t xs;
+	uint16_t sl;
+	for (int i = 0; i < 1000; i++) {
+		CHECK_EQ(kit_alloc_xn(&k, &pool, 5000, &xs, &sl), 0);
+		CHECK(xs % 8 != 1);
+		CHECK_EQ(kit_commit(&k, xs, sl), 0);
+	}
+	ufx_free(&u);
+}
+
 /* ---- the byte store against a model ------------------------------------------ */
 
 #define MODEL_MAX (600 * 1024)
@@ -554,6 +574,7 @@ int main(void)
 	test_anchor_full();
 	test_sizing();
 	test_alloc_races();
+	test_many_blocks();
 	test_bytes();
 	test_commit();
 	test_harness();
