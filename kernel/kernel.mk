@@ -9,7 +9,7 @@ KERNEL_SRCS += $(KERNEL_ARCH_SRCS) \
 	kernel/bootopts.c kernel/kalloc.c kernel/timer.c \
 	kernel/console.c kernel/proc.c kernel/spawn.c kernel/initrd.c \
 	kernel/kshare.c kernel/syscall.c kernel/sysproc.c kernel/elf.c kernel/pin.c kernel/power.c \
-	kernel/sys_exodisk.c kernel/uvm.c kernel/handle.c kernel/pipe.c drivers/uart.c
+	kernel/sys_exodisk.c kernel/uvm.c kernel/handle.c kernel/pipe.c kernel/shseg.c drivers/uart.c
 
 KERNEL_OBJS = $(patsubst %,$(ABUILD)/k/%.o,$(KERNEL_SRCS))
 

@@ -24,6 +24,7 @@
 extern char _kernel_end[];
 void sysproc_init(void);
 void exodisk_init(void);   /* kernel/sys_exodisk.c */
+void shseg_init(void);     /* kernel/shseg.c */
 
 /* argv for the first process: "sh" or "sh -c <cmd>". */
 static void start_init(void)
@@ -67,6 +68,7 @@ void kmain(void)
 	handle_init();
 	initrd_syscall_init();
 	rtc_init();
+	shseg_init();
 	devices_init();
 	exodisk_init();
 	/* Options applications read (libos/posix.c, apps/exobench). */

@@ -33,7 +33,7 @@ _Static_assert(KPROC_SLOTS == NPROC, "the exported table has a slot per process"
 _Static_assert(KPROC_SLOTS * sizeof(struct kproc) <= PGSIZE, "the exported table fits a page");
 static int nextpid = 1;
 
-#define MAX_EXIT_HOOKS 4
+#define MAX_EXIT_HOOKS 8
 static void (*exit_hooks[MAX_EXIT_HOOKS])(struct proc *);
 static int nexit_hooks;
 

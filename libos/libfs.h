@@ -166,6 +166,15 @@ struct libfs_ops {
 	void (*forget)(void *fs, void *file);
 	size_t file_size;       /* bytes of one open file's handle, if the VFS
 	                           allocates them; 0: the libFS does */
+
+	/* Sharing between processes (docs/sharing.md).  The VFS brackets
+	 * every call above but mount, unmount, abandon and forget with enter
+	 * and leave; `change` is 1 when the call may change what other
+	 * processes see.  enter takes the file system's lock and catches up
+	 * with what others changed; a negative return fails the call (leave
+	 * is then not called).  NULL: not shared (one process at a time). */
+	int  (*enter)(void *fs, int change);
+	void (*leave)(void *fs);
 };
 
 /* The libFS types known to this program, for mounting by name

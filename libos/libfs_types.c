@@ -87,7 +87,7 @@ int libfs_check_ops(const struct libfs_ops *o)
 	int per = (o->features & LIBFS_F_PERSIST) != 0;
 	if (dirs != (o->mkdir != NULL && o->rmdir != NULL) || ren != (o->rename != NULL) ||
 	    per != (o->persist != NULL) || o->name_max == 0 || o->name_max > LIBFS_NAME_MAX ||
-	    (o->sync == NULL && o->fsync == NULL))
+	    (o->sync == NULL && o->fsync == NULL) || (o->enter == NULL) != (o->leave == NULL))
 		return -EINVAL;
 	return 0;
 }

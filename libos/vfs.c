@@ -9,6 +9,11 @@
  * A mount is "lazy" until first used: the table may list file systems a
  * program never touches (echo, say), and mounting one may cost disk reads
  * and, for unixfs, its single-user lock.
+ *
+ * A libFS that processes share (docs/sharing.md) gives enter and leave:
+ * every call into it below is bracketed by them, so that one operation -
+ * an append's size and write, an open's lookup and fstat - happens whole
+ * with respect to the other processes.
  */
 #include <errno.h>
 #include <limits.h>
@@ -28,6 +33,8 @@ struct mount {
 	int pins;                 /* layers mounted over it (vfs_pin) */
 	int mounting;             /* inside its mount operation: a layer over
 	                             itself would recurse (-ELOOP) */
+	struct mount *below;      /* the mount this one's layer pinned: its
+	                             shared lock is taken too (enter) */
 };
 
 struct vfile {
@@ -125,6 +132,8 @@ static struct mount *find_mount(const char *abs, const char **rel)
 	return best;
 }
 
+static struct mount *now_mounting;   /* whose mount operation runs (vfs_pin) */
+
 static int ensure_mounted(struct mount *m)
 {
 	if (m->fs != NULL)
@@ -133,7 +142,10 @@ static int ensure_mounted(struct mount *m)
 		return -ELOOP;
 	void *fs = NULL;
 	m->mounting = 1;
+	struct mount *outer = now_mounting;
+	now_mounting = m;
 	int r = m->ops->mount(m->opts, &fs);
+	now_mounting = outer;
 	m->mounting = 0;
 	if (r < 0)
 		return r;
@@ -242,6 +254,7 @@ static int do_unmount(struct mount *m)
 		return 0;
 	int r = m->ops->unmount(m->fs);
 	m->fs = NULL;            /* even on error: the libFS has freed its state */
+	m->below = NULL;
 	return r;
 }
 
@@ -469,6 +482,8 @@ int vfs_pin(const char *path, struct vfs_lower *lo)
 	strcpy(lo->path, rel);
 	lo->hold = m;
 	m->pins++;
+	if (now_mounting != NULL && now_mounting != m)
+		now_mounting->below = m;        /* a layer's calls reach m: lock it too */
 	return 0;
 }
 
@@ -480,6 +495,34 @@ void vfs_unpin(struct vfs_lower *lo)
 	lo->hold = NULL;
 }
 
+/* ---- sharing --------------------------------------------------------------- */
+
+/* Take the libFS's lock for one operation; `change`: it may change what
+ * other processes see.  A layer calls the libFS below it directly, so a
+ * layer's mount takes the lock of the one it is over, bottom first. */
+static void leave(struct mount *m);
+
+static int enter(struct mount *m, int change)
+{
+	int r = m->below != NULL ? enter(m->below, change) : 0;
+	if (r >= 0 && m->ops->enter != NULL && (r = m->ops->enter(m->fs, change)) < 0 &&
+	    m->below != NULL)
+		leave(m->below);
+	return r < 0 ? r : 0;
+}
+
+static void leave(struct mount *m)
+{
+	if (m->ops->enter != NULL)
+		m->ops->leave(m->fs);
+	if (m->below != NULL)
+		leave(m->below);
+}
+
+/* r = call, inside enter/leave. */
+#define SHARED(m, change, r, call) \
+	do { if (((r) = enter((m), (change))) >= 0) { (r) = (call); leave(m); } } while (0)
+
 /* ---- names ---------------------------------------------------------------- */
 
 int vfs_stat(const char *path, struct libfs_stat *st)
@@ -490,7 +533,8 @@ int vfs_stat(const char *path, struct libfs_stat *st)
 	int r = resolve(path, abs, &m, &rel);
 	if (r < 0)
 		return r;
-	return m->ops->stat(m->fs, rel, st);
+	SHARED(m, 0, r, m->ops->stat(m->fs, rel, st));
+	return r;
 }
 
 int vfs_unlink(const char *path)
@@ -503,7 +547,8 @@ int vfs_unlink(const char *path)
 		return r;
 	if (rel[0] == 0)
 		return -EBUSY;            /* a mount point */
-	return m->ops->unlink(m->fs, rel);
+	SHARED(m, 1, r, m->ops->unlink(m->fs, rel));
+	return r;
 }
 
 int vfs_rename(const char *from, const char *to)
@@ -522,7 +567,8 @@ int vfs_rename(const char *from, const char *to)
 		return -EBUSY;
 	if (m1->ops->rename == NULL)
 		return -ENOTSUP;
-	return m1->ops->rename(m1->fs, r1, r2);
+	SHARED(m1, 1, r, m1->ops->rename(m1->fs, r1, r2));
+	return r;
 }
 
 int vfs_mkdir(const char *path, uint32_t perm)
@@ -537,7 +583,8 @@ int vfs_mkdir(const char *path, uint32_t perm)
 		return -EEXIST;
 	if (m->ops->mkdir == NULL)
 		return -ENOTSUP;
-	return m->ops->mkdir(m->fs, rel, perm);
+	SHARED(m, 1, r, m->ops->mkdir(m->fs, rel, perm));
+	return r;
 }
 
 int vfs_rmdir(const char *path)
@@ -552,7 +599,8 @@ int vfs_rmdir(const char *path)
 		return -EBUSY;
 	if (m->ops->rmdir == NULL)
 		return -ENOTSUP;
-	return m->ops->rmdir(m->fs, rel);
+	SHARED(m, 1, r, m->ops->rmdir(m->fs, rel));
+	return r;
 }
 
 int vfs_statfs(const char *path, struct libfs_statfs *st)
@@ -564,7 +612,8 @@ int vfs_statfs(const char *path, struct libfs_statfs *st)
 	if (r < 0)
 		return r;
 	memset(st, 0, sizeof *st);
-	return m->ops->statfs(m->fs, st);
+	SHARED(m, 0, r, m->ops->statfs(m->fs, st));
+	return r;
 }
 
 int vfs_sync(void)
@@ -579,7 +628,11 @@ int vfs_sync(void)
 		 * only theirs.) */
 		if (!m->used || m->fs == NULL || (m->pins > 0 && m->ops->sync != NULL))
 			continue;
-		int r = 0;
+		int r = enter(m, 1);
+		if (r < 0) {
+			first = first == 0 ? r : first;
+			continue;
+		}
 		if (m->ops->sync != NULL) {
 			r = m->ops->sync(m->fs);
 		} else {
@@ -588,6 +641,7 @@ int vfs_sync(void)
 				if (files[j] != NULL && files[j]->m == m)
 					r = m->ops->fsync(m->fs, files[j]->fh);
 		}
+		leave(m);
 		if (r < 0 && first == 0)
 			first = r;
 	}
@@ -617,6 +671,9 @@ int vfs_open(const char *path, int flags, uint32_t perm, struct vfile **fp)
 	size_t fsz = m->ops->file_size;
 	if (fsz != 0 && (f->fh = calloc(1, fsz)) == NULL)
 		r = -ENOMEM;
+	int held = r == 0 ? enter(m, (flags & (LIBFS_O_CREAT | LIBFS_O_TRUNC)) != 0) : -1;
+	if (r == 0)
+		r = held;
 	if (r == 0)
 		r = m->ops->open(m->fs, rel, flags & ~VFS_O_APPEND, perm, &f->fh);
 	struct libfs_stat st;
@@ -625,6 +682,8 @@ int vfs_open(const char *path, int flags, uint32_t perm, struct vfile **fp)
 		if (r < 0)
 			m->ops->close(m->fs, f->fh);
 	}
+	if (held == 0)
+		leave(m);
 	if (r < 0) {
 		if (fsz != 0)
 			free(f->fh);
@@ -651,7 +710,8 @@ int vfs_close(struct vfile *f)
 	if (--f->refs > 0)
 		return 0;
 	struct mount *m = f->m;
-	int r = m->ops->close(m->fs, f->fh);
+	int r;
+	SHARED(m, 1, r, m->ops->close(m->fs, f->fh));
 	if (m->ops->file_size != 0)
 		free(f->fh);
 	m->nopen--;
@@ -670,10 +730,13 @@ long vfs_pread(struct vfile *f, void *buf, size_t n, uint64_t off)
 		return -EINVAL;
 	if (n > (size_t)LONG_MAX)
 		n = (size_t)LONG_MAX;
-	return f->m->ops->read(f->m->fs, f->fh, buf, n, off);
+	long r;
+	SHARED(f->m, 0, r, f->m->ops->read(f->m->fs, f->fh, buf, n, off));
+	return r;
 }
 
-long vfs_pwrite(struct vfile *f, const void *buf, size_t n, uint64_t off)
+/* pwrite, the caller holding the libFS's lock if it is shared. */
+static long pwrite_held(struct vfile *f, const void *buf, size_t n, uint64_t off)
 {
 	if (!(f->flags & LIBFS_O_WRITE))
 		return -EBADF;
@@ -682,6 +745,13 @@ long vfs_pwrite(struct vfile *f, const void *buf, size_t n, uint64_t off)
 	if (n > (size_t)LONG_MAX)
 		n = (size_t)LONG_MAX;
 	return f->m->ops->write(f->m->fs, f->fh, buf, n, off);
+}
+
+long vfs_pwrite(struct vfile *f, const void *buf, size_t n, uint64_t off)
+{
+	long r;
+	SHARED(f->m, 1, r, pwrite_held(f, buf, n, off));
+	return r;
 }
 
 long vfs_read(struct vfile *f, void *buf, size_t n)
@@ -694,14 +764,20 @@ long vfs_read(struct vfile *f, void *buf, size_t n)
 
 long vfs_write(struct vfile *f, const void *buf, size_t n)
 {
+	/* An append finds the end and writes there in one hold of the lock,
+	 * so appends from several processes never overwrite each other. */
+	long r = enter(f->m, 1);
+	if (r < 0)
+		return r;
 	if (f->flags & VFS_O_APPEND) {
 		struct libfs_stat st;
-		int r = vfs_fstat(f, &st);
-		if (r < 0)
-			return r;
-		f->off = st.size;
+		r = f->m->ops->fstat(f->m->fs, f->fh, &st);
+		if (r == 0)
+			f->off = st.size;
 	}
-	long r = vfs_pwrite(f, buf, n, f->off);
+	if (r == 0)
+		r = pwrite_held(f, buf, n, f->off);
+	leave(f->m);
 	if (r > 0)
 		f->off += (uint64_t)r;
 	return r;
@@ -738,7 +814,9 @@ int64_t vfs_lseek(struct vfile *f, int64_t off, int whence)
 
 int vfs_fstat(struct vfile *f, struct libfs_stat *st)
 {
-	return f->m->ops->fstat(f->m->fs, f->fh, st);
+	int r;
+	SHARED(f->m, 0, r, f->m->ops->fstat(f->m->fs, f->fh, st));
+	return r;
 }
 
 int vfs_ftruncate(struct vfile *f, uint64_t len)
@@ -749,14 +827,23 @@ int vfs_ftruncate(struct vfile *f, uint64_t len)
 		return -EISDIR;
 	if (len > INT64_MAX)
 		return -EFBIG;
-	return f->m->ops->truncate(f->m->fs, f->fh, len);
+	int r;
+	SHARED(f->m, 1, r, f->m->ops->truncate(f->m->fs, f->fh, len));
+	return r;
 }
 
-int vfs_fsync(struct vfile *f)
+static int fsync_held(struct vfile *f)
 {
 	if (f->m->ops->fsync == NULL)
 		return f->m->ops->sync != NULL ? f->m->ops->sync(f->m->fs) : 0;
 	return f->m->ops->fsync(f->m->fs, f->fh);
+}
+
+int vfs_fsync(struct vfile *f)
+{
+	int r;
+	SHARED(f->m, 1, r, fsync_held(f));
+	return r;
 }
 
 int vfs_persist(struct vfile *f, int model)
@@ -765,7 +852,9 @@ int vfs_persist(struct vfile *f, int model)
 		return -EINVAL;
 	if (f->m->ops->persist == NULL)
 		return model == LIBFS_P_WRITEBACK ? 0 : -ENOTSUP;
-	return f->m->ops->persist(f->m->fs, f->fh, model);
+	int r;
+	SHARED(f->m, 1, r, f->m->ops->persist(f->m->fs, f->fh, model));
+	return r;
 }
 
 /* Is `name` a mount point directly below directory dir?  Its index or -1. */
@@ -795,7 +884,8 @@ int vfs_readdir(struct vfile *f, struct libfs_dirent *de)
 			f->phase++;
 			return 1;
 		case 2: {
-			int r = f->m->ops->readdir(f->m->fs, f->fh, &f->cookie, de);
+			int r;
+			SHARED(f->m, 0, r, f->m->ops->readdir(f->m->fs, f->fh, &f->cookie, de));
 			if (r < 0)
 				return r;
 			if (r == 0) {

@@ -33,10 +33,11 @@ KIT_SRCS := $(addprefix libos/kit/, kit.c caps.c xn.c anchor.c lock.c alloc.c by
 # The virtual volume (libos/vvol/vvol.h): allocate-on-write logical sectors.
 VVOL_SRCS := libos/vvol/map.c libos/vvol/cache.c
 LIBFS_SRCS := libos/edc.c libos/edc_err.c libos/vfs.c libos/libfs_types.c libos/libfs_check.c \
-	libos/capkey.c libos/bcache.c $(KIT_SRCS) $(VVOL_SRCS) $(LIBFS_TYPE_SRCS) $(LAYER_SRCS)
+	libos/capkey.c libos/bcache.c libos/share.c $(KIT_SRCS) $(VVOL_SRCS) $(LIBFS_TYPE_SRCS) $(LAYER_SRCS)
 
-# The guest links them into every program.
-LIBOS_SRCS += $(LIBFS_SRCS) kernel/exodisk/siphash.c
+# The guest links them into every program, with the kernel's shared
+# segments for sharing (host programs get share_host.c's).
+LIBOS_SRCS += $(LIBFS_SRCS) kernel/exodisk/siphash.c libos/share_sys.c
 
 # The list of types, for libfs_types.c in each of its three builds (guest,
 # host tests, exotool).
@@ -55,7 +56,7 @@ APP_OBJS_fssuite = $(ABUILD)/u/userfs/fssuite.c.o
 
 # ---- host tests ------------------------------------------------------------
 UFS_HOST_DIR := $(BUILD)/host/userfs
-UFS_HOST_SRCS := $(LIBFS_SRCS) libos/edc_host.c libos/clock_host.c userfs/fssuite.c
+UFS_HOST_SRCS := $(LIBFS_SRCS) libos/edc_host.c libos/clock_host.c libos/share_host.c userfs/fssuite.c
 UFS_HOST_OBJS := $(patsubst %.c,$(UFS_HOST_DIR)/obj/%.o,$(UFS_HOST_SRCS))
 UFS_HDRS := $(wildcard libos/*.h libos/kit/*.h libos/vvol/*.h libos/stack/*.h userfs/*/*.h userfs/*.h tests/host/userfs/*.h) $(ED_HDRS)
 
@@ -63,7 +64,7 @@ $(UFS_HOST_OBJS): $(UFS_HOST_DIR)/obj/%.o: %.c $(UFS_HDRS)
 	@mkdir -p $(@D)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -c -o $@ $<
 
-UFS_TESTS := test_edc test_kit test_unixfs test_unixfs_model test_fssuite test_vvol test_fatfs test_fat_fuzz test_fat_powercut test_stack test_crypto \
+UFS_TESTS := test_edc test_kit test_share test_unixfs test_unixfs_model test_fssuite test_vvol test_fatfs test_fat_fuzz test_fat_powercut test_stack test_crypto \
 	test_lfs
 
 $(addprefix $(UFS_HOST_DIR)/,$(UFS_TESTS)): $(UFS_HOST_DIR)/%: tests/host/userfs/%.c $(UFS_HOST_OBJS) $(ED_TEST_OBJS) $(UFS_HDRS)
@@ -88,7 +89,8 @@ HOST_TESTS += $(UFS_HOST_DIR)/test_fat_interop
 # ---- tools/exotool's unixfs subcommands (tools/exotool-src/unixfs.c) --------
 # The same sources again, optimised and without sanitizers, linked into
 # exotool by kernel/exodisk/exodisk.mk.
-EXOTOOL_UFS_SRCS := $(LIBFS_SRCS) libos/edc_host.c libos/clock_host.c tools/exotool-src/unixfs.c \
+EXOTOOL_UFS_SRCS := $(LIBFS_SRCS) libos/edc_host.c libos/clock_host.c libos/share_host.c \
+	tools/exotool-src/unixfs.c \
 	tools/exotool-src/fat.c
 EXOTOOL_UFS_OBJS := $(patsubst %.c,$(BUILD)/tools/ufsobj/%.o,$(EXOTOOL_UFS_SRCS))
 
@@ -112,6 +114,14 @@ $(ROOT_IMAGE): | $(BUILD)/tools/exotool
 	$(BUILD)/tools/exotool format $@.tmp -s 128M
 	$(BUILD)/tools/exotool ufs-mkfs $@.tmp -d $(BUILD)/rootfs
 	mv $@.tmp $@
+
+# ---- sharing: many seeds ------------------------------------------------------
+# make test runs a few seeds of the sharing model test (tests/qemu/cases_share.py);
+# this runs SEEDS of each file system (docs/sharing.md).
+SEEDS ?= 20
+.PHONY: share-test
+share-test: deps $(KERNEL_ELF) $(INITRD)
+	@SHARE_SEEDS=$(SEEDS) python3 tests/qemu/run.py -k share-many
 
 # ---- line counts ---------------------------------------------------------------
 # The kit's promise (docs/writing-a-libfs.md): a library file system in a

@@ -36,5 +36,7 @@
 #define UINITRD          (USHARED + 0x800000000ull)  /* the initrd, read-only, once a process
                                                         asks (SYS_initrd_map); up to 1 GiB */
 #define UINITRD_SIZE     0x40000000ull
+#define USHSEG_SLOT      0x200000ull                 /* shared segments (shseg.h): 2 MiB each */
+#define USHSEG(i)        (USHARED + 0x900000000ull + (unsigned long long)(i) * USHSEG_SLOT)
 
 #endif

@@ -29,5 +29,6 @@
 #define SYS_hclose          18   /* hclose(handle)                                -> 0          */
 #define SYS_cons_ctl        19   /* cons_ctl(op, arg): the interrupt key (proc.h) -> 0          */
 #define SYS_initrd_map      20   /* initrd_map(): map the initrd read-only        -> its address */
+#define SYS_shseg           21   /* shseg(op, ...): shared segments (shseg.h)                   */
 
 #endif

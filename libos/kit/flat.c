@@ -14,14 +14,22 @@
  *
  * On disk the table is a byte store (bytes.c) on the anchor exonode, from
  * entry 2, of 64-byte records (struct kit_name); its size in bytes is the
- * anchor's data entry 1.  An empty name is a free record.  It grows 64
- * records (4 KiB) at a time: the byte store writes the new records as
- * zeros, a barrier, then the anchor records the new size - so the table
- * never holds anything but records.  mkfs's slots=N sets its first size.
+ * anchor's data entry 1.  An empty name is a free record.  It doubles
+ * when full (so its extents stay few: the anchor has room for only a
+ * handful): the byte store writes the new records as zeros, a barrier,
+ * then the anchor records the new size - so the table never holds
+ * anything but records.  mkfs's slots=N sets its first size.
  * A file is an exonode from the pool (kit_alloc_xn); its entry 0 is the
  * file system's metadata, the rest its own.
  *
- * In memory the table is read whole at mount.  A change writes the
+ * In memory the table is read whole at mount, into an area every process
+ * that mounts the file system shares (docs/sharing.md): the first to mount
+ * reads it, the others find it there.  Every operation holds the area's
+ * lock (kit_flat_enter, _leave); a process that comes back to the file
+ * system after others changed it marks its open files whose names went as
+ * gone and reloads the others (fl->reload); and one that finds the lock
+ * left by a process that died holding it reads the table again from the
+ * disk, which is what it would find after a crash.  A change writes the
  * record's sector, then a barrier, so it is durable when the call returns.
  * A record is a pointer: a new file's exonode is written back before its
  * name is, and a file is freed only after its name is durably gone.  A
@@ -46,12 +54,17 @@
 #define SIZE_ENT 1      /* the anchor's entry holding the table's size */
 #define FIRST    2      /* its first extent entry */
 
-/* The table becomes n records: zeros on disk, then its size in the anchor. */
+/* The table becomes n records: zeros on disk, then its size in the anchor.
+ * In memory it is the shared area's (mkfs: the process's own). */
 static int resize(struct kit_flat *fl, uint32_t n)
 {
 	struct kit *k = &fl->k;
-	struct kit_name *v = realloc(fl->v, (size_t)n * sizeof *v);
-	if (v == NULL)
+	struct kit_name *v = fl->v;
+	if (fl->s != NULL && n > KIT_FLAT_MAX_NAMES)
+		return -ENOSPC;
+	if (fl->s != NULL && share_grow(&fl->sh, sizeof *fl->s + (size_t)n * sizeof *v) < 0)
+		return -ENOMEM;
+	if (fl->s == NULL && (v = realloc(fl->v, (size_t)n * sizeof *v)) == NULL)
 		return -ENOMEM;
 	memset(v + fl->n, 0, (size_t)(n - fl->n) * sizeof *v);
 	fl->v = v;
@@ -67,11 +80,14 @@ static int resize(struct kit_flat *fl, uint32_t n)
 	return e;
 }
 
-/* Write record i's sector, then the barrier. */
+/* Write record i's sector, then the barrier.  (Through a copy: the disk
+ * does no I/O to or from shared pages.) */
 static int put(struct kit_flat *fl, int i)
 {
 	int first = i / 8 * 8;
-	long n = kit_bytes_write(&fl->k, &fl->table, &fl->v[first], ED_SECTOR,
+	struct kit_name sector[ED_SECTOR / sizeof(struct kit_name)];
+	memcpy(sector, &fl->v[first], sizeof sector);
+	long n = kit_bytes_write(&fl->k, &fl->table, sector, ED_SECTOR,
 	                         (uint64_t)first * sizeof *fl->v);
 	return n < 0 ? (int)n : kit_barrier(&fl->k);
 }
@@ -142,23 +158,26 @@ int kit_flat_mkfs(struct kit_flat *fl, const char *type, const char *opts, uint3
 	return e;
 }
 
-int kit_flat_mount(struct kit_flat *fl, const char *type, const char *opts, uint32_t file_len)
+/* Read the table from the disk into the shared area. */
+static int load(struct kit_flat *fl)
 {
 	uint64_t size = 0;
-	memset(fl, 0, sizeof *fl);
-	fl->pool.len = file_len;
-	int e = kit_mount(&fl->k, type, opts);
-	if (e == 0)
-		e = kit_err(kit_xn_get(&fl->k, fl->k.anchor, 0, SIZE_ENT, &size, sizeof size));
-	if (e >= 0 && (e != sizeof size || size % (GROW * sizeof *fl->v) != 0))
+	static uint8_t buf[GROW * sizeof(struct kit_name)];
+	int e = kit_err(kit_xn_get(&fl->k, fl->k.anchor, 0, SIZE_ENT, &size, sizeof size));
+	if (e >= 0 && (e != sizeof size || size % sizeof buf != 0))
 		e = -EIO;
+	if (e >= 0 && size / sizeof *fl->v > KIT_FLAT_MAX_NAMES)
+		e = -EFBIG;                           /* too many names to share */
 	if (e >= 0)
 		e = kit_bytes_open(&fl->k, &fl->table, fl->k.anchor, 0, FIRST, size);
-	if (e == 0 && (fl->v = malloc(size + 1)) == NULL)
-		e = -ENOMEM;
-	if (e == 0 && kit_bytes_read(&fl->k, &fl->table, fl->v, size, 0) != (long)size)
-		e = -EIO;
-	fl->n = (uint32_t)(size / sizeof *fl->v);
+	if (e == 0)
+		e = share_grow(&fl->sh, sizeof *fl->s + size);
+	for (uint64_t off = 0; e == 0 && off < size; off += sizeof buf) {
+		if (kit_bytes_read(&fl->k, &fl->table, buf, sizeof buf, off) != (long)sizeof buf)
+			e = -EIO;
+		memcpy((uint8_t *)fl->v + off, buf, sizeof buf);
+	}
+	fl->n = e == 0 ? (uint32_t)(size / sizeof *fl->v) : 0;
 	for (uint32_t i = 0; e == 0 && i < fl->n; i++)
 		fl->v[i].name[KIT_NAME_MAX] = 0;      /* whatever the disk says */
 	/* A rename a crash interrupted: finish it. */
@@ -168,11 +187,69 @@ int kit_flat_mount(struct kit_flat *fl, const char *type, const char *opts, uint
 		    fl->v[i].sector == fl->v[j].sector && fl->v[i].slot == fl->v[j].slot)
 			e = set(fl, (int)i, "");
 	}
-	if (e < 0) {
-		kit_unmount(&fl->k);
-		kit_flat_free(fl);
-	}
 	return e;
+}
+
+int kit_flat_mount(struct kit_flat *fl, const char *type, const char *opts, uint32_t file_len)
+{
+	memset(fl, 0, sizeof *fl);
+	fl->pool.len = file_len;
+	int e = kit_open(&fl->k, type, opts);
+	if (e == 0)
+		e = kit_anchor_find(&fl->k, opts);
+	if (e == 0)
+		e = kit_share(&fl->k, &fl->sh, sizeof *fl->s + GROW * sizeof *fl->v);
+	if (e < 0)
+		return e;
+	fl->s = (struct kit_flat_area *)fl->sh.a;
+	fl->v = fl->s->v;
+	if ((e = kit_flat_enter(fl, 0)) == 0)
+		kit_flat_leave(fl);
+	else
+		kit_flat_free(fl);
+	return e;
+}
+
+int kit_flat_enter(void *fs, int change)
+{
+	struct kit_flat *fl = fs;
+	struct kit_flat_area *s = fl->s;
+	int r = share_enter(&fl->sh), e = 0;
+	if (r < 0)
+		return r;
+	fl->table = s->table;
+	fl->n = s->n;
+	if (r == SHARE_DEAD || !s->h.ready) {
+		/* The first process here, or the last holder died: what it left
+		 * in memory may be half changed; the disk says what is true. */
+		s->h.ready = 0;
+		if ((e = load(fl)) == 0)
+			s->h.ready = 1;
+		share_touch(&fl->sh);
+		r = SHARE_CHANGED;
+	}
+	for (struct kit_open *o = fl->open; r == SHARE_CHANGED && e == 0 && o != NULL; o = o->next)
+		if (!o->gone && kit_flat_named(fl, o->r.sector, o->r.slot, o->r.gen) < 0)
+			o->gone = 1;
+		else if (!o->gone && fl->reload != NULL)
+			e = fl->reload(fl, o);
+	if (change)
+		share_touch(&fl->sh);
+	if (e < 0)
+		kit_flat_leave(fl);
+	return e;
+}
+
+void kit_flat_leave(void *fs)
+{
+	struct kit_flat *fl = fs;
+	/* What this process changed in an open file others must see. */
+	for (struct kit_open *o = fl->open; o != NULL && share_sharers(&fl->sh) > 1; o = o->next)
+		if (o->dirty && !o->gone && fl->publish != NULL)
+			fl->publish(fl, o);
+	fl->s->table = fl->table;
+	fl->s->n = fl->n;
+	share_leave(&fl->sh);
 }
 
 void kit_flat_free(struct kit_flat *fl)
@@ -182,7 +259,10 @@ void kit_flat_free(struct kit_flat *fl)
 		fl->open = o->next;
 		free(o);
 	}
-	free(fl->v);
+	if (fl->s == NULL)
+		free(fl->v);
+	share_detach(&fl->sh);
+	fl->s = NULL;
 	fl->v = NULL;
 	fl->n = 0;
 }
@@ -216,7 +296,8 @@ int kit_flat_open(struct kit_flat *fl, const char *path, int flags, const void *
 	uint32_t r = 0;
 	while (r < fl->n && fl->v[r].name[0])
 		r++;
-	int e = r < fl->n ? 0 : resize(fl, fl->n + GROW);
+	uint32_t twice = fl->s != NULL && fl->n * 2 > KIT_FLAT_MAX_NAMES ? KIT_FLAT_MAX_NAMES : fl->n * 2;
+	int e = r < fl->n ? 0 : twice > fl->n ? resize(fl, twice) : -ENOSPC;
 	uint64_t s;
 	uint16_t slot;
 	if (e == 0)

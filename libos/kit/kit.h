@@ -8,7 +8,8 @@
  *   caps.c    capabilities from the owner's secret (over libos/capkey.h)
  *   xn.c      exonode calls and I/O with the retries every call needs
  *   anchor.c  the superblock finder: where the file system is after a reboot
- *   lock.c    the mount lock: one mounting process at a time
+ *   lock.c    the mount lock (one mounting process at a time), or the
+ *             shared area of a file system many processes use at once
  *   alloc.c   allocation over the exported free map, absorbing rivals' races
  *   bytes.c   the byte store: a file's bytes at any offset, on extents
  *   flat.c    the directory of a flat file system (optional)
@@ -33,6 +34,7 @@
 #include "libos/edc.h"
 #include "libos/capkey.h"
 #include "libos/libfs.h"
+#include "libos/share.h"
 
 /* ---- kit.c: one file system's handle ------------------------------------ */
 
@@ -165,6 +167,12 @@ int kit_anchor_find(struct kit *k, const char *opts);
 int kit_lock(struct kit *k, uint64_t wait_ms);
 void kit_unlock(struct kit *k);
 
+/* Sharing instead (docs/sharing.md): attach to this file system's shared
+ * area, of at least `bytes` bytes, named from its key and anchor, so only
+ * holders of the key can find it.  share_enter/_leave around every
+ * operation then take its lock. */
+int kit_share(struct kit *k, struct share *s, size_t bytes);
+
 /* ---- alloc.c: the free map, and rivals ----------------------------------------- */
 
 #define KIT_UNIT 8u                 /* sectors: data is allocated in aligned 4 KiB */
@@ -259,27 +267,60 @@ struct kit_open {
 	struct kit_name r;            /* the file's record when it was opened       */
 	int refs;
 	int gone;                     /* unlinked or replaced: freed, touch nothing */
+	int dirty;                    /* changed since the file system last
+	                                 published it (fl->publish)                 */
 };
 
+/* What the processes sharing a flat file system share: its name table. */
+struct kit_flat_area {
+	struct share_area h;
+	struct kit_bytes table;       /* the table's byte store, on the anchor      */
+	uint32_t n;                   /* records                                    */
+	uint32_t spare;
+	struct kit_name v[];          /* the records                                */
+};
+#define KIT_FLAT_MAX_NAMES ((SHSEG_MAX_PAGES * 4096u - sizeof(struct kit_flat_area)) / \
+                            sizeof(struct kit_name) / 64 * 64)
+
 /* The state of a flat file system begins with this (so the kit_flat_*
- * operations below can take its pointer). */
+ * operations below can take its pointer).  Every process that mounts it
+ * shares one table, in a shared area (docs/sharing.md); v, n and table
+ * are this process's view of it while it holds the lock (kit_flat_enter). */
 struct kit_flat {
 	struct kit k;
 	struct kit_pool pool;         /* the files' exonodes                        */
 	struct kit_bytes table;       /* the name table, on the anchor              */
-	struct kit_name *v;           /* ... in memory                              */
+	struct kit_name *v;           /* ... in memory (the shared area's)          */
 	uint32_t n;                   /* records, used or free                      */
 	struct kit_open *open;        /* open files' shared state                   */
+	struct share sh;
+	struct kit_flat_area *s;
+	/* Optional, for open files whose changes others must see before they
+	 * are closed (flatfs's; not kvfs's copies).  reload: another process
+	 * changed the file system since this one last held it; bring open
+	 * file o (still named) up to date.  publish: at the end of an
+	 * operation while others have the file system mounted, make what
+	 * this process changed in o (o->dirty) visible to them (an fsync). */
+	int (*reload)(struct kit_flat *fl, struct kit_open *o);
+	int (*publish)(void *fs, void *file);
 };
 
 /* mkfs: an anchor of anchor_len bytes and an empty table (option slots=N:
  * its first size, default 64).  Durable when it returns. */
 int  kit_flat_mkfs(struct kit_flat *fl, const char *type, const char *opts,
                    uint32_t anchor_len);
-/* mount: kit_mount and the table read; files are exonodes of file_len. */
+/* mount: find the anchor, join the shared area (reading the table into it
+ * if this is its first process); files are exonodes of file_len. */
 int  kit_flat_mount(struct kit_flat *fl, const char *type, const char *opts,
                     uint32_t file_len);
-void kit_flat_free(struct kit_flat *fl);       /* the table's and open files' memory */
+void kit_flat_free(struct kit_flat *fl);       /* open files' memory; leave the area */
+/* struct libfs_ops's enter and leave: the shared lock around an operation.
+ * enter catches up with other processes' changes: open files whose name
+ * went are marked gone, the others reloaded (fl->reload); after a process
+ * died holding the lock it reads the table again from the disk (finishing
+ * a rename it left half done). */
+int  kit_flat_enter(void *fs, int change);
+void kit_flat_leave(void *fs);
 /* The shared state of the file record r names: size bytes (at least a
  * struct kit_open), zeroed when the file is not open yet (then refs is 1).
  * NULL: no memory.  kit_flat_drop lets go of it: 1 when it was the last. */

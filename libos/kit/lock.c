@@ -16,8 +16,10 @@
  * the kit's allocator never starts a run at sector 1 of an aligned group
  * of 8 (alloc.c), where every anchor's lock sector is.
  *
- * This is the whole of the locking policy, on purpose: a file system that
- * can be shared by concurrent processes (issue 15) replaces this file.
+ * A file system that many processes use at once takes kit_share instead
+ * (docs/sharing.md): an area in a shared segment, named from the file
+ * system's key and anchor, whose lock each operation takes.  Only holders
+ * of the key can compute the name.
  */
 #include <errno.h>
 #include "libos/kit/kit.h"
@@ -49,4 +51,12 @@ void kit_unlock(struct kit *k)
 	if (k->locked)
 		kit_xn_free(k, k->a.lock, 0);
 	k->locked = 0;
+}
+
+int kit_share(struct kit *k, struct share *s, size_t bytes)
+{
+	if (k->anchor == 0)
+		return -EINVAL;
+	struct ed_cap name = capkey_cap(&k->key, 's', k->anchor, (uint64_t)k->unit);
+	return share_attach(s, (const uint8_t *)&name, bytes);
 }

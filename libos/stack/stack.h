@@ -145,7 +145,8 @@ int  stack_effective(const char *path, struct libfs_ops *out);
  * and destroy a layer's objects (mount, open...), and those that are not
  * about a mount (mkfs, fsck: a layer has neither). */
 #define STACK_OWN_FIELDS(X) X(name) X(features) X(name_max) X(file_max) X(mkfs) X(fsck) \
-	X(mount) X(unmount) X(open) X(close) X(abandon) X(forget) X(file_size)
+	X(mount) X(unmount) X(open) X(close) X(abandon) X(forget) X(file_size) \
+	X(enter) X(leave)        /* none: the mount table locks the layer below (vfs.c) */
 
 #define STACK_DECLARE_BYPASS(ret, name, params, names, down, paths, fallback, ...) \
 	ret stack_bypass_##name params;

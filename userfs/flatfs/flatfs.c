@@ -10,7 +10,12 @@
  *   file    an exonode, one to a sector: entry 0 is struct fl_meta, the
  *           bytes a byte store (kit_bytes) from entry 1.  Writes go to the
  *           disk as they come; holes and grown gaps read as zeros.
- *   lock    the kit's: one process at a time.
+ *
+ * Processes share it (docs/sharing.md): the kit's flat directory keeps the
+ * names in an area they share and takes its lock around each operation;
+ * while others have it mounted, each operation that changed a file ends
+ * with an fsync (publish), and the others reload that file's size and
+ * extents before their next operation (reload).
  *
  * Durability: data is written at once, but the size that says how much of
  * it is the file's is committed only by fsync (and close), after a barrier
@@ -37,7 +42,6 @@ struct flfile {                      /* one per open file, shared */
 	struct kit_open o;               /* first: the kit's (o.gone: unlinked) */
 	struct kit_bytes b;
 	struct fl_meta m;
-	int dirty;
 };
 
 /* Return from the function if e failed. */
@@ -49,28 +53,11 @@ static int read_meta(struct kit_flat *fl, const struct kit_name *r, struct fl_me
 	return n < 0 ? n : n != sizeof *m ? -EIO : 0;
 }
 
-static int fl_mount(const char *opts, void **fsp)
+static int fl_reload(struct kit_flat *fl, struct kit_open *o)
 {
-	struct kit_flat *fl = malloc(sizeof *fl);
-	int e = fl ? kit_flat_mount(fl, "flatfs", opts, FL_FILE_LEN) : -ENOMEM;
-	if (e < 0)
-		free(fl);
-	else
-		*fsp = fl;
-	return e;
-}
-
-static void fl_abandon(void *fs)
-{
-	kit_flat_free(fs);
-	free(fs);
-}
-
-static int fl_unmount(void *fs)
-{
-	kit_unmount(fs);
-	fl_abandon(fs);
-	return 0;
+	struct flfile *f = (struct flfile *)o;
+	TRY(read_meta(fl, &o->r, &f->m));
+	return kit_bytes_open(&fl->k, &f->b, o->r.sector, o->r.slot, 1, f->m.size);
 }
 
 static int fl_stat(void *fs, const char *path, struct libfs_stat *st)
@@ -97,13 +84,10 @@ static int fl_open(void *fs, const char *path, int flags, uint32_t perm, void **
 		return i == KIT_ROOT ? 0 : i;
 	struct flfile *f = kit_flat_hold(fl, &fl->v[i], sizeof *f);
 	int e = f ? 0 : -ENOMEM;
-	if (e == 0 && f->o.refs == 1) {
-		e = read_meta(fl, &fl->v[i], &f->m);
-		if (e == 0)
-			e = kit_bytes_open(&fl->k, &f->b, f->o.r.sector, f->o.r.slot, 1, f->m.size);
-	}
+	if (e == 0 && f->o.refs == 1)
+		e = fl_reload(fl, &f->o);
 	if (e == 0 && (flags & LIBFS_O_TRUNC)) {
-		f->dirty = 1;
+		f->o.dirty = 1;
 		e = kit_bytes_truncate(&fl->k, &f->b, 0);
 	}
 	if (e < 0 && f)
@@ -118,14 +102,37 @@ static int fl_fsync(void *fs, void *file)
 {
 	struct kit_flat *fl = fs;
 	struct flfile *f = file;
-	if (file == fs || !f->dirty || f->o.gone)
+	if (file == fs || !f->o.dirty || f->o.gone)
 		return 0;
 	f->m.size = f->b.size;
 	TRY(kit_barrier(&fl->k));
 	TRY(kit_err(kit_xn_put(&fl->k, f->o.r.sector, f->o.r.slot, 0, &f->m, sizeof f->m)));
 	TRY(kit_bytes_trim(&fl->k, &f->b));
-	f->dirty = 0;
+	f->o.dirty = 0;
 	return kit_commit(&fl->k, f->o.r.sector, f->o.r.slot);
+}
+
+static int fl_mount(const char *opts, void **fsp)
+{
+	struct kit_flat *fl = malloc(sizeof *fl);
+	int e = fl ? kit_flat_mount(fl, "flatfs", opts, FL_FILE_LEN) : -ENOMEM;
+	if (e < 0)
+		free(fl);
+	else
+		*fsp = fl, fl->reload = fl_reload, fl->publish = fl_fsync;
+	return e;
+}
+
+static void fl_abandon(void *fs)
+{
+	kit_flat_free(fs);
+	free(fs);
+}
+
+static int fl_unmount(void *fs)
+{
+	fl_abandon(fs);
+	return 0;
 }
 
 static int fl_close(void *fs, void *file)
@@ -146,7 +153,7 @@ static long fl_read(void *fs, void *file, void *buf, size_t n, uint64_t off)
 static long fl_write(void *fs, void *file, const void *buf, size_t n, uint64_t off)
 {
 	struct flfile *f = file;
-	f->dirty = 1;
+	f->o.dirty = 1;
 	f->m.mtime = libos_time_ns();
 	return f->o.gone ? -EIO : kit_bytes_write(fs, &f->b, buf, n, off);
 }
@@ -154,7 +161,7 @@ static long fl_write(void *fs, void *file, const void *buf, size_t n, uint64_t o
 static int fl_truncate(void *fs, void *file, uint64_t len)
 {
 	struct flfile *f = file;
-	f->dirty = 1;
+	f->o.dirty = 1;
 	f->m.mtime = libos_time_ns();
 	return f->o.gone ? -EIO : kit_bytes_truncate(fs, &f->b, len);
 }
@@ -170,7 +177,7 @@ static int fl_fstat(void *fs, void *file, struct libfs_stat *st)
 int flatfs_mkfs(const char *opts, uint64_t *sb)
 {
 	struct kit_flat fl;
-	int e = kit_flat_mkfs(&fl, "flatfs", opts, 256);
+	int e = kit_flat_mkfs(&fl, "flatfs", opts, KIT_ANCHOR_MAX_LEN);
 	*sb = fl.k.anchor;
 	return e;
 }
@@ -183,4 +190,5 @@ const struct libfs_ops flatfs_ops = {
 	.rename = kit_flat_rename,  .open = fl_open,         .close = fl_close,
 	.read = fl_read,            .write = fl_write,       .fstat = fl_fstat,
 	.truncate = fl_truncate,    .fsync = fl_fsync,       .readdir = kit_flat_readdir,
+	.enter = kit_flat_enter,    .leave = kit_flat_leave,
 };

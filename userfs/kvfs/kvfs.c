@@ -10,7 +10,12 @@
  *           bytes a byte store (bytes.c) from entry `first` - 1 or 128,
  *           taking turns, so that a put writes a whole new copy and one
  *           commit switches the value to it.
- *   lock    the kit's: one process at a time.
+ *
+ * Processes share it (docs/sharing.md): the kit's flat directory keeps the
+ * names in an area they share and takes its lock around each operation.
+ * Each open is a copy, so a value is seen as of its last put when opened
+ * (close-to-open), and a put is whole: it reads which store is current
+ * at that moment, since another process may have put since our get.
  *
  * An open value is read whole into memory (a get) and written back whole
  * when it is closed or fsynced (a put).  A put's bytes are durable (the
@@ -81,14 +86,15 @@ static int load(struct kit_flat *fl, struct kvfile *f)
 static int store(struct kit_flat *fl, struct kvfile *f)
 {
 	struct kit_name *r = &f->r;
-	struct kv_meta m = f->m;
+	struct kv_meta m = f->m, cur;
 	struct kit_bytes old, nb;
 	if (kit_flat_named(fl, r->sector, r->slot, r->gen) < 0)
 		return 0;                    /* unlinked while open: nothing to keep */
-	m.first = f->m.first == 1 ? 128 : 1;
+	TRY(read_meta(fl, r, &cur));     /* the current store: others may have put */
+	m.first = cur.first == 1 ? 128 : 1;
 	m.mtime = libos_time_ns();
 	/* (The new copy's entries may hold extents a crash left: reused.) */
-	int e = kit_bytes_open(&fl->k, &old, r->sector, r->slot, (int)f->m.first, 0);
+	int e = kit_bytes_open(&fl->k, &old, r->sector, r->slot, (int)cur.first, 0);
 	if (e == 0)
 		e = kit_bytes_open(&fl->k, &nb, r->sector, r->slot, (int)m.first, 0);
 	long n = e < 0 ? e : kit_bytes_write(&fl->k, &nb, f->data, m.size, 0);
@@ -220,7 +226,7 @@ static int kv_fstat(void *fs, void *file, struct libfs_stat *st)
 int kvfs_mkfs(const char *opts, uint64_t *sb)
 {
 	struct kit_flat fl;
-	int e = kit_flat_mkfs(&fl, "kvfs", opts, 256);
+	int e = kit_flat_mkfs(&fl, "kvfs", opts, KIT_ANCHOR_MAX_LEN);
 	*sb = fl.k.anchor;
 	return e;
 }
@@ -234,4 +240,5 @@ const struct libfs_ops kvfs_ops = {
 	.read = kv_read,            .write = kv_write,       .fstat = kv_fstat,
 	.truncate = kv_truncate,    .fsync = kv_fsync,       .readdir = kit_flat_readdir,
 	.forget = kv_forget,        .file_size = sizeof(struct kvfile),
+	.enter = kit_flat_enter,    .leave = kit_flat_leave,
 };

@@ -1,0 +1,109 @@
+/*
+ * share.c - the lock and change counter at the start of a shared area
+ * (share.h, docs/sharing.md).
+ *
+ * The lock word holds the holder's pid, with SHSEG_LOCK_WAITERS once
+ * someone has gone to sleep on it.  Taking it: compare-and-swap from free
+ * (0, or SHSEG_LOCK_DEAD) to our pid.  When it is held we set the waiters
+ * bit and sleep in the kernel until the word changes; a process that had
+ * to sleep takes the lock with the waiters bit set (others may still be
+ * asleep), so whoever lets go of it wakes them.  Letting go: swap in 0 and,
+ * if the waiters bit was set, wake.  A holder that dies leaves
+ * SHSEG_LOCK_DEAD (the kernel does that) and wakes the sleepers.
+ */
+#include <errno.h>
+#include "libos/share.h"
+
+#define PAGE 4096u
+
+static uint32_t pages_for(size_t bytes)
+{
+	return (uint32_t)((bytes + PAGE - 1) / PAGE);
+}
+
+int share_attach(struct share *s, const uint8_t name[SHSEG_NAME], size_t bytes)
+{
+	void *seg;
+	s->a = NULL;
+	s->held = s->touched = 0;
+	if (bytes < sizeof *s->a)
+		bytes = sizeof *s->a;
+	if (pages_for(bytes) > SHSEG_MAX_PAGES)
+		return -ENOMEM;
+	int e = shseg_attach(name, pages_for(bytes), &seg);
+	if (e < 0)
+		return e;
+	s->a = seg;
+	s->me = shseg_pid() & SHSEG_LOCK_PID;
+	s->seen = 0;                 /* a fresh area's gen is 0: the user fills it */
+	return 0;
+}
+
+int share_grow(struct share *s, size_t bytes)
+{
+	if (pages_for(bytes) > SHSEG_MAX_PAGES)
+		return -ENOMEM;
+	return pages_for(bytes) <= s->a->k.npages ? 0 : shseg_grow(s->a, pages_for(bytes));
+}
+
+size_t share_size(const struct share *s)
+{
+	return (size_t)s->a->k.npages * PAGE;
+}
+
+void share_detach(struct share *s)
+{
+	if (s->a != NULL)
+		shseg_detach(s->a);
+	s->a = NULL;
+}
+
+uint32_t share_sharers(const struct share *s)
+{
+	return s->a == NULL ? 1 : s->a->k.sharers;
+}
+
+int share_enter(struct share *s)
+{
+	uint32_t *w = &s->a->k.lock, want = s->me;
+	for (;;) {
+		uint32_t v = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+		if (v == 0 || v == SHSEG_LOCK_DEAD) {
+			if (__atomic_compare_exchange_n(w, &v, want, 0, __ATOMIC_ACQUIRE,
+			                                __ATOMIC_RELAXED)) {
+				s->held = 1;
+				s->touched = 0;
+				if (v == SHSEG_LOCK_DEAD)
+					return SHARE_DEAD;
+				return s->a->gen == s->seen ? SHARE_SAME : SHARE_CHANGED;
+			}
+			continue;
+		}
+		if ((v & SHSEG_LOCK_PID) == s->me)
+			return -EDEADLK;         /* ours already: a bug in the caller */
+		if (!(v & SHSEG_LOCK_WAITERS) &&
+		    !__atomic_compare_exchange_n(w, &v, v | SHSEG_LOCK_WAITERS, 0, __ATOMIC_RELAXED,
+		                                 __ATOMIC_RELAXED))
+			continue;
+		int e = shseg_wait(w, v | SHSEG_LOCK_WAITERS);
+		if (e < 0)
+			return e;
+		want = s->me | SHSEG_LOCK_WAITERS;
+	}
+}
+
+void share_touch(struct share *s)
+{
+	if (!s->touched)
+		s->a->gen++;
+	s->touched = 1;
+}
+
+void share_leave(struct share *s)
+{
+	s->seen = s->a->gen;
+	s->held = 0;
+	uint32_t v = __atomic_exchange_n(&s->a->k.lock, 0, __ATOMIC_RELEASE);
+	if (v & SHSEG_LOCK_WAITERS)
+		shseg_wake(&s->a->k.lock);
+}

@@ -1,0 +1,74 @@
+/*
+ * share.h - state shared by the processes using one library file system
+ * (docs/sharing.md): a shared segment (kernel/uapi/shseg.h) holding a lock
+ * and a change counter, and after them whatever the file system keeps
+ * there.  Portable: the guest reaches the kernel's segments (share_sys.c),
+ * host tests get segments in their own memory (share_host.c).
+ *
+ * The protocol, for every operation on the file system:
+ *
+ *   share_enter  take the lock; say whether anyone changed anything since
+ *                this process last held it (SHARE_CHANGED: drop what you
+ *                cached), or died holding it (SHARE_DEAD: also repair
+ *                what it may have left half done)
+ *   ...          the operation; share_touch when it changes anything
+ *   share_leave  let go, waking a waiter
+ *
+ * The lock is a futex-style word: taking it free is one atomic instruction,
+ * the kernel is entered only to sleep when it is held and to wake a
+ * sleeper.  A holder that dies leaves SHSEG_LOCK_DEAD (the kernel's one
+ * promise), so nobody waits for a dead process and nothing is held up.
+ */
+#ifndef LIBOS_SHARE_H
+#define LIBOS_SHARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "kernel/uapi/shseg.h"
+
+#define SHARE_SAME    0           /* nothing changed since we last held it     */
+#define SHARE_CHANGED 1           /* another process changed something         */
+#define SHARE_DEAD    2           /* its last holder died holding it           */
+
+/* The start of every shared area. */
+struct share_area {
+	struct shseg_hdr k;           /* the kernel's: the lock word first         */
+	uint64_t gen;                 /* bumped by every change (share_touch)      */
+	uint32_t ready;               /* the user's: set once the area is filled   */
+	uint32_t spare;
+};
+
+struct share {
+	struct share_area *a;         /* NULL: not shared (the file system is ours) */
+	uint64_t seen;                /* a->gen when we last let go                */
+	uint32_t me;                  /* our pid, as the lock word holds it        */
+	int held;
+	int touched;
+};
+
+/* Attach to the area named by name (created zeroed, of `bytes` bytes, if
+ * it does not exist).  0, -ENOMEM, -EBUSY (the system's segments are all
+ * in use), -ENOSYS (no shared segments here). */
+int  share_attach(struct share *s, const uint8_t name[SHSEG_NAME], size_t bytes);
+/* Make the area at least `bytes` long (it never shrinks, never moves). */
+int  share_grow(struct share *s, size_t bytes);
+size_t share_size(const struct share *s);
+void share_detach(struct share *s);
+/* Take the lock: SHARE_SAME, SHARE_CHANGED, SHARE_DEAD, or -EINTR. */
+int  share_enter(struct share *s);
+/* This operation changes what others may have cached. */
+void share_touch(struct share *s);
+void share_leave(struct share *s);
+/* Processes attached now (so a lone user can skip what only sharing needs). */
+uint32_t share_sharers(const struct share *s);
+
+/* ---- the transport: share_sys.c in the guest, share_host.c on the host ---- */
+/* 0 or a negative errno; *seg the segment's address. */
+int   shseg_attach(const uint8_t name[SHSEG_NAME], uint32_t npages, void **seg);
+int   shseg_grow(void *seg, uint32_t npages);
+void  shseg_detach(void *seg);
+int   shseg_wait(uint32_t *word, uint32_t value);
+void  shseg_wake(uint32_t *word);
+uint32_t shseg_pid(void);
+
+#endif

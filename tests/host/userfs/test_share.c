@@ -1,0 +1,206 @@
+/*
+ * test_share.c - two processes using one flat file system of the kit
+ * (kvfs, flatfs) at once, on the host (docs/sharing.md): two exodisk
+ * clients, two mounts, one shared area (libos/share_host.c), each call
+ * bracketed by enter/leave as the VFS does.
+ *
+ *   - no -EBUSY: the second mount succeeds while the first is mounted;
+ *   - names: what one creates, renames or unlinks, the other sees at once;
+ *   - flatfs: a write through one process's open file is read through the
+ *     other's, size included; a file the other unlinked reads as gone;
+ *   - death: a process that dies holding the lock with its table half
+ *     changed in memory (a name it never wrote) leaves the lock DEAD; the
+ *     other reads the table again from the disk, and the half change is
+ *     not there, while every durable file is;
+ *   - the files are there after a clean reboot.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tests/host/userfs/ufsfix.h"
+#include "libos/kit/kit.h"
+
+extern uint32_t share_host_pid;
+void share_host_kill(uint32_t pid);
+
+static struct ufx u;
+
+struct process {
+	struct edc_host h;
+	uint32_t pid;
+	void *fs;
+};
+
+static void as(struct process *p)
+{
+	edc_set_default(&p->h.edc);
+	share_host_pid = p->pid;
+}
+
+/* One open file of type t; its handle allocated as the VFS does. */
+static void *open_file(const struct libfs_ops *t, void *fs, const char *name, int flags)
+{
+	void *f = t->file_size ? calloc(1, t->file_size) : NULL;
+	CHECK_EQ(t->enter(fs, 1), 0);
+	int e = t->open(fs, name, flags, 0644, &f);
+	t->leave(fs);
+	CHECK_EQ(e, 0);
+	return f;
+}
+
+static void close_file(const struct libfs_ops *t, void *fs, void *f)
+{
+	CHECK_EQ(t->enter(fs, 1), 0);
+	CHECK_EQ(t->close(fs, f), 0);
+	t->leave(fs);
+	if (t->file_size)
+		free(f);
+}
+
+static void put(const struct libfs_ops *t, void *fs, const char *name, const char *data)
+{
+	void *f = open_file(t, fs, name, LIBFS_O_WRITE | LIBFS_O_CREAT | LIBFS_O_TRUNC);
+	CHECK_EQ(t->enter(fs, 1), 0);
+	CHECK_EQ(t->write(fs, f, data, strlen(data), 0), (long)strlen(data));
+	t->leave(fs);
+	close_file(t, fs, f);
+}
+
+/* The file's contents ("" with -ENOENT's size -1 when absent). */
+static long get(const struct libfs_ops *t, void *fs, const char *name, char *buf)
+{
+	struct libfs_stat st;
+	CHECK_EQ(t->enter(fs, 0), 0);
+	int e = t->stat(fs, name, &st);
+	t->leave(fs);
+	if (e == -ENOENT)
+		return -1;
+	CHECK_EQ(e, 0);
+	void *f = open_file(t, fs, name, LIBFS_O_READ);
+	CHECK_EQ(t->enter(fs, 0), 0);
+	long n = t->read(fs, f, buf, 100, 0);
+	t->leave(fs);
+	close_file(t, fs, f);
+	CHECK_EQ(n, (long)st.size);
+	buf[n] = 0;
+	return n;
+}
+
+static int call(const struct libfs_ops *t, void *fs, int (*fn)(void *, const char *, const char *),
+                const char *a, const char *b)
+{
+	CHECK_EQ(t->enter(fs, 1), 0);
+	int e = fn(fs, a, b);
+	t->leave(fs);
+	return e;
+}
+
+static int unlink2(void *fs, const char *a, const char *b)
+{
+	(void)b;
+	return kit_flat_unlink(fs, a);
+}
+
+static void one_type(const struct libfs_ops *t)
+{
+	char buf[128];
+	struct process a = { .pid = 11 }, b = { .pid = 22 };
+	ufx_new(&u, 65536, HD_POLLED, 5);
+	uint64_t sb;
+	CHECK_EQ(t->mkfs("key=share", &sb), 0);
+	edc_host_init(&a.h, &u.f.h, u.f.ed);
+	edc_host_init(&b.h, &u.f.h, u.f.ed);
+	as(&a);
+	CHECK_EQ(t->mount("key=share", &a.fs), 0);
+	as(&b);
+	CHECK_EQ(t->mount("key=share", &b.fs), 0);      /* no -EBUSY */
+	CHECK_EQ(share_sharers(&((struct kit_flat *)a.fs)->sh), 2);
+
+	/* Names, both ways. */
+	as(&a);
+	put(t, a.fs, "x", "hello");
+	as(&b);
+	CHECK_EQ(get(t, b.fs, "x", buf), 5);
+	CHECK(strcmp(buf, "hello") == 0);
+	CHECK_EQ(call(t, b.fs, kit_flat_rename, "x", "y"), 0);
+	as(&a);
+	CHECK_EQ(get(t, a.fs, "x", buf), -1);
+	CHECK_EQ(get(t, a.fs, "y", buf), 5);
+	put(t, a.fs, "z", "zz");
+	CHECK_EQ(call(t, a.fs, kit_flat_rename, "z", "y"), 0);   /* over an existing name */
+	as(&b);
+	CHECK_EQ(get(t, b.fs, "y", buf), 2);
+	CHECK_EQ(get(t, b.fs, "z", buf), -1);
+
+	if (!(t->features & LIBFS_F_ATOMIC)) {
+		/* One file open in both: a write in one is read in the other. */
+		as(&a);
+		void *fa = open_file(t, a.fs, "y", LIBFS_O_READ | LIBFS_O_WRITE);
+		as(&b);
+		void *fb = open_file(t, b.fs, "y", LIBFS_O_READ | LIBFS_O_WRITE);
+		CHECK_EQ(t->enter(b.fs, 1), 0);
+		CHECK_EQ(t->write(b.fs, fb, "world", 5, 2), 5);
+		t->leave(b.fs);                                  /* published: a shares it */
+		as(&a);
+		struct libfs_stat st;
+		CHECK_EQ(t->enter(a.fs, 0), 0);
+		CHECK_EQ(t->fstat(a.fs, fa, &st), 0);
+		CHECK_EQ(st.size, 7);
+		CHECK_EQ(t->read(a.fs, fa, buf, 100, 0), 7);
+		t->leave(a.fs);
+		CHECK(memcmp(buf, "zzworld", 7) == 0);
+		/* b unlinks it: a's open file is gone, not another's. */
+		as(&b);
+		close_file(t, b.fs, fb);
+		CHECK_EQ(call(t, b.fs, unlink2, "y", NULL), 0);
+		put(t, b.fs, "w", "www");                        /* may reuse its exonode */
+		as(&a);
+		CHECK_EQ(t->enter(a.fs, 0), 0);
+		CHECK(t->read(a.fs, fa, buf, 100, 0) < 0);
+		t->leave(a.fs);
+		close_file(t, a.fs, fa);
+		CHECK_EQ(get(t, a.fs, "w", buf), 3);
+	} else {
+		put(t, b.fs, "w", "www");
+	}
+
+	/* a dies holding the lock, its table half changed in memory. */
+	as(&a);
+	struct kit_flat *fl = a.fs;
+	CHECK_EQ(t->enter(a.fs, 1), 0);
+	uint32_t i = 0;
+	while (fl->v[i].name[0])
+		i++;
+	strcpy(fl->v[i].name, "ghost");
+	fl->v[i].sector = fl->v[0].sector;
+	fl->v[i].slot = fl->v[0].slot;
+	share_host_kill(a.pid);
+	edc_host_exit(&a.h);
+	t->abandon(a.fs);
+	as(&b);
+	CHECK_EQ(get(t, b.fs, "ghost", buf), -1);        /* the disk's table */
+	CHECK_EQ(get(t, b.fs, "w", buf), 3);
+	CHECK(strcmp(buf, "www") == 0);
+	put(t, b.fs, "v", "after");
+	CHECK_EQ(t->unmount(b.fs), 0);
+	edc_host_exit(&b.h);
+
+	/* A clean reboot: what both made durable is there. */
+	ufx_reboot(&u);
+	void *fs;
+	CHECK_EQ(t->mount("key=share", &fs), 0);
+	CHECK_EQ(get(t, fs, "w", buf), 3);
+	CHECK_EQ(get(t, fs, "v", buf), 5);
+	CHECK_EQ(get(t, fs, "ghost", buf), -1);
+	CHECK_EQ(t->unmount(fs), 0);
+	ufx_free(&u);
+	printf("test_share: %s: two processes, names, open files, a death: ok\n", t->name);
+}
+
+int main(void)
+{
+	one_type(libfs_type("kvfs"));
+	one_type(libfs_type("flatfs"));
+	printf("test_share: ok\n");
+	return 0;
+}
