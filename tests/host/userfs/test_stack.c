@@ -74,8 +74,9 @@ static int suite(const char *root, const char *what)
 	fssuite_adapt(&s, &eff, 300 * 1024 + 77);
 	printf("-- fssuite on %s\n", what);
 	int failed = fssuite_run(&s);
-	int skipped = !(eff.features & LIBFS_F_DIRS) + !(eff.features & LIBFS_F_RENAME);
-	CHECK_EQ(s.passed, 10 - skipped);
+	int skipped = !(eff.features & LIBFS_F_DIRS) + !(eff.features & LIBFS_F_RENAME) +
+	              !!(eff.features & LIBFS_F_ATOMIC);
+	CHECK_EQ(s.passed, 11 - skipped);
 	return failed;
 }
 
