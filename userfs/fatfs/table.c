@@ -378,10 +378,86 @@ int fat_free_later(struct fatfs *fs, uint32_t first)
 	return fat_valid_clus(fs, first) ? fset_add(&fs->pending, first) : 0;
 }
 
+/* FAT16/32: free the chain from cluster c, a FAT sector at a time.  An
+ * entry never straddles a sector there, so one pinned sector per copy
+ * serves every entry in it; the entry-at-a-time path costs five cache
+ * look-ups per cluster (read, then read and write in each copy), and an
+ * 80 MiB file has 20,480 clusters.  Same result as that path: the active
+ * copy is read, every copy written (or the active one alone when the FAT
+ * is not mirrored), FAT32's reserved top bits kept.  *count: clusters
+ * freed. */
+#define FAST_COPIES 4
+static int free_chain_by_sector(struct fatfs *fs, uint32_t c, uint32_t *count)
+{
+	int copies[FAST_COPIES], ncopy = 0;
+	if (!fs->mirror)
+		copies[ncopy++] = fs->active;
+	else
+		for (uint32_t k = 0; k < fs->nfats; k++)
+			copies[ncopy++] = (int)k;
+	int act = 0;
+	while (copies[act] != fs->active)
+		act++;
+	unsigned w = fs->type == 32 ? 4 : 2;
+	uint8_t *p[FAST_COPIES];
+	uint64_t cur = UINT64_MAX;   /* the FAT sector pinned in every copy */
+	int e = 0;
+	while (e == 0 && fat_valid_clus(fs, c) && *count <= fs->nclusters) {
+		uint64_t off = ent_byte(fs, c), sec = off / ED_SECTOR;
+		unsigned o = (unsigned)(off % ED_SECTOR);
+		if (sec != cur) {
+			for (int k = 0; cur != UINT64_MAX && k < ncopy; k++)
+				vvol_unpin(&fs->vol, copy_lba(fs, copies[k]) + cur);
+			cur = UINT64_MAX;
+			int k;
+			for (k = 0; k < ncopy; k++) {
+				p[k] = vvol_sector(&fs->vol, copy_lba(fs, copies[k]) + sec, VV_RA, &e);
+				if (p[k] == NULL)
+					break;
+			}
+			if (k < ncopy) {
+				while (k-- > 0)
+					vvol_unpin(&fs->vol, copy_lba(fs, copies[k]) + sec);
+				return e;
+			}
+			cur = sec;
+		}
+		uint32_t v = w == 4 ? le32(p[act] + o) & FAT32_MASK : le16(p[act] + o);
+		if (v == 0)
+			break;
+		for (int k = 0; k < ncopy; k++) {
+			if (w == 4)
+				put32(p[k] + o, le32(p[k] + o) & ~FAT32_MASK);
+			else
+				put16(p[k] + o, 0);
+			vvol_dirty(&fs->vol, copy_lba(fs, copies[k]) + sec, 1, CL_FREE);
+		}
+		if (fs->vol.k != NULL)
+			e = fset_add(&fs->freed, c);
+		if (fs->nfree >= 0)
+			fs->nfree++;
+		(*count)++;
+		if (fat_is_eoc(fs, v) || v == fs->bad)
+			break;
+		c = v;
+	}
+	for (int k = 0; cur != UINT64_MAX && k < ncopy; k++)
+		vvol_unpin(&fs->vol, copy_lba(fs, copies[k]) + cur);
+	return e;
+}
+
 int fat_free_pending(struct fatfs *fs)
 {
+	int fast = fs->type != 12 && (fs->mirror ? fs->nfats : 1) <= FAST_COPIES;
 	for (uint32_t i = 0; i < fs->pending.n; i++) {
 		uint32_t c = fs->pending.v[i], count = 0;
+		if (fast) {
+			int e = free_chain_by_sector(fs, c, &count);
+			if (e < 0)
+				return e;
+			fs->info_dirty = 1;
+			continue;
+		}
 		/* The chain is ours and was checked when it was read; still,
 		 * stop at anything that is not a plain link. */
 		while (fat_valid_clus(fs, c) && count <= fs->nclusters) {
