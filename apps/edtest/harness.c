@@ -244,9 +244,17 @@ bool pileup_certain(void)
 		struct ed_protector p = pext(S, SECT + sizeof buf, 5000);
 		if (!known && edc_extent_alloc(E, &p) == 0) {
 			io(&p, 1, S + 1, buf, sizeof buf);          /* the first write warms up */
-			uint64_t t0 = exo_time();
-			io(&p, 1, S + 1, buf, sizeof buf);
-			known = exo_time_to_ns(exo_time() - t0) > 2000000;
+			/* The fastest of four: one write slowed by a busy host
+			 * (virtio under load once took over 2 ms) must not make a
+			 * fast disk look slow; the model takes over 10 ms every time. */
+			uint64_t best = UINT64_MAX;
+			for (int i = 0; i < 4; i++) {
+				uint64_t t0 = exo_time();
+				io(&p, 1, S + 1, buf, sizeof buf);
+				uint64_t ns = exo_time_to_ns(exo_time() - t0);
+				if (ns < best) best = ns;
+			}
+			known = best > 4000000;
 			edc_extent_dealloc(E, &p);
 		}
 	}
