@@ -42,7 +42,7 @@ static const struct {
 	{ "isolation", t_isolation },
 	{ "exit", t_exit_inflight },
 	{ "units", t_units },
-	{ "bindfull", t_bindfull, true },
+	{ "nospace", t_nospace, true },
 };
 #define NGROUPS (sizeof groups / sizeof groups[0])
 

@@ -1,8 +1,9 @@
 /*
  * sys_exodisk.c - the exodisk_request system call and the exodisk's place in
  * the kernel: the environment the portable core needs (kernel/exodisk/ed_env.h),
- * mounting every disk unit at boot, exporting the free maps, per-process
- * client state, and a clean shutdown before power-off.
+ * mounting every disk unit at boot, exporting the free maps (mapped page by
+ * page as processes first read them), per-process client state, and a
+ * clean shutdown before power-off.
  *
  * The system call does only what the core cannot do for itself, in the order
  * docs/exodisk.md section 8 gives: copy the argument structures into kernel
@@ -27,6 +28,7 @@
 #include "kernel/uapi/kinfo.h"
 #include "kernel/exodisk/ed_env.h"
 #include "kernel/exodisk/edcrypt.h"
+#include "kernel/exodisk/ondisk.h"
 #include "drivers/blk.h"
 
 /* Pinned memory of one asynchronous operation: its buffer pages and result word. */
@@ -47,6 +49,7 @@ struct pin {
 
 static struct exodisk *ed;
 static struct ed_client clients[NPROC];     /* one per process slot */
+static uint64_t mount_ticks[BLK_MAX_UNITS]; /* how long each unit's mount took */
 static struct pin pins[NPINS];
 static struct pin *free_pins;
 
@@ -145,6 +148,39 @@ static void env_wait(void *ctx)
 	intr_wait();
 }
 
+/* A request needs a page of a binding tree that is being read: the process
+ * sleeps until a page comes in (other processes run meanwhile), and the
+ * core makes the request again.  Interrupts are off in the kernel, so the
+ * page cannot arrive between the core's look and the sleep. */
+static int tree_sleepers;
+
+static int env_sleep(void *ctx)
+{
+	struct proc *p = myproc();
+	if (p == NULL) {
+		env_wait(ctx);
+		return 0;
+	}
+	if (p->killed) return K_E_INTR;
+	tree_sleepers++;
+	sleep_on(&tree_sleepers);
+	tree_sleepers--;
+	return p->killed ? K_E_INTR : 0;
+}
+
+static void env_wakeup(void *ctx)
+{
+	if (tree_sleepers > 0) wakeup(&tree_sleepers);
+}
+
+/* A page of a unit's exported free map now has another page behind it
+ * (the first allocation in a 16 MiB region that was all free, say): every
+ * process that mapped the old one maps the new one at its next read. */
+static void env_fm_remap(void *ctx, int unit, uint64_t page)
+{
+	kshare_unmap_page(UFREEMAP(unit) + page * PGSIZE);
+}
+
 static const struct ed_env env = {
 	.ctx = NULL,
 	.page_alloc = env_page_alloc,
@@ -157,6 +193,9 @@ static const struct ed_env env = {
 	.lock = NULL,
 	.unlock = NULL,
 	.wait = env_wait,
+	.sleep = env_sleep,
+	.wakeup = env_wakeup,
+	.fm_remap = env_fm_remap,
 };
 
 /* ---- the system call ------------------------------------------------------ */
@@ -287,7 +326,7 @@ static int64_t sys_exodisk_request(struct proc *p, uint64_t op, uint64_t uprot, 
 		if (copyin(p->pagetable, data, stuff.buf, len) < 0) return K_E_FAULT;
 		a.data = data;
 		a.datalen = len;
-	} else if (a.stuff && op == ED_OP_EXONODE_READ_DATA) {
+	} else if (a.stuff && (op == ED_OP_EXONODE_READ_DATA || op == ED_OP_UNIT_INFO)) {
 		/* The application may offer more room than any entry can fill:
 		 * the core is told of the room it can use here. */
 		room = stuff.one;
@@ -309,13 +348,15 @@ static int64_t sys_exodisk_request(struct proc *p, uint64_t op, uint64_t uprot, 
 	if (pin && !a.pin_taken) pin_release(pin);
 	if (r < 0) return r;
 
-	if (op == ED_OP_EXONODE_READ_DATA) {
+	if (op == ED_OP_UNIT_INFO && r >= (int64_t)sizeof(struct ed_unit_info) && prot.unit < BLK_MAX_UNITS)
+		((struct ed_unit_info *)data)->mount_ticks = mount_ticks[prot.unit];
+	if (op == ED_OP_EXONODE_READ_DATA || op == ED_OP_UNIT_INFO) {
 		if (r > 0 && copyout(p->pagetable, stuff.buf, data, (size_t)MIN((uint64_t)r, (uint64_t)a.datalen)) < 0)
 			return K_E_FAULT;
 		stuff.one = room;
 	}
 	if ((op == ED_OP_EXONODE_READ_DATA || op == ED_OP_EXONODE_CAP_DISCOVER || op == ED_OP_GET_FREE_MAP ||
-	     op == ED_OP_DROP_CACHE) &&
+	     op == ED_OP_DROP_CACHE || op == ED_OP_UNIT_INFO) &&
 	    copyout(p->pagetable, ustuff, &stuff, sizeof stuff) < 0)
 		return K_E_FAULT;
 	return r;
@@ -395,11 +436,69 @@ static void boot_key(uint8_t key[16])
 	memcpy(key, ED_DEV_KEY, 16);
 }
 
+static void *freemap_page(void *arg, uint64_t i)
+{
+	int unit = (int)(uintptr_t)arg;
+	return i < ed_freemap_npages(ed, unit) ? ed_freemap_page(ed, unit, (uint32_t)i) : NULL;
+}
+
 static void export_free_map(int unit)
 {
-	uint32_t n = ed_freemap_npages(ed, unit);
-	for (uint32_t i = 0; i < n; i++)
-		kshare_register(UFREEMAP(unit) + (uint64_t)i * PGSIZE, ed_freemap_page(ed, unit, i), 1);
+	kshare_lazy(UFREEMAP(unit), ed_freemap_npages(ed, unit), freemap_page, (void *)(uintptr_t)unit);
+}
+
+/* Sizes for messages: 512 MiB, 1.5 TiB, 16 TiB. */
+static void size_text(uint64_t sectors, char *buf, size_t len)
+{
+	static const char *unit_name[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+	uint64_t v = sectors / 2, frac = 0;     /* KiB */
+	int u = 0;
+	while (v >= 1024 && u < 4) {
+		frac = v % 1024;
+		v /= 1024;
+		u++;
+	}
+	uint64_t tenth = frac * 10 / 1024;
+	if (tenth != 0 && v < 100) ksnprintf(buf, len, "%lu.%lu %s", v, tenth, unit_name[u]);
+	else ksnprintf(buf, len, "%lu %s", v, unit_name[u]);
+}
+
+/* Why a unit is left alone, in words. */
+static void not_mounted(int unit, int err, uint64_t cap)
+{
+	char size[32];
+	size_text(cap, size, sizeof size);
+	uint64_t bad = ed_bad_sector(ed);
+	switch (err) {
+	case ED_E_FORMAT:
+		kprintf("exodisk: unit %d (%s) holds no exodisk and is not blank; left alone "
+			"(format it with tools/exotool format, or blank its first 8 KiB)\n", unit, size);
+		break;
+	case ED_E_VERSION:
+		kprintf("exodisk: unit %d (%s) holds an exodisk of another format version (this kernel "
+			"reads format %d); left alone: reformat it with tools/exotool format, or remove "
+			"the image (make remakes build/disk0.img)\n", unit, size, ED_SB_FMT);
+		break;
+	case ED_E_BADMAC:
+		kprintf("exodisk: unit %d (%s) not mounted: its metadata does not verify at sector %lu - "
+			"another key (edkey=), or damaged; left alone (tools/exotool check tells more)\n",
+			unit, size, bad);
+		break;
+	case ED_E_CORRUPT: case ED_E_STALE:
+		kprintf("exodisk: unit %d (%s) not mounted: its metadata is damaged at sector %lu; "
+			"left alone (tools/exotool check tells more)\n", unit, size, bad);
+		break;
+	case ED_E_TOOBIG:
+		kprintf("exodisk: unit %d (%s) not mounted: the exodisk on it is larger than the unit "
+			"(a truncated image?); left alone\n", unit, size);
+		break;
+	default:
+		kprintf("exodisk: unit %d (%s) not mounted: error %d (%s); left alone\n", unit, size, err,
+			err == ED_E_NOMEM ? "out of kernel memory" :
+			err <= -64 && err > -128 ? "the disk failed a read or write" :
+			"docs/exodisk.md lists the codes");
+		break;
+	}
 }
 
 void exodisk_init(void)
@@ -418,39 +517,63 @@ void exodisk_init(void)
 	struct ed_config cfg;
 	memset(&cfg, 0, sizeof cfg);
 	cfg.cache_entries = (uint32_t)bootopt_number("edcache");
-	/* How many headers and exonode blocks a blank unit's binding table
-	 * will hold (0: the default, a sector in 128).  A disk of small
-	 * self-protected extents needs more: 10,000 one-kilobyte extents do
-	 * not fit the default table of the RZ25 model (6,504). */
-	struct ed_format_opts fo;
-	memset(&fo, 0, sizeof fo);
-	fo.max_bindings = bootopt_number("edbind");
+	/* Binding-tree pages kept in memory per unit (0: the default, 1024). */
+	cfg.meta_pages = (uint32_t)bootopt_number("edmeta");
+	if (bootopt("edbind"))
+		kprintf("exodisk: edbind= is no longer needed: the binding tree grows with what is "
+			"stored; ignored\n");
 	int err = 0;
 	ed = ed_create(&env, &cfg, key, &err);
 	if (ed == NULL) {
-		kprintf("exodisk: cannot start (error %d); the disk is unavailable\n", err);
+		kprintf("exodisk: cannot start (error %d: %s); the disk is unavailable\n", err,
+			err == ED_E_ARG ? "edcache must be a prime, edmeta at least 4" : "out of memory");
 		return;
 	}
 	bool format_blank = !(bootopt("edformat") && !bootopt_flag("edformat"));
 	for (int unit = 0; unit < blk_nunits(); unit++) {
+		uint64_t cap = blk_capacity(unit);
+		char size[32];
+		size_text(cap, size, sizeof size);
+		uint64_t t0 = rdtime();
 		err = ed_mount(ed, unit);
-		if (err == ED_E_FORMAT && format_blank && unit_is_blank(unit)) {
-			kprintf("exodisk: unit %d is blank; formatting it\n", unit);
-			err = ed_format(ed, unit, &fo);
-			if (err == 0) err = ed_mount(ed, unit);
+		if (err == ED_E_FORMAT && unit_is_blank(unit)) {
+			if (!format_blank) {
+				kprintf("exodisk: unit %d (%s) is blank; not formatting it (edformat=0)\n", unit, size);
+				continue;
+			}
+			if (cap < ed_format_min_sectors()) {
+				kprintf("exodisk: unit %d is blank but too small for an exodisk: %lu sectors, "
+					"it needs at least %lu; left alone, nothing written\n", unit, cap,
+					ed_format_min_sectors());
+				continue;
+			}
+			if (cap > ED_MAX_SECTORS) {
+				kprintf("exodisk: unit %d is blank but %s is more than an exodisk addresses "
+					"(32 TiB: the free map's window, kernel/uapi/layout.h); left alone, "
+					"nothing written\n", unit, size);
+				continue;
+			}
+			err = ed_format(ed, unit, NULL);
+			if (!bootopt_flag("quiet") && err == 0)
+				kprintf("exodisk: unit %d (%s) was blank; formatted it (%lu sectors written)\n",
+					unit, size, ed_format_sectors(ed));
+			if (err == 0) {
+				t0 = rdtime();
+				err = ed_mount(ed, unit);
+			}
 		}
+		mount_ticks[unit] = rdtime() - t0;
 		if (err < 0) {
-			kprintf("exodisk: unit %d not mounted: error %d%s\n", unit, err,
-				err == ED_E_FORMAT ? " (no valid exodisk: format it with tools/exotool)" :
-				err == ED_E_BADMAC ? " (metadata fails its MAC: tampered, or another key)" : "");
+			not_mounted(unit, err, cap);
 			continue;
 		}
 		export_free_map(unit);
-		struct ed_unit_stats st;
-		if (!bootopt_flag("quiet") && ed_unit_stats(ed, unit, &st) == 0)
-			kprintf("exodisk: unit %d mounted, %lu sectors (data from %lu, log %lu, snapshot %lu, "
-				"bindings %lu of %lu), replayed %lu log records\n", unit, st.nsectors, st.data_start,
-				st.log_sectors, st.snapshot_sectors, st.bindings, st.max_bindings, st.replayed);
+		struct ed_unit_info st;
+		if (!bootopt_flag("quiet") && ed_unit_info(ed, unit, NULL, &st) == 0)
+			kprintf("exodisk: unit %d mounted: %s, %lu bindings, %lu sectors allocated; mount read "
+				"%lu sectors in %lu ms, replayed %lu log records; kernel memory %lu KiB\n",
+				unit, size, st.bindings, st.allocated, st.mount_reads,
+				mount_ticks[unit] * 1000 / bootinfo.timebase_hz, st.replayed, st.kmem_bytes / 1024);
 	}
 }
 
@@ -462,12 +585,12 @@ static void exodisk_shutdown_all(void)
 	if (ed == NULL) return;
 	static struct ed_client kclient = { .slot = -1 };
 	for (int unit = 0; unit < blk_nunits(); unit++) {
-		struct ed_unit_stats st;
-		if (bootopt_flag("edstats") && ed_unit_stats(ed, unit, &st) == 0)
-			kprintf("exodisk: unit %d since mount: %lu blocks committed in %lu log records, %lu home "
-				"writes, %lu checkpoints; header+data writes %lu, uncached extent reads %lu, "
-				"cached reads %lu\n", unit, st.commits, st.records, st.homes, st.checkpoints,
-				st.sg_writes, st.bounce_reads, st.cached_reads);
+		struct ed_unit_info st;
+		if (bootopt_flag("edstats") && ed_unit_info(ed, unit, NULL, &st) == 0)
+			kprintf("exodisk: unit %d since mount: %lu blocks committed in %lu log records, %lu "
+				"checkpoints writing %lu sectors, %lu binding-tree pages read (%lu in memory), "
+				"kernel memory %lu KiB\n", unit, st.commits, st.records, st.checkpoints,
+				st.ckpt_sectors, st.meta_reads, st.meta_resident, st.kmem_bytes / 1024);
 		volatile int32_t word = 0;
 		struct ed_protector prot;
 		memset(&prot, 0, sizeof prot);

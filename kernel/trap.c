@@ -16,6 +16,7 @@
 #include "kernel/syscall.h"
 #include "kernel/prof.h"
 #include "kernel/bootinfo.h"
+#include "kernel/kshare.h"
 
 extern char trap_vector[];
 
@@ -90,7 +91,7 @@ void user_trap(struct trapframe *tf)
 	} else if (scause == EXC_ECALL_U) {
 		tf->sepc += 4;
 		syscall(p);
-	} else {
+	} else if (!kshare_fault(p, scause, csr_read(stval))) {
 		proc_fault(p, scause, tf->sepc, csr_read(stval));
 	}
 

@@ -616,8 +616,35 @@ uint64_t edc_fm_find(const struct edc_fm *fm, uint64_t goal, uint64_t count, uin
 	return r;
 }
 
+int64_t edc_unit_info(struct edc *c, int unit, struct ed_unit_info *out)
+{
+	struct ed_protector p;
+	struct ed_operation s;
+	memset(&p, 0, sizeof p);
+	memset(&s, 0, sizeof s);
+	memset(out, 0, sizeof *out);
+	p.unit = (uint16_t)unit;
+	p.xn_entry = -1;
+	s.buf = (uint64_t)(uintptr_t)out;
+	s.one = sizeof *out;
+	return req(c, ED_OP_UNIT_INFO, &p, NULL, &s);
+}
+
+uint64_t edc_fm_count_avail(const struct edc_fm *fm)
+{
+	struct ed_unit_info u;
+	if (edc_unit_info(fm->c, fm->unit, &u) < 0 || u.nsectors != fm->nsectors)
+		return edc_fm_count_free(fm);
+	return u.nsectors - u.allocated - u.reserved;
+}
+
 uint64_t edc_fm_count_free(const struct edc_fm *fm)
 {
+	/* The kernel keeps the count: no need to read a map that may be
+	 * terabytes long. */
+	struct ed_unit_info u;
+	if (edc_unit_info(fm->c, fm->unit, &u) >= 0 && u.nsectors == fm->nsectors)
+		return u.nsectors - u.allocated;
 	uint64_t n = 0;
 	for (uint64_t s = 0; s < fm->nsectors; ) {
 		const uint64_t *w = fm_word(fm, s);

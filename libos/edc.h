@@ -209,7 +209,17 @@ uint64_t edc_fm_find(const struct edc_fm *fm, uint64_t goal, uint64_t count, uin
 /* Free sectors in [start, start + count) that follow start (0 if start is
  * allocated), at most `max`. */
 uint64_t edc_fm_run(const struct edc_fm *fm, uint64_t start, uint64_t max);
+/* Free sectors in the map (the kernel's count, ED_OP_UNIT_INFO: a map of
+ * terabytes is not read for it). */
 uint64_t edc_fm_count_free(const struct edc_fm *fm);
+/* Sectors applications can still allocate: the free ones less those the
+ * exodisk keeps for its own metadata (an allocation into them is
+ * ED_E_NOSPACE).  What a statfs should call free. */
+uint64_t edc_fm_count_avail(const struct edc_fm *fm);
+
+/* ED_OP_UNIT_INFO: the unit's size, what is allocated and kept, bindings,
+ * log, cache, kernel memory (kernel/uapi/exodisk.h).  >= 0 or an error. */
+int64_t edc_unit_info(struct edc *c, int unit, struct ed_unit_info *out);
 
 /* ---- errors --------------------------------------------------------------- */
 /* The POSIX errno (positive) a libFS should report for a kernel code. */

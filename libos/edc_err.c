@@ -46,7 +46,7 @@ static const char *const msg[] = {
 	[-ED_E_NOTSUBSET - 128]   = "proxy ranges not covered by the origin",
 	[-ED_E_NOMEM - 128]       = "exodisk out of kernel memory",
 	[-ED_E_NOMAP - 128]       = "no exonode map window",
-	[-ED_E_BINDFULL - 128]    = "exodisk binding table full",
+	[-ED_E_NOSPACE - 128]     = "disk full (the rest is kept for the exodisk's metadata)",
 	[-ED_E_SHUTDOWN - 128]    = "exodisk shut down",
 	[-ED_E_DEPTH - 128]       = "descendant exonodes nested too deeply",
 	[-ED_E_STALEREF - 128]    = "descendant exonode is gone",
@@ -54,6 +54,7 @@ static const char *const msg[] = {
 	[-ED_E_DEALLOC - 128]     = "object deallocated",
 	[-ED_E_FORMAT - 128]      = "no valid exodisk on the unit",
 	[-ED_E_EXITING - 128]     = "operation dropped at process exit",
+	[-ED_E_VERSION - 128]     = "exodisk of another format version",
 };
 
 const char *ed_strerror(long code)
@@ -69,7 +70,7 @@ int edc_errno(int64_t code)
 	case ED_E_CAP:
 		return EACCES;
 	case ED_E_ALLOCATED: case ED_E_CACHEDIRTY: case ED_E_CACHEFULL: case ED_E_QUOTA:
-	case ED_E_XNFULL: case ED_E_BINDFULL:
+	case ED_E_XNFULL: case ED_E_NOSPACE:
 		return ENOSPC;
 	case ED_E_BUSY: case ED_E_IOBUSY:
 		return EBUSY;
@@ -79,7 +80,7 @@ int edc_errno(int64_t code)
 		return ENOMEM;
 	case ED_E_NOTEMPTY:
 		return ENOTEMPTY;
-	case ED_E_UNIT: case ED_E_FORMAT: case ED_E_SHUTDOWN:
+	case ED_E_UNIT: case ED_E_FORMAT: case ED_E_SHUTDOWN: case ED_E_VERSION:
 		return ENODEV;
 	case ED_E_OP: case ED_E_ARG: case ED_E_ALIGN: case ED_E_TOOBIG: case ED_E_XNSIZE:
 		return EINVAL;

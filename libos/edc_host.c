@@ -40,7 +40,8 @@ static int64_t host_request(void *ctx, int op, struct ed_protector *prot, struct
 		if (bytes > ED_IO_MAX || iobuf == NULL)
 			return ED_E_TOOBIG;
 	}
-	if (sp != NULL && (op == ED_OP_EXONODE_ADD_DATA || op == ED_OP_EXONODE_READ_DATA)) {
+	if (sp != NULL && (op == ED_OP_EXONODE_ADD_DATA || op == ED_OP_EXONODE_READ_DATA ||
+	                   op == ED_OP_UNIT_INFO)) {
 		data = (void *)(uintptr_t)sp->buf;
 		datalen = (uint32_t)sp->one;
 	}

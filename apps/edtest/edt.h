@@ -113,7 +113,7 @@ void t_busy(void);
 void t_isolation(void);
 void t_exit_inflight(void);
 void t_units(void);
-void t_bindfull(void);      /* not in the default list: needs edbind=256 */
+void t_nospace(void);       /* not in the default list: fills the unit */
 
 /* Children (edtest child NAME ...). */
 int c_stranger(int argc, char **argv);

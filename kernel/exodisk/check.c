@@ -1,12 +1,14 @@
 /*
  * check.c - the invariant checker (see check.h for what it checks).
  *
- * It walks the binding table, fetches every bound block the way the next
+ * It walks the binding tree, fetches every bound block the way the next
  * mount would trust it (the home copy, or the log's image if the log holds
  * a newer version, or for a mounted unit the cache's committed copy),
- * verifies it, and marks every sector it refers to in a "seen" bitmap.
- * Overlaps show up as sectors seen twice; leaks as sectors the durable free
- * map allocates but nothing saw.  The checker only reads the disk.
+ * verifies it, and marks every sector it refers to in a "seen" bitmap,
+ * together with the pages of the two trees themselves.  Overlaps show up
+ * as sectors seen twice; leaks as sectors the durable free map allocates
+ * but nothing saw.  The checker only reads the disk.  Its bitmaps are
+ * sparse like the free maps, so checking a large disk costs what is on it.
  */
 #include "kernel/exodisk/check.h"
 #include "kernel/exodisk/edcore.h"
@@ -21,7 +23,7 @@ struct ck {
 	ed_check_visit_fn visit;
 	void *arg;
 	struct ed_check_stats *st;
-	struct ed_pvec seen;
+	struct ed_bm seen;
 	uint8_t *img, *plain, *img2, *plain2;
 	/* The log's newest images, sorted by home: the next mount rewrites
 	 * these homes from them, so they are what counts. */
@@ -150,6 +152,17 @@ static void refs_of(const struct ed_vtrec *v, const uint8_t *plain, struct ed_rl
 	ed_refs(&e, plain, false, out);
 }
 
+static uint64_t count_bits(const struct ed_bm *m)
+{
+	uint64_t n = 0;
+	for (uint64_t s = ed_bm_next(m, 0, true); s < m->nbits; ) {
+		uint64_t e = ed_bm_next(m, s, false);
+		n += e - s;
+		s = e < m->nbits ? ed_bm_next(m, e, true) : e;
+	}
+	return n;
+}
+
 static void count_block(struct ck *k, uint8_t *plain)
 {
 	struct ed_xnblk *b = (struct ed_xnblk *)plain;
@@ -164,25 +177,59 @@ static void count_block(struct ck *k, uint8_t *plain)
 	}
 }
 
-/* Report runs of sectors set in a and clear in b (a & ~b) from `from` on. */
-static void runs(struct ck *k, const struct ed_pvec *a, const struct ed_pvec *b, uint64_t from,
-                 const char *what)
+/* One 64-bit word of a sparse bitmap, markers included. */
+static uint64_t word_at(const struct ed_bm *m, uint64_t s)
+{
+	void *mk;
+	const uint64_t *w = ed_bm_leaf(m, s / ED_BM_LEAF_BITS, &mk);
+	if (w == NULL)
+		return mk == ED_BM_ONES ? ~0ull : 0;
+	return w[(s % ED_BM_LEAF_BITS) / 64];
+}
+
+/* Report runs of sectors set in a and clear in b and c (c may be NULL)
+ * from `from` on.  Only leaves where a has anything are looked at. */
+static void runs(struct ck *k, const struct ed_bm *a, const struct ed_bm *b, const struct ed_bm *c,
+                 uint64_t from, const char *what)
 {
 	uint64_t n = k->d->nsectors, run = 0, start = 0;
-	for (uint64_t s = from; s < n; s++) {
-		if (s % 64 == 0 && s + 64 <= n) {
-			uint64_t w = *ed_fm_word(a, s) & ~*ed_fm_word(b, s);
-			if (w == 0 && run == 0) {
-				s += 63;
-				continue;
-			}
-		}
-		bool hit = ed_fm_test(a, s) && !ed_fm_test(b, s);
-		if (hit && run++ == 0)
-			start = s;
-		if (!hit && run > 0) {
+	for (uint64_t li = ed_bm_next_leaf(a, from / ED_BM_LEAF_BITS); li < ed_bm_nleaves(a);
+	     li = ed_bm_next_leaf(a, li + 1)) {
+		uint64_t base = li * ED_BM_LEAF_BITS;
+		if (run > 0 && start + run != base) {
 			bad(k, what, start, run);
 			run = 0;
+		}
+		/* Whole leaves that are markers decide at once. */
+		void *ma, *mb, *mc = ED_BM_ZERO;
+		const uint64_t *wa = ed_bm_leaf(a, li, &ma), *wb = ed_bm_leaf(b, li, &mb);
+		const uint64_t *wc = c != NULL ? ed_bm_leaf(c, li, &mc) : NULL;
+		if ((wb == NULL && mb == ED_BM_ONES) || (wc == NULL && mc == ED_BM_ONES))
+			continue;
+		uint64_t end = ED_MIN(base + ED_BM_LEAF_BITS, n);
+		if (wa == NULL && wb == NULL && wc == NULL && base >= from) {
+			if (run++ == 0)               /* ONES, not in b or c: all of it */
+				start = base;
+			run += end - base - 1;
+			continue;
+		}
+		for (uint64_t s = ED_MAX(base, from & ~63ull); s < end; s += 64) {
+			uint64_t x = word_at(a, s) & ~word_at(b, s) & (c != NULL ? ~word_at(c, s) : ~0ull);
+			if (s < from)
+				x &= ~0ull << (from - s);
+			if (n - s < 64)
+				x &= (1ull << (n - s)) - 1;
+			for (uint32_t bit = 0; bit < 64; bit++) {
+				bool hit = (x >> bit) & 1;
+				if (hit && run++ == 0)
+					start = s + bit;
+				if (!hit && run > 0) {
+					bad(k, what, start, run);
+					run = 0;
+				}
+				if (x >> bit == 0 && run == 0)
+					break;
+			}
 		}
 	}
 	if (run > 0)
@@ -201,9 +248,9 @@ static void check_links(struct ck *k, const struct ed_vtrec *v, uint8_t *plain)
 		if (x->state != ED_SLOT_LIVE)
 			continue;
 		if (x->parent != 0) {
-			struct ed_vtrec *pv = ed_vt_find(d, x->parent);
+			struct ed_vtrec pvr, *pv = &pvr;
 			bool ok = false;
-			if (pv != NULL && pv->kind == ED_KIND_XNBLK &&
+			if (ed_bt_get_sync(d, x->parent, pv) == 0 && pv->kind == ED_KIND_XNBLK &&
 			    fetch(k, pv, k->img2, k->plain2) == 0) {
 				struct ed_xnblk *pb = (struct ed_xnblk *)k->plain2;
 				if (x->parent_slot < ed_xn_nslots(pb->nsect, pb->slot_bytes)) {
@@ -220,9 +267,9 @@ static void check_links(struct ck *k, const struct ed_vtrec *v, uint8_t *plain)
 		for (struct ed_xnrec *r = ed_xn_first(x); r != NULL; r = ed_xn_next(x, r)) {
 			if (r->type != ED_ENT_EXONODE)
 				continue;
-			struct ed_vtrec *cv = ed_vt_find(d, ed_xnrec_u64(r, 0));
+			struct ed_vtrec cvr, *cv = &cvr;
 			bool ok = false;
-			if (cv != NULL && cv->kind == ED_KIND_XNBLK &&
+			if (ed_bt_get_sync(d, ed_xnrec_u64(r, 0), cv) == 0 && cv->kind == ED_KIND_XNBLK &&
 			    fetch(k, cv, k->img2, k->plain2) == 0) {
 				struct ed_xnblk *cb = (struct ed_xnblk *)k->plain2;
 				if (r->a < ed_xn_nslots(cb->nsect, cb->slot_bytes)) {
@@ -237,7 +284,27 @@ static void check_links(struct ck *k, const struct ed_vtrec *v, uint8_t *plain)
 	}
 }
 
-/* The durable state: binding table, blocks, durable free map. */
+/* A tree page: it must lie in the data area, be allocated, and be seen once. */
+static void tree_page(void *arg, uint64_t sector, int err)
+{
+	struct ck *k = arg;
+	k->st->tree_pages++;
+	if (err != 0) {
+		bad(k, "exodisk tree page fails verification", sector, (uint64_t)-err);
+		return;
+	}
+	if (!ed_range_ok(k->d, sector, ED_SECT_PER_PAGE)) {
+		bad(k, "exodisk tree page outside the data area", sector, 0);
+		return;
+	}
+	if (ed_bm_any(&k->seen, sector, ED_SECT_PER_PAGE))
+		bad(k, "exodisk tree page overlaps other metadata", sector, 0);
+	(void)ed_bm_set(&k->seen, sector, ED_SECT_PER_PAGE);
+	if (!ed_bm_all(&k->d->dfm, sector, ED_SECT_PER_PAGE))
+		bad(k, "exodisk tree page is free in the free map", sector, 0);
+}
+
+/* The durable state: binding tree, blocks, durable free map. */
 static void check_durable(struct ck *k)
 {
 	struct ed_disk *d = k->d;
@@ -245,26 +312,29 @@ static void check_durable(struct ck *k)
 	st->gen = d->sb.gen;
 	st->nsectors = d->nsectors;
 	st->data_start = d->data_start;
-	st->allocated = ed_fm_count(&d->dfm, d->nsectors);
-	if (!ed_fm_all(&d->dfm, 0, d->data_start))
+	st->allocated = d->dfm.count;
+	if (!ed_bm_all(&d->dfm, 0, d->data_start))
 		bad(k, "exodisk region not allocated in the free map", 0, d->data_start);
-	ed_fm_set(&k->seen, 0, d->data_start);
+	(void)ed_bm_set(&k->seen, 0, d->data_start);
+	/* The trees' own pages. */
+	ed_fmt_each_page(d, tree_page, k);
+	int err = ed_bt_walk_sync(d, tree_page, k);
+	if (err != 0)
+		bad(k, "binding tree cannot be read", 0, (uint64_t)-err);
 	struct ed_rl *refs = ed_rl_get(k->ed);
-	for (uint32_t i = 0; i < d->vt_slots; i++) {
-		const struct ed_vtrec *v = ed_vt_slot(d, i);
-		if (v->stamp == 0)
-			continue;
+	struct ed_vtrec vr, *v = &vr;
+	for (uint64_t from = 0; (err = ed_bt_next_sync(d, from, v)) == 0; from = v->sector + 1) {
 		st->bindings++;
 		uint32_t ns = nsect_of(v);
 		if ((v->kind != ED_KIND_EXTENT && v->kind != ED_KIND_XNBLK) || ns == 0 ||
 		    ns > ED_XN_MAX_SECT || !ed_range_ok(d, v->sector, ns)) {
-			bad(k, "binding table record is malformed", v->sector, v->kind);
+			bad(k, "binding record is malformed", v->sector, v->kind);
 			continue;
 		}
-		int err = fetch(k, v, k->img, k->plain);
+		err = fetch(k, v, k->img, k->plain);
 		if (err != 0) {
 			bad(k, "bound block fails verification", v->sector, (uint64_t)-err);
-			ed_fm_set(&k->seen, v->sector, ns);
+			(void)ed_bm_set(&k->seen, v->sector, ns);
 			continue;
 		}
 		if (k->visit != NULL)
@@ -282,21 +352,25 @@ static void check_durable(struct ck *k)
 				bad(k, "block refers outside the data area", v->sector, s);
 				continue;
 			}
-			if (ed_fm_any(&k->seen, s, c))
+			if (ed_bm_any(&k->seen, s, c))
 				bad(k, "sector referred to by two bindings", s, v->sector);
-			ed_fm_set(&k->seen, s, c);
-			if (!ed_fm_all(&d->dfm, s, c))
+			(void)ed_bm_set(&k->seen, s, c);
+			if (!ed_bm_all(&d->dfm, s, c))
 				bad(k, "block refers to sectors the free map says are free", s, v->sector);
 		}
 	}
+	if (err != ED_E_NOTBOUND)
+		bad(k, "binding tree cannot be read", 0, (uint64_t)-err);
 	ed_rl_put(k->ed, refs);
-	runs(k, &d->dfm, &k->seen, d->data_start, "allocated sectors referred to by nothing (leak)");
-	for (uint32_t i = 0; i < d->vt_slots; i++) {
-		const struct ed_vtrec *v = ed_vt_slot(d, i);
-		if (v->stamp != 0 && v->kind == ED_KIND_XNBLK && nsect_of(v) <= ED_XN_MAX_SECT &&
+	if (st->bindings != d->bt_count)
+		bad(k, "binding count in the superblock is wrong", 0, st->bindings);
+	if (st->tree_pages != d->meta_pages)
+		bad(k, "tree page count in the superblock is wrong", 0, st->tree_pages);
+	runs(k, &d->dfm, &k->seen, NULL, d->data_start, "allocated sectors referred to by nothing (leak)");
+	for (uint64_t from = 0; ed_bt_next_sync(d, from, v) == 0; from = v->sector + 1)
+		if (v->kind == ED_KIND_XNBLK && nsect_of(v) <= ED_XN_MAX_SECT &&
 		    fetch(k, v, k->img, k->plain) == 0)
 			check_links(k, v, k->plain);
-	}
 }
 
 static int ck_begin(struct ck *k, struct exodisk *ed, struct ed_disk *d,
@@ -306,7 +380,8 @@ static int ck_begin(struct ck *k, struct exodisk *ed, struct ed_disk *d,
 	k->ed = ed;
 	k->d = d;
 	k->st = st;
-	int err = ed_pvec_alloc(&ed->env, &k->seen, d->fm_pages);
+	int err = 0;
+	ed_bm_init(&k->seen, &ed->env, d->nsectors, ED_BM_ZERO, NULL);
 	uint8_t **bufs[] = { &k->img, &k->plain, &k->img2, &k->plain2 };
 	for (uint32_t i = 0; i < ED_NELEM(bufs); i++)
 		if ((*bufs[i] = ed->env.page_alloc(ed->env.ctx)) == NULL)
@@ -316,7 +391,7 @@ static int ck_begin(struct ck *k, struct exodisk *ed, struct ed_disk *d,
 
 static void ck_end(struct ck *k)
 {
-	ed_pvec_free(&k->ed->env, &k->seen);
+	ed_bm_free(&k->seen);
 	uint8_t *bufs[] = { k->img, k->plain, k->img2, k->plain2 };
 	for (uint32_t i = 0; i < ED_NELEM(bufs); i++)
 		if (bufs[i] != NULL)
@@ -352,7 +427,7 @@ int ed_check_disk(struct exodisk *ed, int unit, ed_check_report_fn report, ed_ch
 
 /* ---- a mounted unit: its memory too ------------------------------------------------- */
 
-static void check_entry(struct ck *k, struct ed_entry *e, struct ed_pvec *seen2, struct ed_rl *refs)
+static void check_entry(struct ck *k, struct ed_entry *e, struct ed_bm *seen2, struct ed_rl *refs)
 {
 	struct ed_disk *d = k->d;
 	if (e->kind == ED_KIND_XNBLK) {
@@ -378,15 +453,15 @@ static void check_entry(struct ck *k, struct ed_entry *e, struct ed_pvec *seen2,
 			bad(k, "cached entry refers outside the data area", e->sector, s);
 			continue;
 		}
-		if (!ed_fm_all(&d->fm, s, c))
+		if (!ed_bm_all(&d->fm, s, c))
 			bad(k, "cached entry refers to sectors the free map says are free", s, e->sector);
-		if (ed_fm_any(seen2, s, c))
+		if (ed_bm_any(seen2, s, c))
 			bad(k, "two cached entries refer to the same sector", s, e->sector);
-		ed_fm_set(seen2, s, c);
+		(void)ed_bm_set(seen2, s, c);
 	}
 	if (e->com_stamp != 0) {
-		struct ed_vtrec *v = ed_vt_find(d, e->sector);
-		if (v == NULL || v->stamp != e->com_stamp)
+		struct ed_vtrec v;
+		if (ed_bt_get_sync(d, e->sector, &v) != 0 || v.stamp != e->com_stamp)
 			bad(k, "cached committed version is not the bound one", e->sector, e->com_stamp);
 	}
 }
@@ -416,7 +491,7 @@ static void check_proxies(struct ck *k)
 			}
 		}
 		for (uint32_t j = 0; j < p->nrange; j++) {
-			if (!ed_fm_all(&k->d->fm, p->r[j].start, p->r[j].nsectors))
+			if (!ed_bm_all(&k->d->fm, p->r[j].start, p->r[j].nsectors))
 				bad(k, "proxy reaches unallocated sectors", p->r[j].start, i);
 			if (known && !ed_rl_covers(cov, p->r[j].start, p->r[j].nsectors))
 				bad(k, "proxy reaches beyond its origin", p->r[j].start, i);
@@ -440,14 +515,12 @@ int ed_check_live(struct exodisk *ed, int unit, ed_check_report_fn report, void 
 	k.live = true;
 	k.report = report;
 	k.arg = arg;
-	struct ed_pvec seen2;
-	ed_memset(&seen2, 0, sizeof(seen2));
+	struct ed_bm seen2;
+	ed_bm_init(&seen2, &ed->env, d->nsectors, ED_BM_ZERO, NULL);
 	err = ck_begin(&k, ed, d, stats);
-	if (err == 0)
-		err = ed_pvec_alloc(&ed->env, &seen2, d->fm_pages);
 	if (err == 0) {
 		check_durable(&k);
-		runs(&k, &d->dfm, &d->fm, 0, "durable allocation missing from the free map");
+		runs(&k, &d->dfm, &d->fm, NULL, 0, "durable allocation missing from the free map");
 		struct ed_rl *refs = ed_rl_get(ed);
 		for (uint32_t i = 0; i < ed->cfg.cache_entries; i++) {
 			struct ed_entry *e = ed_cache_ent(ed, i);
@@ -457,17 +530,14 @@ int ed_check_live(struct exodisk *ed, int unit, ed_check_report_fn report, void 
 		ed_rl_put(ed, refs);
 		/* What the free map holds beyond the durable map must be exactly what
 		 * cached entries allocated and have not committed. */
-		ed_fm_set(&seen2, 0, d->data_start);
-		for (uint64_t s = 0; s < d->nsectors; s += 64) {
-			uint64_t w = *ed_fm_word(&d->fm, s) & ~*ed_fm_word(&d->dfm, s) &
-			             ~*ed_fm_word(&seen2, s);
-			if (w != 0)
-				bad(&k, "free map holds an allocation nothing refers to", s + __builtin_ctzll(w),
-				    (uint64_t)__builtin_popcountll(w));
-		}
+		(void)ed_bm_set(&seen2, 0, d->data_start);
+		runs(&k, &d->fm, &d->dfm, &seen2, 0, "free map holds an allocation nothing refers to");
 		check_proxies(&k);
+		/* The counts kept as the maps change. */
+		if (d->fm.count != count_bits(&d->fm) || d->dfm.count != count_bits(&d->dfm))
+			bad(&k, "free map counts disagree with the maps", 0, d->fm.count);
 	}
-	ed_pvec_free(&ed->env, &seen2);
+	ed_bm_free(&seen2);
 	ck_end(&k);
 	ed_unlock(ed);
 	return err;
@@ -482,16 +552,53 @@ int ed_check_freemap(struct exodisk *ed, int unit,
 	int err = ed_disk_inspect(ed, unit, &d, &lv);
 	if (err != 0)
 		return err;
-	uint64_t start = 0;
-	int cur = ed_fm_test(&d->dfm, 0);
-	for (uint64_t s = 1; s <= d->nsectors; s++) {
-		int v = s < d->nsectors ? ed_fm_test(&d->dfm, s) : !cur;
-		if (v != cur) {
-			fn(arg, start, s - start, cur);
-			start = s;
-			cur = v;
-		}
+	for (uint64_t s = 0; s < d->nsectors; ) {
+		int v = ed_bm_test(&d->dfm, s);
+		uint64_t e = ed_bm_next(&d->dfm, s, !v);
+		fn(arg, s, e - s, v);
+		s = e;
 	}
 	ed_disk_release(ed, d, &lv);
 	return 0;
+}
+
+/* ---- the exodisk's own pages, for tests that model the free map ------------------------ */
+
+struct metawalk {
+	void (*fn)(void *arg, uint64_t sector);
+	void *arg;
+};
+
+static void meta_cb(void *arg, uint64_t sector, int err)
+{
+	struct metawalk *w = arg;
+	(void)err;
+	w->fn(w->arg, sector);
+}
+
+int ed_check_meta_pages(struct exodisk *ed, int unit, void (*fn)(void *arg, uint64_t sector),
+                        void *arg)
+{
+	int err;
+	ed_lock(ed);
+	struct ed_disk *d = ed_disk_get(ed, (uint32_t)unit, &err);
+	if (d == NULL) {
+		ed_unlock(ed);
+		return err;
+	}
+	struct metawalk w = { fn, arg };
+	ed_fmt_each_page(d, meta_cb, &w);
+	err = ed_bt_walk_sync(d, meta_cb, &w);
+	/* A checkpoint on its way holds both its new pages and the old ones. */
+	for (uint32_t i = 0; i < d->ck_nitems; i++) {
+		const struct ck_item *it = ed_pvec_elem(&d->ck_items, sizeof(*it), i);
+		if (it->flags & CKI_ALLOCATED)
+			fn(arg, it->sector);
+		if ((it->flags & CKI_FREED) && it->old.sector > ED_MPTR_ONES)
+			fn(arg, it->old.sector);
+	}
+	for (uint32_t i = 0; i < d->ck_gone_n; i++)
+		fn(arg, d->ck_gone[i].sector);
+	ed_unlock(ed);
+	return err;
 }

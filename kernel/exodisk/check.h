@@ -4,6 +4,8 @@
  *
  * It verifies what thesis section 2.2 requires of storage integrity, and
  * what this implementation adds:
+ *   - every page of the binding and free-map trees verifies and lies in the
+ *     data area, allocated; the superblock's counts match;
  *   - every bound header and exonode block verifies (MAC, disk, sector,
  *     current version stamp) and is well formed;
  *   - an allocated sector is in exactly one self-protected extent or is
@@ -43,6 +45,7 @@ struct ed_check_stats {
 	uint64_t log_records;      /* live records in the log */
 	uint64_t bindings, extents, xnblocks, exonodes, descendants, data_entries;
 	uint64_t allocated;        /* sectors allocated (durable map), region included */
+	uint64_t tree_pages;       /* pages of the binding and free-map trees */
 	uint64_t violations, notes;
 };
 
@@ -61,5 +64,10 @@ int ed_check_live(struct exodisk *ed, int unit, ed_check_report_fn report, void 
 int ed_check_freemap(struct exodisk *ed, int unit,
                      void (*fn)(void *arg, uint64_t start, uint64_t count, int allocated),
                      void *arg);
+
+/* Every page the exodisk's own trees hold in a mounted unit's exported free
+ * map (8 sectors from each sector given), for tests that model that map. */
+int ed_check_meta_pages(struct exodisk *ed, int unit, void (*fn)(void *arg, uint64_t sector),
+                        void *arg);
 
 #endif

@@ -20,6 +20,13 @@
  * Freed sectors are released in the free map only when the record that
  * frees them is durable (thesis section 2.2): until then a crash could
  * bring back the old version still referring to them.
+ *
+ * Applying a durable record cannot fail, so whatever it needs is made sure
+ * of before the record is written: the binding tree's leaf for each block
+ * is in memory and pinned, nodes are set aside for splits, memory is taken
+ * for the free-map changes, and the disk has room for the tree pages the
+ * changes make dirty (a write-back that cannot have them fails with
+ * ED_E_NOSPACE or ED_E_NOMEM and changes nothing).
  */
 #include "kernel/exodisk/edcore.h"
 #include "kernel/exodisk/xnode.h"
@@ -79,9 +86,19 @@ static void encode_entry(struct exodisk *ed, struct ed_disk *d, struct ed_entry 
 	}
 }
 
+static void unpin(struct ed_disk *d, struct ed_io *io)
+{
+	if (io->bt_pinned) {
+		ed_bt_unpin(d, io->bt_pin);
+		io->bt_pin = NULL;
+		io->bt_pinned = false;
+	}
+}
+
 static void fail_io(struct exodisk *ed, struct ed_io *io, int err)
 {
 	struct ed_entry *e = io->ent;
+	unpin(ed->disk[e->unit], io);
 	e->flags &= ~EF_WRITING;
 	ed_io_finish(ed, io, err);
 	ed_ent_orphan(ed, e);      /* if its client has gone meanwhile */
@@ -117,11 +134,24 @@ void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
 			continue;
 		}
 		bool drop = (e->flags & EF_DEALLOC) != 0;
-		if (!drop && e->com_stamp == 0 && d->vt_count + new_bindings >= d->vt_max) {
+		bool fresh = !drop && e->com_stamp == 0;     /* a new binding */
+		/* Applying the record at its completion changes the binding tree
+		 * there: the leaf must be in memory, and nodes set aside for a
+		 * split.  A leaf being read holds the record up until it is in. */
+		int err = 0;
+		if (!io->bt_pinned) {
+			err = ed_bt_pin(d, e->sector, &io->bt_pin);
+			if (err == ED_E_WAIT)
+				break;
+			io->bt_pinned = err == 0;
+		}
+		if (err == 0 && fresh)
+			err = ed_bt_reserve(d, new_bindings + 1);
+		if (err != 0) {
 			*pp = io->next;
 			if (*pp == NULL)
 				d->commitq_tail = last;
-			fail_io(ed, io, ED_E_BINDFULL);
+			fail_io(ed, io, err);
 			continue;
 		}
 		ed_refs(e, e->cur, drop, cur);
@@ -148,6 +178,36 @@ void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
 		if (c > d->sb.log_len - d->log_used) {
 			need_ckpt = true;
 			break;
+		}
+		/* Room on the disk for the tree pages this makes dirty: the
+		 * binding's leaf (and a split), the free-map leaves its ranges
+		 * touch.  Short of it, a checkpoint frees the pages it replaces;
+		 * when even that did not help, the write-back fails, changing
+		 * nothing. */
+		uint64_t more = 1 + (fresh ? d->bt_height + 1 : 0);
+		for (uint32_t i = 0; i < a->n + f->n; i++) {
+			const struct ed_range *r = i < a->n ? &a->r[i] : &f->r[i - a->n];
+			more += (r->start + r->nsectors - 1) / ED_BM_LEAF_BITS - r->start / ED_BM_LEAF_BITS + 1;
+		}
+		if (!ed_ckpt_room(d, more)) {
+			if (!d->ck_nospace && (d->bt_dirty > 0 || d->fm_dirty.count > 0)) {
+				need_ckpt = true;
+				break;
+			}
+			*pp = io->next;
+			if (*pp == NULL)
+				d->commitq_tail = last;
+			fail_io(ed, io, ED_E_NOSPACE);
+			continue;
+		}
+		/* Memory for the free-map changes made at the completion. */
+		if ((err = ed_fm_commit_prepare(d, a->r, a->n, 0)) != 0 ||
+		    (err = ed_fm_commit_prepare(d, f->r, 0, f->n)) != 0) {
+			*pp = io->next;
+			if (*pp == NULL)
+				d->commitq_tail = last;
+			fail_io(ed, io, err);
+			continue;
 		}
 		/* Accept it into the record. */
 		*pp = io->next;
@@ -193,6 +253,8 @@ void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
 			ed_ckpt_request(ed, d);
 		return;
 	}
+	if (need_ckpt)
+		d->ck_wanted = true;
 
 	/* The record header: fixed part, image list, ranges, tag. */
 	uint8_t *hdr = d->loghdr;
@@ -255,7 +317,8 @@ static void apply(struct exodisk *ed, struct ed_disk *d, struct ed_io *io)
 {
 	struct ed_entry *e = io->ent;
 	if (io->logop == ED_LOGOP_DROP) {
-		ed_vt_remove(d, e->sector);
+		ed_bt_del(d, e->sector);
+		unpin(d, io);
 		e->flags &= ~(EF_WRITING | EF_DIRTY | EF_DEALLOC);
 		if (e->flags & EF_HOME_NEED) {
 			e->flags &= ~EF_HOME_NEED;
@@ -266,7 +329,8 @@ static void apply(struct exodisk *ed, struct ed_disk *d, struct ed_io *io)
 		ed_cache_evict(ed, e);
 		return;
 	}
-	(void)ed_vt_put(d, e->sector, io->stamp, e->kind, e->nsect);   /* room was checked */
+	ed_bt_put(d, e->sector, io->stamp, e->kind, e->nsect);   /* leaf pinned, nodes set aside */
+	unpin(d, io);
 	img_get(d, io->img_off, e->com, e->kind == ED_KIND_EXTENT ? 1 : e->nsect);
 	e->com_stamp = io->stamp;
 	e->flags &= ~(EF_WRITING | EF_DIRTY);
@@ -299,21 +363,15 @@ static void log_done(struct blkreq *r)
 		struct ed_loghdr *h = (struct ed_loghdr *)d->loghdr;
 		/* Free-map changes first: every block of the record becomes current
 		 * together. */
-		struct ed_logrange *rg = (struct ed_logrange *)
+		_Static_assert(sizeof(struct ed_logrange) == sizeof(struct ed_range), "ranges");
+		const struct ed_range *rg = (const struct ed_range *)
 			(d->loghdr + sizeof(*h) + h->nimg * sizeof(struct ed_logimg));
-		for (uint32_t i = 0; i < h->nalloc; i++)
-			ed_fm_set(&d->dfm, rg[i].start, rg[i].count);
-		for (uint32_t i = h->nalloc; i < h->nalloc + h->nfree; i++) {
-			ed_fm_clear(&d->dfm, rg[i].start, rg[i].count);
-			ed_fm_clear(&d->fm, rg[i].start, rg[i].count);
-		}
+		ed_fm_commit(d, rg, h->nalloc, h->nfree);
 		ed_memcpy(d->log_chain, ed_log_tag(d->loghdr), 16);
 		d->log_seq++;
 		d->log_head = d->batch_next;
 		d->log_used += d->batch_cost;
 		d->st_records++;
-		if (d->log_used * 2 > d->sb.log_len)
-			d->ck_wanted = true;
 	}
 	while (batch != NULL) {
 		struct ed_io *io = batch;
@@ -326,6 +384,9 @@ static void log_done(struct blkreq *r)
 			fail_io(ed, io, status);
 		}
 	}
+	ed_bt_spares_trim(d);
+	if (d->log_used * 2 > d->sb.log_len || ed_ckpt_due(d))
+		d->ck_wanted = true;
 	ed_commit_kick(ed, d);
 	ed_ckpt_progress(ed, d);
 	ed_unlock(ed);

@@ -247,9 +247,13 @@ static uint8_t *bounce_sector(struct ed_bounce *b, uint32_t s)
 	       (s % ED_SECT_PER_PAGE) * ED_SECTOR;
 }
 
-/* Verify the header that came in with the data, against the binding table
- * (or against the cached copy if someone read it in meanwhile), and check
- * the capability and the range. */
+/* Verify the header that came in with the data, against its binding as it
+ * was when the read started (or against the cached copy if someone read it
+ * in meanwhile), and check the capability and the range.  The binding can
+ * change meanwhile only through a write-back of the cached header, and a
+ * shrink or deallocation waits for this read to finish (ED_E_IOBUSY); a
+ * header that grew and was written back since fails as stale, and the
+ * application reads again. */
 static int bounce_check(struct exodisk *ed, struct ed_io *io)
 {
 	struct ed_disk *d = ed->disk[io->unit];
@@ -262,11 +266,7 @@ static int bounce_check(struct exodisk *ed, struct ed_io *io)
 	} else if (e != NULL) {
 		return e->kind == ED_KIND_EXTENT ? ED_E_BUSY : ED_E_KIND;
 	} else {
-		struct ed_vtrec *v = ed_vt_find(d, io->blkno);
-		if (v == NULL)
-			return ED_E_NOTBOUND;
-		if (v->kind != ED_KIND_EXTENT)
-			return ED_E_KIND;
+		struct ed_vtrec *v = &io->bind;
 		int err = ed_ext_decode(&ed->keys, d->sb.uuid, io->blkno,
 		                        (const struct ed_exthdr *)bounce_sector(io->bounce, 0),
 		                        v->stamp, &h);
@@ -387,6 +387,7 @@ int64_t ed_op_io(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 	struct ed_obj o;
 	err = ed_obj_find(ed, prot, &o);
 	bool bounce = err == ED_E_NOTCACHED && prot->kind == ED_PK_EXTENT && !write;
+	/* (ED_E_NOTCACHED for an extent: o.bind is its binding, of that kind.) */
 	if (err != 0 && !bounce)
 		return err;
 	if (bounce && b->b_blkno < prot->blkno)
@@ -422,6 +423,7 @@ int64_t ed_op_io(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 	io->segcap = a->segcap;
 
 	if (bounce) {
+		io->bind = o.bind;
 		ed_io_start(ed, io, a);
 		struct ed_bounce *bb = NULL;
 		for (uint32_t i = 0; i < ed->cfg.nbounce && bb == NULL; i++)

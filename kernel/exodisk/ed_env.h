@@ -60,6 +60,17 @@ struct ed_env {
 	/* Used only by the synchronous paths (format, mount, check): let device
 	 * completions happen, e.g. blk_poll() or wait for an interrupt. */
 	void  (*wait)(void *ctx);
+	/* Inside ed_request, when the request needs a page of the binding tree
+	 * that is being read: block the calling process until wakeup() (other
+	 * processes and completions run meanwhile); the core then retries the
+	 * request.  Return 0, or an error to give up with (the process was
+	 * killed).  NULL: the core calls wait() instead. */
+	int   (*sleep)(void *ctx);
+	void  (*wakeup)(void *ctx);
+	/* Optional: the page behind page `page` of a unit's exported free map
+	 * changed (ed_freemap_page returns another): unmap the old one from
+	 * every process that mapped it. */
+	void  (*fm_remap)(void *ctx, int unit, uint64_t page);
 };
 
 /* Sizes chosen when the core is created; 0 in any field means the default. */
@@ -71,6 +82,7 @@ struct ed_config {
 	uint32_t nproxy;          /* proxy exonodes; default 64                         */
 	uint32_t nmaps;           /* exonode mappings, all clients; default 256         */
 	uint32_t client_quota;    /* cache entries one client may hold; default 3/4     */
+	uint32_t meta_pages;      /* clean binding-tree pages kept per unit; default 1024 */
 };
 
 #define ED_MAX_CLIENTS 64     /* processes using the exodisk at the same time */
@@ -119,15 +131,24 @@ void ed_destroy(struct exodisk *ed);
 struct ed_format_opts {
 	uint64_t nsectors;        /* sectors to use; default: the unit's capacity        */
 	uint64_t log_sectors;     /* commit log size; default nsectors/256, 64..2048     */
-	uint64_t max_bindings;    /* headers + exonode blocks; default nsectors/128, >=256 */
 	uint8_t  uuid[16];        /* the disk's identity; all zero = derive from entropy */
 };
 
-/* Write an empty exodisk to a registered block unit.  Synchronous. */
+/* The sizes a unit may have: at least ed_format_min_sectors() (the
+ * exodisk's region and room to work in), at most ED_MAX_SECTORS (what the
+ * exported free map can show: 32 TiB). */
+#define ED_MAX_SECTORS (1ull << 36)
+uint64_t ed_format_min_sectors(void);
+
+/* Write an empty exodisk to a registered block unit.  Synchronous, and it
+ * writes a few pages whatever the size.  ED_E_RANGE: too small;
+ * ED_E_TOOBIG: too big (or a log too big for it). */
 int ed_format(struct exodisk *ed, int unit, const struct ed_format_opts *o);
-/* Mount a unit: read its superblock and snapshot, replay the commit log,
- * rewrite any block the log says is newer than its home copy, checkpoint.
- * Synchronous (boot time).  Returns 0 or a negative ED_E_* / BLK_E_* code. */
+/* Mount a unit: read its superblock and trees (the binding tree only at its
+ * root), replay the commit log, rewrite any block the log says is newer
+ * than its home copy.  Synchronous (boot time).  Returns 0 or a negative
+ * ED_E_* / BLK_E_* code (ED_E_FORMAT: no exodisk; ED_E_VERSION: another
+ * format version; ED_E_BADMAC: another key, or damaged). */
 int ed_mount(struct exodisk *ed, int unit);
 
 /* One system call.  Returns >= 0 (0, or a count, id or address as the
@@ -145,23 +166,21 @@ void ed_client_exit(struct exodisk *ed, struct ed_client *c);
 void ed_unmount_forget(struct exodisk *ed, int unit);
 
 /* What a mounted unit looks like and what it has done since it was
- * mounted (for boot messages and measurements).  0 or ED_E_UNIT. */
-struct ed_unit_stats {
-	uint64_t nsectors, data_start;
-	uint64_t log_sectors;          /* the commit log                          */
-	uint64_t snapshot_sectors;     /* one snapshot: free map + binding table  */
-	uint64_t bindings, max_bindings;
-	uint64_t replayed, redone;     /* at mount: log records applied, homes rewritten */
-	uint64_t commits, records;     /* blocks committed, log records written   */
-	uint64_t homes, checkpoints;   /* home writes, checkpoints                */
-	/* for the whole core, all units together */
-	uint64_t sg_writes, bounce_reads, cached_reads;
-};
-int ed_unit_stats(struct exodisk *ed, int unit, struct ed_unit_stats *out);
+ * mounted (ED_OP_UNIT_INFO; boot messages and measurements).  0 or
+ * ED_E_UNIT.  c may be NULL (then the client fields are 0). */
+int ed_unit_info(struct exodisk *ed, int unit, struct ed_client *c, struct ed_unit_info *out);
+/* Sectors the last ed_format wrote (format cost, for measurements). */
+uint64_t ed_format_sectors(struct exodisk *ed);
+/* The sector of the last metadata that did not verify or could not be
+ * read (a mount, a check, a lookup), for messages; UINT64_MAX if none. */
+uint64_t ed_bad_sector(struct exodisk *ed);
 
 /* For the kernel's exported pages: the free map of a mounted unit is
- * ed_freemap_npages() pages; ed_freemap_page(i) is the i-th.  They stay
- * valid for the life of the core and change in place. */
+ * ed_freemap_npages() pages; ed_freemap_page(i) is the i-th, to be mapped
+ * read-only when a process first reads it.  A page that is all free or
+ * all allocated is one page shared by every such page; when page i gets a
+ * page of its own (or back), env.fm_remap says so, and the old mapping
+ * must go.  Page contents change in place. */
 uint32_t ed_freemap_npages(struct exodisk *ed, int unit);
 void    *ed_freemap_page(struct exodisk *ed, int unit, uint32_t i);
 

@@ -5,14 +5,19 @@
  *
  * The pieces, each in its own file:
  *   pvec.c      vectors of pages (all large tables live in single pages)
- *   freemap.c   the free map (conservative, exported) and the durable one
- *   vt.c        the binding table: bound sector -> kind, size, version stamp
+ *   bitmap.c    sparse bitmaps (uniform runs cost no memory), sparse arrays
+ *   freemap.c   the free map (conservative, exported) and the durable one;
+ *               room for the exodisk's own pages (mspace)
+ *   btree.c     the binding tree: bound sector -> kind, size, version stamp,
+ *               a B+tree paged in from disk as lookups touch it
+ *   fmtree.c    the free map on disk: a radix tree over its leaves
  *   rangeset.c  sorted sector-range lists: coverage, differences
  *   cache.c     the exodisk cache: entries, hash, LRU, holders, replacement
  *   iob.c       control blocks of asynchronous operations, result posting
  *   commit.c    the commit log: batching write-backs into log records
  *   home.c      writing committed blocks back to their home sectors
- *   ckpt.c      checkpoints: snapshot + superblock, which empty the log
+ *   ckpt.c      checkpoints: the trees' changed pages, copy-on-write, and a
+ *               superblock naming them, which empty the log
  *   mount.c     format and mount (log replay, redo)
  *   refs.c      which sectors a header / exonode block references
  *   objects.c   resolving a protector, capability checks, change hooks
@@ -32,6 +37,10 @@
 #include "kernel/exodisk/edlib.h"
 #include "kernel/exodisk/edcrypt.h"
 #include "kernel/exodisk/ondisk.h"
+
+/* An internal result, never returned to a caller of ed_request(): a page of
+ * the binding tree is being read in; the request is retried once it is. */
+#define ED_E_WAIT  (-255)
 
 /* ---- page vectors ---------------------------------------------------------- */
 /* Up to 512 * 512 pages, reached through a directory page of leaf pages. */
@@ -57,6 +66,55 @@ static inline uint32_t ed_pvec_pages_for(uint32_t n, uint32_t size)
 	uint32_t per = ED_PAGE / size;
 	return (n + per - 1) / per;
 }
+
+/* ---- sparse bitmaps and arrays (bitmap.c) ------------------------------------ */
+#define ED_BM_LEAF_BITS  (ED_PAGE * 8ull)      /* 32768 sectors per leaf page */
+#define ED_BM_ZERO       ((void *)0)           /* a leaf or subtree of zeros */
+#define ED_BM_ONES       ((void *)1)           /* ... of ones */
+#define ED_BM_SHARED     ((void *)2)           /* ... as in the base bitmap */
+
+struct ed_bm {
+	void    *root;             /* radix of pointer pages above the leaf pages */
+	uint64_t nbits;
+	uint64_t count;            /* bits set below nbits */
+	struct ed_bm *base;        /* what ED_BM_SHARED refers to */
+	struct ed_bm *dep;         /* the bitmap sharing this one's leaves */
+	const struct ed_env *env;
+	uint64_t *pages;           /* a counter of pages held (memory accounting) */
+	void (*changed)(void *arg, uint64_t leaf);   /* a leaf's page was replaced */
+	void *arg;
+};
+
+void ed_bm_init(struct ed_bm *m, const struct ed_env *env, uint64_t nbits, void *fill,
+                uint64_t *pages);
+void ed_bm_free(struct ed_bm *m);
+uint64_t ed_bm_nleaves(const struct ed_bm *m);
+const uint64_t *ed_bm_leaf(const struct ed_bm *m, uint64_t li, void **mk);
+bool ed_bm_test(const struct ed_bm *m, uint64_t bit);
+bool ed_bm_any(const struct ed_bm *m, uint64_t start, uint64_t count);
+bool ed_bm_all(const struct ed_bm *m, uint64_t start, uint64_t count);
+uint64_t ed_bm_next(const struct ed_bm *m, uint64_t from, bool val);
+uint64_t ed_bm_prev(const struct ed_bm *m, uint64_t before, bool val);
+uint64_t ed_bm_next_leaf(const struct ed_bm *m, uint64_t li);
+int  ed_bm_prepare(struct ed_bm *m, uint64_t start, uint64_t count, bool val);
+int  ed_bm_set(struct ed_bm *m, uint64_t start, uint64_t count);
+int  ed_bm_clear(struct ed_bm *m, uint64_t start, uint64_t count);
+int  ed_bm_clear_unless(struct ed_bm *m, const struct ed_bm *keep, uint64_t start, uint64_t count);
+void ed_bm_reshare(struct ed_bm *m, uint64_t li);
+void ed_bm_compact(struct ed_bm *m, uint64_t li);
+int  ed_bm_install(struct ed_bm *m, uint64_t li, uint64_t *page);
+/* Give leaf li of m a page of its own (not shared, not a marker). */
+uint64_t *ed_bm_own(struct ed_bm *m, uint64_t li);
+
+/* A sparse array of pointers by 64-bit index (below 2^27), NULL = absent. */
+struct ed_spa {
+	void *root;
+	const struct ed_env *env;
+	uint64_t *pages;
+};
+void **ed_spa_slot(struct ed_spa *a, uint64_t i, bool make);
+/* Free the array; fn (if not NULL) is called for every pointer stored. */
+void  ed_spa_free(struct ed_spa *a, void (*fn)(void *arg, void *p), void *arg);
 
 /* ---- range lists ------------------------------------------------------------- */
 struct ed_rl {
@@ -116,6 +174,7 @@ struct ed_entry {
 	uint32_t modgen;          /* counts changes to cur */
 	uint32_t embed_modgen;    /* modgen when embed_stamp was drawn */
 	uint64_t inflight_stamp;  /* version carried by the home-sector write in flight */
+	uint64_t read_stamp;      /* being read in: the version the binding names */
 	uint32_t nmaps;           /* exonode maps of this block */
 	uint8_t *cur;             /* working copy, plain (capabilities in the clear) */
 	uint8_t *com;             /* the committed image exactly as on disk */
@@ -159,6 +218,8 @@ struct ed_io {
 	void    *pin;
 	struct ed_io *next;        /* waiter lists and queues */
 	struct ed_entry *ent;
+	struct ed_bnode *bt_pin;   /* write-back: the binding leaf its record changes ... */
+	bool     bt_pinned;        /* ... pinned (bt_pin is NULL for an empty tree) */
 	/* ED_OP_IO */
 	bool     write;
 	bool     fua;              /* a write that is durable when it completes */
@@ -175,6 +236,7 @@ struct ed_io {
 	bool     hdr_read;         /* reads the header sector into sec */
 	uint8_t  sec[ED_SECTOR];   /* ... here, so no header byte reaches the application */
 	struct ed_bounce *bounce;
+	struct ed_vtrec bind;      /* bounce read: the binding when the read started */
 	uint64_t rd_start;         /* bounce read: first sector read */
 	uint32_t rd_nsect;
 	/* write-back */
@@ -212,8 +274,48 @@ struct ed_xnmap {
 	uint64_t uaddr;
 };
 
+/* ---- the binding tree's nodes in memory (btree.c) ----------------------------- */
+#define BN_DIRTY    0x01   /* changed since the last checkpoint (so are its ancestors) */
+#define BN_LOADING  0x02   /* being read in */
+#define BN_FAILED   0x04   /* the read failed or did not verify: err says why */
+#define BN_LRU      0x08   /* on the list of clean nodes eviction looks at */
+
+struct ed_disk;
+struct ed_bnode {
+	uint8_t *page;             /* the node exactly as on disk */
+	struct ed_bnode *parent;   /* NULL for the root */
+	struct ed_bnode **kid;     /* inner nodes: the resident child of each entry */
+	struct ed_bnode *lprev, *lnext;   /* LRU of clean nodes; free list */
+	struct ed_disk *d;
+	uint16_t flags;
+	uint16_t nkids;            /* resident (or loading) children */
+	uint32_t pins;             /* a change will be applied here at a completion */
+	int32_t  err;
+	struct ed_mptr old;        /* a checkpoint: where it was ... */
+	uint64_t new_sector;       /* ... and where it goes (0: not being written) */
+	struct blkreq req;         /* reading it in */
+	struct blk_seg seg;
+};
+
+/* ---- one checkpoint's plan (ckpt.c) ---------------------------------------------- */
+enum { CKI_BT = 1, CKI_FMLEAF, CKI_FMINNER, CKI_GONE };
+#define CKI_ALLOCATED  0x1     /* item flags: a new place was claimed ... */
+#define CKI_FREED      0x2     /* ... its old place released in dfm ...    */
+#define CKI_SEALED     0x4     /* ... and the pointer to it replaced       */
+struct ck_item {
+	uint8_t  type;             /* CKI_* */
+	uint8_t  flags;
+	uint8_t  level;            /* CKI_FMINNER */
+	uint64_t index;            /* free-map leaf or inner node */
+	struct ed_bnode *node;     /* CKI_BT */
+	struct ed_mptr old;        /* where it was: freed when the checkpoint is durable */
+	uint64_t sector;           /* where it is written (0: nowhere - a uniform leaf, or gone) */
+	uint64_t marker;           /* not written: the ZERO/ONES pointer that stands for it */
+	const void *src;           /* the page written */
+};
+
 /* ---- one mounted unit ------------------------------------------------------------ */
-enum ed_ckstate { CK_IDLE = 0, CK_WAIT, CK_FLUSH1, CK_SNAP, CK_FLUSH2, CK_SUPER };
+enum ed_ckstate { CK_IDLE = 0, CK_WAIT, CK_FLUSH1, CK_WRITE, CK_FLUSH2, CK_SUPER };
 
 struct ed_disk {
 	struct exodisk *ed;
@@ -223,12 +325,29 @@ struct ed_disk {
 	uint16_t unit;
 	struct ed_super sb;        /* the superblock as last written */
 	uint64_t nsectors, data_start;
-	uint32_t fm_pages;
-	struct ed_pvec fm;         /* conservative free map (exported): 1 = allocated */
-	struct ed_pvec dfm;        /* what the disk says: the committed allocation */
-	struct ed_pvec vt;         /* binding table */
-	uint32_t vt_slots, vt_count, vt_max;
+	uint64_t mem_pages;        /* kernel pages this unit holds */
+	struct ed_bm fm;           /* conservative free map (exported): 1 = allocated */
+	struct ed_bm dfm;          /* what the disk says: a delta against fm */
 	uint64_t nonce, nstamps;   /* version stamps of this mount */
+	/* the binding tree */
+	struct ed_bnode *bt;       /* its root, always resident (NULL: empty tree) */
+	struct ed_mptr bt_root;    /* where the root is on disk */
+	uint32_t bt_height;
+	uint64_t bt_count;         /* records */
+	uint32_t bt_resident, bt_dirty, bt_loading;
+	uint32_t bt_budget;        /* clean nodes kept in memory */
+	struct ed_bnode *bt_lru_head, *bt_lru_tail;
+	struct ed_bnode *bt_free;  /* unused descriptors */
+	void    *bt_descpages;     /* pages of descriptors, chained through their first word */
+	struct ed_bnode *bt_spare; /* whole nodes kept for splits made at a completion */
+	uint32_t bt_nspare;
+	/* the free map on disk */
+	uint32_t fmt_height;
+	struct ed_mptr fmt_root;
+	struct ed_spa fmt_img[ED_FMT_MAX_HEIGHT + 1];   /* inner pages by level, by index */
+	struct ed_bm fm_dirty;     /* leaves whose durable bits changed since the checkpoint */
+	uint64_t meta_pages;       /* tree pages on disk */
+	uint64_t meta_cursor;      /* where the next tree page is looked for */
 	/* commit log */
 	uint64_t log_head;         /* offset where the next record goes */
 	uint64_t log_used;         /* sectors of live records since the checkpoint */
@@ -251,7 +370,12 @@ struct ed_disk {
 	int      ck;               /* enum ed_ckstate */
 	bool     ck_wanted;
 	bool     ck_clean;         /* this checkpoint ends a shutdown */
-	uint32_t ck_next;          /* next snapshot page to write */
+	bool     ck_nospace;       /* the last one found no room for the trees' pages */
+	struct ed_pvec ck_items;   /* the plan: struct ck_item */
+	uint32_t ck_nitems, ck_next;
+	struct ed_mptr ck_gone[16];   /* pages dropped by a checkpoint that failed */
+	uint32_t ck_gone_n;
+	uint64_t ck_written;       /* sectors this checkpoint wrote */
 	struct ed_super ck_sb;
 	struct blkreq ckreq;
 	struct blk_seg *ckseg;     /* a page of segments */
@@ -259,8 +383,9 @@ struct ed_disk {
 	struct ed_io *ck_waiters;  /* shutdown requests */
 	int32_t  ck_error;
 	/* statistics */
-	uint64_t st_commits, st_records, st_homes, st_ckpts;
+	uint64_t st_commits, st_records, st_homes, st_ckpts, st_ckpt_sectors, st_ckpt_last;
 	uint64_t st_replayed, st_redone;   /* at mount: log records applied, homes rewritten */
+	uint64_t st_mount_reads, st_mount_ticks, st_meta_reads;
 };
 
 /* ---- the core ---------------------------------------------------------------------- */
@@ -285,11 +410,18 @@ struct exodisk {
 	struct ed_pvec proxies;
 	struct ed_pvec maps;
 	uint32_t nmaps_live;
+	/* the exported pages of free-map leaves that are all free / all allocated */
+	void    *zero_page, *ones_page;
 	/* scratch range lists */
 	struct ed_pvec scratch;
 	uint32_t scratch_top;
+	/* binding-tree pages read in so far: a request that waited for one
+	 * retries at once if this moved meanwhile */
+	uint64_t meta_loads;
+	/* where the last metadata that failed to verify (or to read) was */
+	uint64_t bad_sector;
 	/* counters for tests and the tool */
-	uint64_t st_bounce_reads, st_cached_reads, st_sg_writes;
+	uint64_t st_bounce_reads, st_cached_reads, st_sg_writes, st_format_sectors;
 };
 
 /* ---- shared helpers ------------------------------------------------------------------ */
@@ -300,23 +432,87 @@ struct ed_disk *ed_disk_get(struct exodisk *ed, uint32_t unit, int *err);
 bool ed_range_ok(const struct ed_disk *d, uint64_t start, uint64_t count);
 uint64_t ed_new_stamp(struct ed_disk *d, const struct ed_keys *k);
 
-/* freemap.c */
-bool ed_fm_any(const struct ed_pvec *m, uint64_t start, uint64_t count);
-bool ed_fm_all(const struct ed_pvec *m, uint64_t start, uint64_t count);
-void ed_fm_set(struct ed_pvec *m, uint64_t start, uint64_t count);
-void ed_fm_clear(struct ed_pvec *m, uint64_t start, uint64_t count);
-bool ed_fm_test(const struct ed_pvec *m, uint64_t sector);
-/* Release what only the conservative map holds: fm &= dfm over the range. */
+/* freemap.c: the two free maps of a unit, and room for the trees' pages.
+ * fm is what applications see and allocations check; dfm is the durable
+ * map.  Claims and releases are checked (and memory taken) before anything
+ * changes: ed_fm_claim_check() then ed_fm_claim(). */
+int  ed_fm_init(struct exodisk *ed, struct ed_disk *d);
+void ed_fm_destroy(struct ed_disk *d);
+bool ed_fm_any(struct ed_disk *d, uint64_t start, uint64_t count);
+int  ed_fm_claim_check(struct ed_disk *d, uint64_t start, uint64_t count);
+void ed_fm_claim(struct ed_disk *d, uint64_t start, uint64_t count);
+/* Release what only the conservative map holds over the range (fm &= dfm). */
 void ed_fm_release_uncommitted(struct ed_disk *d, uint64_t start, uint64_t count);
-uint64_t ed_fm_count(const struct ed_pvec *m, uint64_t nbits);
-/* The 64-bit word holding `bit` (bit % 64 is its position). */
-uint64_t *ed_fm_word(const struct ed_pvec *m, uint64_t bit);
+/* Memory for a committed record's changes, then the changes (at completion). */
+int  ed_fm_commit_prepare(struct ed_disk *d, const struct ed_range *r, uint32_t nalloc,
+                          uint32_t nfree);
+void ed_fm_commit(struct ed_disk *d, const struct ed_range *r, uint32_t nalloc, uint32_t nfree);
+/* The durable map alone (mount replay, checkpoints): marks leaves dirty. */
+int  ed_dfm_set(struct ed_disk *d, uint64_t start, uint64_t count);
+int  ed_dfm_clear(struct ed_disk *d, uint64_t start, uint64_t count);
+uint64_t ed_fm_free_sectors(const struct ed_disk *d);
+/* Free sectors applications cannot have: what the next checkpoint may need
+ * (with `more` dirty pages), and the slack that lets write-backs go on. */
+uint64_t ed_fm_ckpt_need(const struct ed_disk *d, uint64_t more);
+uint64_t ed_fm_slack(const struct ed_disk *d);
+uint64_t ed_fm_reserve(const struct ed_disk *d);
+void ed_fm_link(struct ed_disk *d);
+/* Uniform leaves of the range become markers again (memory follows what is stored). */
+void ed_fm_tidy(struct ed_disk *d, uint64_t start, uint64_t count);
+/* Mount: a change to both maps while they are one (dfm shares fm). */
+int  ed_fm_mount_change(struct ed_disk *d, uint64_t start, uint64_t count, bool set);
+/* A free run of n pages (8 sectors each) for the trees: its first sector,
+ * claimed in both maps, or 0. */
+uint64_t ed_mspace_alloc(struct ed_disk *d, uint32_t n, uint32_t *got);
+/* The exported page i of the map (a shared zero or ones page for uniform leaves). */
+void *ed_fm_export_page(struct exodisk *ed, struct ed_disk *d, uint64_t i);
 
-/* vt.c */
-struct ed_vtrec *ed_vt_find(struct ed_disk *d, uint64_t sector);
-int  ed_vt_put(struct ed_disk *d, uint64_t sector, uint64_t stamp, uint8_t kind, uint8_t nsect);
-void ed_vt_remove(struct ed_disk *d, uint64_t sector);
-struct ed_vtrec *ed_vt_slot(struct ed_disk *d, uint32_t i);
+/* btree.c: the binding tree.  Lookups in a request return ED_E_WAIT when
+ * they need a page that is being read (the request is retried); _sync forms
+ * wait (format, mount, check). */
+int  ed_bt_init(struct ed_disk *d);
+void ed_bt_destroy(struct ed_disk *d);
+int  ed_bt_get(struct ed_disk *d, uint64_t sector, struct ed_vtrec *out);
+int  ed_bt_get_sync(struct ed_disk *d, uint64_t sector, struct ed_vtrec *out);
+/* The first binding at or after `from`: 0, or ED_E_NOTBOUND at the end. */
+int  ed_bt_next_sync(struct ed_disk *d, uint64_t from, struct ed_vtrec *out);
+/* Before a record goes to the log: the leaf of each changed binding is
+ * resident and pinned (WAIT if a read had to start), and spare nodes are
+ * kept for splits, so that applying the record at its completion cannot
+ * fail.  ed_bt_unpin after applying. */
+int  ed_bt_pin(struct ed_disk *d, uint64_t sector, struct ed_bnode **leaf);
+void ed_bt_unpin(struct ed_disk *d, struct ed_bnode *leaf);
+void ed_bt_spares_trim(struct ed_disk *d);
+int  ed_bt_reserve(struct ed_disk *d, uint32_t inserts);
+void ed_bt_put(struct ed_disk *d, uint64_t sector, uint64_t stamp, uint8_t kind, uint8_t nsect);
+void ed_bt_del(struct ed_disk *d, uint64_t sector);
+int  ed_bt_put_sync(struct ed_disk *d, uint64_t sector, uint64_t stamp, uint8_t kind, uint8_t nsect);
+int  ed_bt_del_sync(struct ed_disk *d, uint64_t sector);
+void ed_bt_evict(struct ed_disk *d);
+/* Every page of the tree, read in as needed: fn(arg, sector, 0), or the
+ * error of a page that does not verify (the checker). */
+int  ed_bt_walk_sync(struct ed_disk *d, void (*fn)(void *arg, uint64_t sector, int err), void *arg);
+/* Checkpoints: drop emptied nodes, list what to write (children first),
+ * seal a node written at a sector into its parent, and finish. */
+void ed_bt_cleanup(struct ed_disk *d, void (*gone)(struct ed_disk *, const struct ed_mptr *));
+int  ed_bt_plan(struct ed_disk *d, int (*add)(struct ed_disk *, struct ed_bnode *));
+void ed_bt_seal(struct ed_disk *d, struct ed_bnode *n, const uint8_t tag[16]);
+void ed_bt_restore(struct ed_disk *d, struct ed_bnode *n);
+void ed_bt_clean(struct ed_disk *d, struct ed_bnode *n);
+struct ed_mptr *ed_bt_ptr_of(struct ed_disk *d, struct ed_bnode *n);
+
+/* fmtree.c: the free map's tree on disk. */
+uint32_t ed_fmt_height(uint64_t nleaves);
+int  ed_fmt_load(struct ed_disk *d);
+void ed_fmt_destroy(struct ed_disk *d);
+/* The pointer to node (level, index): level 0 are leaves; a pointer in a
+ * level-(level+1) image, or the root.  make: create images on the way. */
+struct ed_mptr *ed_fmt_ptr(struct ed_disk *d, uint32_t level, uint64_t index, bool make);
+uint8_t *ed_fmt_image(struct ed_disk *d, uint32_t level, uint64_t index, bool make);
+void ed_fmt_each_page(struct ed_disk *d, void (*fn)(void *arg, uint64_t sector, int err), void *arg);
+uint64_t ed_fmt_level_nodes(const struct ed_disk *d, uint32_t level);
+/* An inner node became a ZERO/ONES pointer: its image goes. */
+void ed_fmt_drop_image(struct ed_disk *d, uint32_t level, uint64_t index);
 
 /* cache.c */
 int  ed_cache_init(struct exodisk *ed);
@@ -350,6 +546,14 @@ bool ed_io_busy_range(struct exodisk *ed, uint16_t unit, uint64_t start, uint64_
 int  ed_sync_io(struct exodisk *ed, int unit, int op, int flags, uint64_t sector,
                 uint32_t nsect, struct blk_seg *seg, uint32_t nseg);
 int  ed_sync_rw(struct exodisk *ed, int unit, int op, uint64_t sector, uint32_t nsect, void *buf);
+/* Up to ED_SYNC_MANY transfers at once (the queue can sort them), waited for. */
+#define ED_SYNC_MANY 32
+struct ed_xfer {
+	uint64_t sector;
+	uint32_t nsect;
+	void    *buf;
+};
+int  ed_sync_many(struct exodisk *ed, int unit, int op, const struct ed_xfer *x, uint32_t n);
 
 /* refs.c */
 void ed_refs(const struct ed_entry *e, const uint8_t *img, bool dealloc, struct ed_rl *out);
@@ -365,8 +569,16 @@ void ed_sg_next(struct exodisk *ed, struct ed_entry *e);
 void ed_ckpt_request(struct exodisk *ed, struct ed_disk *d);
 void ed_ckpt_progress(struct exodisk *ed, struct ed_disk *d);
 int  ed_ckpt_sync(struct exodisk *ed, struct ed_disk *d, bool clean);
-int  ed_snap_prepare(struct exodisk *ed, struct ed_disk *d, struct ed_super *sb);
 int  ed_super_sync(struct exodisk *ed, struct ed_disk *d);
+/* Would the changes of this many more dirty tree pages still fit the disk? */
+bool ed_ckpt_room(struct ed_disk *d, uint64_t more_pages);
+/* Dirty pages beyond which a checkpoint is started. */
+bool ed_ckpt_due(const struct ed_disk *d);
+/* Pages of one unit, counted (memory per unit). */
+void *ed_dpage_alloc(struct ed_disk *d);
+void  ed_dpage_free(struct ed_disk *d, void *p);
+/* Wake requests waiting for a tree page; kick what waited. */
+void ed_meta_loaded(struct exodisk *ed, struct ed_disk *d);
 
 /* mount.c: looking at a disk without mounting it (the checker) */
 struct ed_logview {
@@ -400,6 +612,7 @@ struct ed_obj {
 	struct ed_xnhdr *x;        /* the exonode's slot in e->cur */
 	uint16_t slot;
 	struct ed_proxy *p;
+	struct ed_vtrec bind;      /* ED_E_NOTCACHED: the binding found */
 };
 int  ed_obj_find(struct exodisk *ed, const struct ed_protector *prot, struct ed_obj *o);
 int  ed_obj_access(struct exodisk *ed, const struct ed_obj *o, const struct ed_protector *prot,

@@ -6,7 +6,7 @@
  * independent subkeys are derived from it, one per purpose, so that a value
  * produced for one purpose can never be replayed as another:
  *
- *   mac    SipHash-2-4-128 tags over superblocks, snapshots, log records,
+ *   mac    SipHash-2-4-128 tags over superblocks, tree pages, log records,
  *          extent headers and exonode blocks.  Every tag also covers a
  *          domain number, the disk's 128-bit identity and the sector the
  *          bytes live at, so a block copied to another sector or another
@@ -48,6 +48,8 @@ enum ed_domain {
 	ED_DOM_EXTENT = 4,
 	ED_DOM_XNBLK  = 5,
 	ED_DOM_NONCE  = 6,
+	ED_DOM_BTREE  = 7,     /* pages of the binding tree */
+	ED_DOM_FMAP   = 8,     /* pages of the free-map tree */
 };
 
 void ed_keys_derive(struct ed_keys *k, const uint8_t master[16]);

@@ -74,10 +74,12 @@ static int configure(struct ed_config *c)
 		c->nmaps = 256;
 	if (c->client_quota == 0)
 		c->client_quota = c->cache_entries / 4 * 3;
+	if (c->meta_pages == 0)
+		c->meta_pages = 1024;
 	if (!is_prime(c->cache_entries) || c->cache_entries > 65521 || c->nio < 4 ||
 	    c->nio > 4096 || c->bounce_bytes % ED_PAGE != 0 || c->bounce_bytes > ED_IO_MAX ||
 	    c->nbounce > ED_PAGE / sizeof(struct ed_bounce) || c->nproxy > 0xffff ||
-	    c->nmaps > 4096 || c->client_quota == 0)
+	    c->nmaps > 4096 || c->client_quota == 0 || c->meta_pages < 4)
 		return ED_E_ARG;
 	return 0;
 }
@@ -100,6 +102,7 @@ struct exodisk *ed_create(const struct ed_env *env, const struct ed_config *cfg,
 	}
 	ed->env = *env;
 	ed->cfg = c;
+	ed->bad_sector = UINT64_MAX;
 	ed_keys_derive(&ed->keys, key);
 	int e = ed_cache_init(ed);
 	if (e == 0)
@@ -112,6 +115,11 @@ struct exodisk *ed_create(const struct ed_env *env, const struct ed_config *cfg,
 		e = ed_pvec_alloc(env, &ed->scratch, ED_NSCRATCH);
 	if (e == 0 && (ed->bounce = env->page_alloc(env->ctx)) == NULL)
 		e = ED_E_NOMEM;
+	if (e == 0 && ((ed->zero_page = env->page_alloc(env->ctx)) == NULL ||
+	               (ed->ones_page = env->page_alloc(env->ctx)) == NULL))
+		e = ED_E_NOMEM;
+	if (e == 0)
+		ed_memset(ed->ones_page, 0xff, ED_PAGE);
 	for (uint32_t i = 0; e == 0 && i < c.nbounce; i++) {
 		struct ed_bounce *b = &ed->bounce[i];
 		b->npages = c.bounce_bytes / ED_PAGE;
@@ -155,6 +163,10 @@ void ed_destroy(struct exodisk *ed)
 		env->page_free(env->ctx, ed->bounce);
 	}
 	ed_cache_free(ed);
+	if (ed->zero_page != NULL)
+		env->page_free(env->ctx, ed->zero_page);
+	if (ed->ones_page != NULL)
+		env->page_free(env->ctx, ed->ones_page);
 	ed_pvec_free(env, &ed->ios);
 	ed_pvec_free(env, &ed->proxies);
 	ed_pvec_free(env, &ed->maps);
@@ -329,9 +341,23 @@ static int64_t get_free_map(struct exodisk *ed, struct ed_args *a)
 	if (d == NULL)
 		return err;
 	a->stuff->one = d->nsectors;
-	a->stuff->two = (uint64_t)d->fm_pages * ED_PAGE;
+	a->stuff->two = ed_bm_nleaves(&d->fm) * ED_PAGE;
 	a->stuff->three = UFREEMAP(a->prot->unit);
 	return 0;
+}
+
+/* ED_OP_UNIT_INFO: struct ed_unit_info into a->data (room: a->datalen). */
+static int64_t unit_info(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
+{
+	int err;
+	if (a->prot == NULL || a->stuff == NULL)
+		return ED_E_ARG;
+	if (ed_disk_get(ed, a->prot->unit, &err) == NULL)
+		return err;
+	if (a->data == NULL || a->datalen < sizeof(struct ed_unit_info))
+		return ED_E_ARG;
+	ed_unit_info(ed, a->prot->unit, c, a->data);
+	return sizeof(struct ed_unit_info);
 }
 
 /* The start of a unit-wide asynchronous operation (SHUTDOWN, FLUSH): the
@@ -405,9 +431,8 @@ static int64_t flush(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 
 /* ---- dispatch -------------------------------------------------------------------- */
 
-int64_t ed_request(struct exodisk *ed, struct ed_client *c, int op, struct ed_args *a)
+static int64_t dispatch(struct exodisk *ed, struct ed_client *c, int op, struct ed_args *a)
 {
-	ed_lock(ed);
 	a->pin_taken = false;
 	int64_t r = client_register(ed, c);
 	if (r == 0) {
@@ -468,8 +493,40 @@ int64_t ed_request(struct exodisk *ed, struct ed_client *c, int op, struct ed_ar
 		case ED_OP_FLUSH:
 			r = flush(ed, c, a);
 			break;
+		case ED_OP_UNIT_INFO:
+			r = unit_info(ed, c, a);
+			break;
 		default:
 			r = ED_E_OP;
+			break;
+		}
+	}
+	return r;
+}
+
+/* A request that needs a page of the binding tree that is not in memory
+ * starts reading it and is answered ED_E_WAIT, having changed nothing; it
+ * is made again once a page has come in. */
+int64_t ed_request(struct exodisk *ed, struct ed_client *c, int op, struct ed_args *a)
+{
+	ed_lock(ed);
+	int64_t r;
+	for (;;) {
+		uint64_t loads = ed->meta_loads;
+		r = dispatch(ed, c, op, a);
+		if (r != ED_E_WAIT)
+			break;
+		if (ed->meta_loads != loads)
+			continue;          /* it came in already (a synchronous device) */
+		ed_unlock(ed);
+		int stop = 0;
+		if (ed->env.sleep != NULL)
+			stop = ed->env.sleep(ed->env.ctx);
+		else
+			ed->env.wait(ed->env.ctx);
+		ed_lock(ed);
+		if (stop != 0) {
+			r = stop;
 			break;
 		}
 	}
@@ -477,7 +534,18 @@ int64_t ed_request(struct exodisk *ed, struct ed_client *c, int op, struct ed_ar
 	return r;
 }
 
-int ed_unit_stats(struct exodisk *ed, int unit, struct ed_unit_stats *out)
+/* A binding-tree page came in (or failed to): requests waiting for one try
+ * again, and so does the commit log. */
+void ed_meta_loaded(struct exodisk *ed, struct ed_disk *d)
+{
+	ed->meta_loads++;
+	if (ed->env.wakeup != NULL)
+		ed->env.wakeup(ed->env.ctx);
+	ed_commit_kick(ed, d);
+	ed_ckpt_progress(ed, d);
+}
+
+int ed_unit_info(struct exodisk *ed, int unit, struct ed_client *c, struct ed_unit_info *out)
 {
 	ed_memset(out, 0, sizeof(*out));
 	struct ed_disk *d = unit >= 0 && unit < BLK_MAX_UNITS ? ed->disk[unit] : NULL;
@@ -485,32 +553,55 @@ int ed_unit_stats(struct exodisk *ed, int unit, struct ed_unit_stats *out)
 		return ED_E_UNIT;
 	out->nsectors = d->nsectors;
 	out->data_start = d->data_start;
+	out->allocated = d->fm.count;
+	out->reserved = ED_MIN(ed_fm_reserve(d), ed_fm_free_sectors(d));
+	out->meta_sectors = d->data_start + d->meta_pages * ED_SECT_PER_PAGE;
+	out->bindings = d->bt_count;
 	out->log_sectors = d->sb.log_len;
-	out->snapshot_sectors = ((uint64_t)d->sb.fm_pages + d->sb.vt_pages) * ED_SECT_PER_PAGE;
-	out->bindings = d->vt_count;
-	out->max_bindings = d->vt_max;
+	out->log_used = d->log_used;
+	out->cache_entries = ed->cfg.cache_entries;
+	for (uint32_t i = 0; i < ed->cfg.cache_entries; i++) {
+		struct ed_entry *e = ed_cache_ent(ed, i);
+		out->cache_free += e->kind == 0;
+		out->cache_dirty += e->kind != 0 && (e->flags & EF_DIRTY) != 0;
+	}
+	out->client_quota = ed->cfg.client_quota;
+	out->client_held = c != NULL ? c->nheld : 0;
+	out->kmem_bytes = d->mem_pages * ED_PAGE;
+	out->fm_bytes = ed_bm_nleaves(&d->fm) * ED_PAGE;
+	out->fm_addr = UFREEMAP(unit);
+	out->mount_reads = d->st_mount_reads;
 	out->replayed = d->st_replayed;
-	out->redone = d->st_redone;
+	out->checkpoints = d->st_ckpts;
+	out->ckpt_sectors = d->st_ckpt_sectors;
+	out->ckpt_last = d->st_ckpt_last;
 	out->commits = d->st_commits;
 	out->records = d->st_records;
-	out->homes = d->st_homes;
-	out->checkpoints = d->st_ckpts;
-	out->sg_writes = ed->st_sg_writes;
-	out->bounce_reads = ed->st_bounce_reads;
-	out->cached_reads = ed->st_cached_reads;
+	out->meta_reads = d->st_meta_reads;
+	out->meta_resident = d->bt_resident;
 	return 0;
+}
+
+uint64_t ed_format_sectors(struct exodisk *ed)
+{
+	return ed->st_format_sectors;
+}
+
+uint64_t ed_bad_sector(struct exodisk *ed)
+{
+	return ed->bad_sector;
 }
 
 uint32_t ed_freemap_npages(struct exodisk *ed, int unit)
 {
 	if (unit < 0 || unit >= BLK_MAX_UNITS || ed->disk[unit] == NULL)
 		return 0;
-	return ed->disk[unit]->fm_pages;
+	return (uint32_t)ed_bm_nleaves(&ed->disk[unit]->fm);
 }
 
 void *ed_freemap_page(struct exodisk *ed, int unit, uint32_t i)
 {
 	if (i >= ed_freemap_npages(ed, unit))
 		return NULL;
-	return ed_pvec_page(&ed->disk[unit]->fm, i);
+	return ed_fm_export_page(ed, ed->disk[unit], i);
 }

@@ -7,7 +7,7 @@
 #   - for the kernel, behind the system-call layer kernel/sys_exodisk.c.
 
 ED_CORE_SRCS := $(addprefix kernel/exodisk/, \
-	siphash.c edcrypt.c ondisk.c xnode.c pvec.c freemap.c vt.c rangeset.c \
+	siphash.c edcrypt.c ondisk.c xnode.c pvec.c bitmap.c freemap.c btree.c fmtree.c rangeset.c \
 	cache.c iob.c refs.c objects.c commit.c home.c ckpt.c mount.c \
 	extops.c xnops.c dataio.c proxy.c xnmap.c exodisk.c check.c)
 ED_HDRS := $(wildcard kernel/exodisk/*.h) kernel/uapi/exodisk.h kernel/uapi/layout.h \
@@ -20,7 +20,7 @@ ED_HOST_SRCS := $(ED_CORE_SRCS) drivers/blkqueue.c \
 # ---- host tests ------------------------------------------------------------
 ED_TEST_DIR  := $(BUILD)/host/exodisk
 ED_TEST_OBJS := $(patsubst %.c,$(ED_TEST_DIR)/obj/%.o,$(ED_HOST_SRCS))
-ED_TESTS     := test_ed_crypto test_ed_ops test_ed_random test_ed_crash test_ed_tamper
+ED_TESTS     := test_ed_crypto test_ed_ops test_ed_random test_ed_crash test_ed_tamper test_ed_scale
 
 $(ED_TEST_OBJS): $(ED_TEST_DIR)/obj/%.o: %.c $(ED_HDRS)
 	@mkdir -p $(@D)
@@ -58,6 +58,15 @@ $(ED_TEST_DIR)/test_exotool: tests/host/exodisk/test_exotool.sh $(BUILD)/tools/e
 	printf '#!/bin/sh\nexec %s %s\n' "$(abspath tests/host/exodisk/test_exotool.sh)" \
 		"$(abspath $(BUILD)/tools/exotool)" > $@ && chmod +x $@
 HOST_TESTS += $(ED_TEST_DIR)/test_exotool
+
+# `make ed-crash-exhaustive`: the power-failure tests at full strength (make
+# test runs a bounded sample of each): every request of a checkpoint and of
+# a growing tree cut, with many landings of the volatile cache, bigger
+# trees, and ten times the random crash runs.  About ten minutes.
+.PHONY: ed-crash-exhaustive
+ed-crash-exhaustive: $(ED_TEST_DIR)/test_ed_scale $(ED_TEST_DIR)/test_ed_crash
+	$(ED_TEST_DIR)/test_ed_scale exhaustive
+	$(ED_TEST_DIR)/test_ed_crash 400
 
 # `make ed-recovery-bench` prints recovery cost against disk size, number
 # of bindings and log length (docs/exodisk.md quotes it).

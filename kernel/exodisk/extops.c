@@ -29,8 +29,10 @@ static int64_t extent_allocate(struct exodisk *ed, struct ed_client *c, struct e
 		return ED_E_TOOBIG;
 	if (!ed_range_ok(d, prot->blkno, n))
 		return ED_E_RANGE;
-	if (ed_fm_any(&d->fm, prot->blkno, n) || ed_cache_lookup_cover(ed, prot->unit, prot->blkno))
+	if (ed_cache_lookup_cover(ed, prot->unit, prot->blkno))
 		return ED_E_ALLOCATED;
+	if ((err = ed_fm_claim_check(d, prot->blkno, n)) != 0)
+		return err;
 	struct ed_entry *e = ed_cache_alloc(ed, c, prot->unit, prot->blkno, ED_KIND_EXTENT, 1, &err);
 	if (e == NULL)
 		return err;
@@ -42,7 +44,7 @@ static int64_t extent_allocate(struct exodisk *ed, struct ed_client *c, struct e
 	h->rc = prot->rc;
 	h->wc = prot->wc;
 	e->flags = EF_VALID;
-	ed_fm_set(&d->fm, prot->blkno, n);
+	ed_fm_claim(d, prot->blkno, n);
 	ed_ent_changed(ed, e, c);
 	return 0;
 }
@@ -110,9 +112,9 @@ static int64_t extent_change(struct exodisk *ed, struct ed_client *c, int op, st
 		uint64_t end = e->sector + h->nsectors;
 		if (!ed_range_ok(d, end, k))
 			return ED_E_RANGE;
-		if (ed_fm_any(&d->fm, end, k))
-			return ED_E_ALLOCATED;
-		ed_fm_set(&d->fm, end, k);
+		if ((err = ed_fm_claim_check(d, end, k)) != 0)
+			return err;
+		ed_fm_claim(d, end, k);
 		h->nsectors += k;
 	} else {
 		if (k >= h->nsectors)
@@ -143,20 +145,20 @@ static void readin_done(struct blkreq *r)
 	ed_lock(ed);
 	struct ed_disk *d = ed->disk[e->unit];
 	int status = r->status;
-	struct ed_vtrec *v = ed_vt_find(d, e->sector);
-	if (status == 0 && v == NULL)
-		status = ED_E_NOTBOUND;
+	/* The binding cannot have changed while the block was being read: only
+	 * a write-back of this very entry changes it. */
+	uint64_t stamp = e->read_stamp;
 	if (status == 0) {
 		if (e->kind == ED_KIND_EXTENT) {
 			status = ed_ext_decode(&ed->keys, d->sb.uuid, e->sector, (struct ed_exthdr *)e->com,
-			                       v->stamp, ed_ext(e));
+			                       stamp, ed_ext(e));
 			/* The rest of the sector is application data; keep it so home
 			 * writes of the header carry it unchanged. */
 			ed_memcpy(e->cur + ED_EXT_HDR_BYTES, e->com + ED_EXT_HDR_BYTES,
 			          ED_SECTOR - ED_EXT_HDR_BYTES);
 		} else {
 			status = ed_xnblk_decode(&ed->keys, d->sb.uuid, e->sector, e->com, e->nsect,
-			                         v->stamp, e->cur);
+			                         stamp, e->cur);
 		}
 	}
 	struct ed_io *w = e->waiters;
@@ -164,7 +166,7 @@ static void readin_done(struct blkreq *r)
 	e->flags &= ~EF_READING;
 	if (status == 0) {
 		e->flags |= EF_VALID;
-		e->com_stamp = e->home_stamp = v->stamp;
+		e->com_stamp = e->home_stamp = stamp;
 		if (ed->nmaps_live > 0 && e->kind == ED_KIND_XNBLK)
 			ed_map_sync(ed, e, ED_XNMAP_LIVE);
 	} else {
@@ -213,9 +215,9 @@ int64_t ed_op_readin(struct exodisk *ed, struct ed_client *c, struct ed_args *a,
 		ed_io_start(ed, io, a);
 		return 0;
 	}
-	struct ed_vtrec *v = ed_vt_find(d, prot->blkno);
-	if (v == NULL)
-		return ED_E_NOTBOUND;
+	struct ed_vtrec bind, *v = &bind;
+	if ((err = ed_bt_get(d, prot->blkno, v)) != 0)
+		return err;
 	if (v->kind != kind)
 		return ED_E_KIND;
 	struct ed_io *io = ed_io_alloc(ed, c, IO_READIN, &err);
@@ -227,6 +229,7 @@ int64_t ed_op_readin(struct exodisk *ed, struct ed_client *c, struct ed_args *a,
 		return err;
 	}
 	e->flags = EF_READING;
+	e->read_stamp = v->stamp;
 	e->waiters = io;
 	io->ent = e;
 	ed_io_start(ed, io, a);
@@ -286,7 +289,8 @@ int64_t ed_op_writeback(struct exodisk *ed, struct ed_client *c, struct ed_args 
 	if (e == NULL) {
 		if (prot->blkno >= d->nsectors)
 			return ED_E_RANGE;
-		return ed_vt_find(d, prot->blkno) ? ED_E_NOTCACHED : ED_E_NOTBOUND;
+		struct ed_vtrec v;
+		return (err = ed_bt_get(d, prot->blkno, &v)) == 0 ? ED_E_NOTCACHED : err;
 	}
 	if (e->kind != kind)
 		return ED_E_KIND;

@@ -122,3 +122,53 @@ int ed_sync_rw(struct exodisk *ed, int unit, int op, uint64_t sector, uint32_t n
 	struct blk_seg seg = { (uint64_t)(uintptr_t)buf, nsect * ED_SECTOR };
 	return ed_sync_io(ed, unit, op, 0, sector, nsect, &seg, 1);
 }
+
+struct many {
+	struct blkreq req[ED_SYNC_MANY];
+	struct blk_seg seg[ED_SYNC_MANY];
+	volatile uint32_t left;
+	int err;
+};
+
+static void many_done(struct blkreq *r)
+{
+	struct many *m = r->priv;
+	if (r->status != 0 && m->err == 0)
+		m->err = r->status;
+	m->left--;
+}
+
+int ed_sync_many(struct exodisk *ed, int unit, int op, const struct ed_xfer *x, uint32_t n)
+{
+	_Static_assert(sizeof(struct many) <= ED_PAGE, "a batch fits a page");
+	if (n == 0)
+		return 0;
+	struct many *m = ed->env.page_alloc(ed->env.ctx);
+	if (m == NULL)
+		return ED_E_NOMEM;
+	m->left = n;
+	m->err = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct blkreq *r = &m->req[i];
+		m->seg[i] = (struct blk_seg){ (uint64_t)(uintptr_t)x[i].buf, x[i].nsect * ED_SECTOR };
+		r->op = (uint8_t)op;
+		r->unit = unit;
+		r->sector = x[i].sector;
+		r->nsectors = x[i].nsect;
+		r->seg = &m->seg[i];
+		r->nseg = 1;
+		r->done = many_done;
+		r->priv = m;
+		int e = blk_submit(r);
+		if (e != 0) {
+			if (m->err == 0)
+				m->err = e;
+			m->left--;
+		}
+	}
+	while (m->left > 0)
+		ed->env.wait(ed->env.ctx);
+	int err = m->err;
+	ed->env.page_free(ed->env.ctx, m);
+	return err;
+}

@@ -1,29 +1,49 @@
 /*
  * mount.c - formatting a disk, and mounting one: recovery.
  *
+ * Format writes a constant amount whatever the disk's size: the two
+ * superblocks, the log's first sector, and the few pages of an empty
+ * binding tree and a free map whose only mixed leaf holds the exodisk's own
+ * region (ckpt.c writes them).
+ *
  * Recovery never scans the disk.  A mount reads the newest valid
- * superblock, the snapshot it names (the durable free map and the binding
- * table, whose size is proportional to the disk's size / 32768 and to the
- * number of bindings, both read sequentially), then replays the commit log
- * from the position the superblock gives.  Each record is accepted only if
- * its MAC verifies, it carries the next sequence number and the previous
- * record's tag, and every image in it verifies; the first record that fails
- * ends the log (it is the one a crash interrupted).  Replaying a record
- * re-applies its binding and free-map changes.  Then every block the log
- * says is current is compared with its home copy and rewritten if the home
- * is behind, the disk is flushed, and a checkpoint makes the log empty.
- * The cost is the snapshot plus the live log - at most half the log
- * region - and no more: docs/exodisk.md reports measurements.
+ * superblock, the free map's tree (the pages of leaves that are neither all
+ * free nor all allocated - what is stored, not the disk's size), the root
+ * of the binding tree (the rest is read as lookups need it), then replays
+ * the commit log from the position the superblock gives.  Each record is
+ * accepted only if its MAC verifies, it carries the next sequence number
+ * and the previous record's tag, and every image in it verifies; the first
+ * record that fails ends the log (it is the one a crash interrupted).
+ * Replaying a record re-applies its binding and free-map changes.  Then
+ * every block the log says is current is compared with its home copy and
+ * rewritten if the home is behind, and the disk is flushed.  The cost is
+ * those pages plus the live log - at most half the log region - and no
+ * more: docs/exodisk.md reports measurements.
  */
 #include "kernel/exodisk/edcore.h"
+
+void *ed_dpage_alloc(struct ed_disk *d)
+{
+	void *p = d->ed->env.page_alloc(d->ed->env.ctx);
+	if (p != NULL)
+		d->mem_pages++;
+	return p;
+}
+
+void ed_dpage_free(struct ed_disk *d, void *p)
+{
+	d->ed->env.page_free(d->ed->env.ctx, p);
+	d->mem_pages--;
+}
 
 static void disk_free(struct exodisk *ed, struct ed_disk *d)
 {
 	const struct ed_env *env = &ed->env;
-	ed_pvec_free(env, &d->fm);
-	ed_pvec_free(env, &d->dfm);
-	ed_pvec_free(env, &d->vt);
+	ed_bt_destroy(d);
+	ed_fmt_destroy(d);
+	ed_fm_destroy(d);
 	ed_pvec_free(env, &d->logimg);
+	ed_pvec_free(env, &d->ck_items);
 	void *pages[] = { d->tmp, d->cksec, d->ckseg, d->loghdr, d->logseg };
 	for (uint32_t i = 0; i < ED_NELEM(pages); i++)
 		if (pages[i] != NULL)
@@ -45,8 +65,10 @@ static struct ed_disk *disk_new(struct exodisk *ed, int unit)
 	d->ckseg = env->page_alloc(env->ctx);
 	d->loghdr = env->page_alloc(env->ctx);
 	d->logseg = env->page_alloc(env->ctx);
-	int err = ed_pvec_alloc(env, &d->logimg,
-	                        ED_LOG_MAX_IMG * ED_XN_MAX_SECT / ED_SECT_PER_PAGE);
+	uint32_t nimg = ED_LOG_MAX_IMG * ED_XN_MAX_SECT / ED_SECT_PER_PAGE;
+	int err = ed_pvec_alloc(env, &d->logimg, nimg);
+	d->mem_pages = 6 + nimg + 1;
+	d->bt_budget = ed->cfg.meta_pages;
 	if (err != 0 || !d->tmp || !d->cksec || !d->ckseg || !d->loghdr || !d->logseg) {
 		disk_free(ed, d);
 		return NULL;
@@ -54,22 +76,25 @@ static struct ed_disk *disk_new(struct exodisk *ed, int unit)
 	return d;
 }
 
-static int alloc_tables(struct exodisk *ed, struct ed_disk *d)
+/* Sizes a format accepts: the region, some tree pages and some data; and
+ * no more sectors than the exported free map can show. */
+uint64_t ed_format_min_sectors(void)
 {
-	ed_pvec_free(&ed->env, &d->fm);
-	ed_pvec_free(&ed->env, &d->dfm);
-	ed_pvec_free(&ed->env, &d->vt);
-	int err = ed_pvec_alloc(&ed->env, &d->fm, d->sb.fm_pages);
-	if (err == 0)
-		err = ed_pvec_alloc(&ed->env, &d->dfm, d->sb.fm_pages);
-	if (err == 0)
-		err = ed_pvec_alloc(&ed->env, &d->vt, d->sb.vt_pages);
-	d->fm_pages = d->sb.fm_pages;
+	return ED_LOG_FIRST + 64 + 1024;
+}
+
+static uint64_t default_log(uint64_t n)
+{
+	return ED_MIN(ED_MAX(n / 256, 64), 2048);
+}
+
+/* Geometry of the superblock-to-be (format) or read (mount). */
+static void set_geometry(struct ed_disk *d)
+{
 	d->nsectors = d->sb.nsectors;
 	d->data_start = d->sb.data_start;
-	d->vt_slots = d->sb.vt_pages * (uint32_t)ED_VT_PER_PAGE;
-	d->vt_max = d->vt_slots / 4 * 3;
-	return err;
+	d->meta_pages = d->sb.meta_pages;
+	d->meta_cursor = d->data_start;
 }
 
 /* ---- format ------------------------------------------------------------------ */
@@ -87,15 +112,13 @@ int ed_format(struct exodisk *ed, int unit, const struct ed_format_opts *o)
 		return ED_E_ARG;        /* mounted: unmount first */
 	uint64_t cap = blk_capacity(unit);
 	uint64_t n = o->nsectors ? o->nsectors : cap;
-	if (n > cap)
+	if (n > cap || n > ED_MAX_SECTORS)
 		return ED_E_TOOBIG;
-	uint64_t log = o->log_sectors ? o->log_sectors : ED_MIN(ED_MAX(n / 256, 64), 2048);
+	if (n < ed_format_min_sectors())
+		return ED_E_RANGE;
+	uint64_t log = o->log_sectors ? o->log_sectors : default_log(n);
 	log = (log + 7) & ~7ull;
-	uint64_t maxb = o->max_bindings ? o->max_bindings : ED_MAX(n / 128, 256);
-	uint64_t vt_pages = (maxb * 4 / 3 + ED_VT_PER_PAGE) / ED_VT_PER_PAGE;
-	uint64_t fm_pages = (n + ED_PAGE * 8 - 1) / (ED_PAGE * 8);
-	uint64_t snap = (fm_pages + vt_pages) * ED_SECT_PER_PAGE;
-	if (log < 16 || log > ED_LOG_MAX || vt_pages > 65536 || ED_LOG_FIRST + log + 2 * snap + 8 > n)
+	if (log < 16 || log > ED_LOG_MAX || ED_LOG_FIRST + log + 1024 > n)
 		return ED_E_TOOBIG;
 
 	struct ed_disk *d = disk_new(ed, unit);
@@ -103,7 +126,7 @@ int ed_format(struct exodisk *ed, int unit, const struct ed_format_opts *o)
 		return ED_E_NOMEM;
 	struct ed_super *sb = &d->sb;
 	sb->magic = ED_SB_MAGIC;
-	sb->fmt = ED_FMT;
+	sb->fmt = ED_SB_FMT;
 	bool have_uuid = false;
 	for (int i = 0; i < 16; i++)
 		have_uuid |= o->uuid[i] != 0;
@@ -116,18 +139,27 @@ int ed_format(struct exodisk *ed, int unit, const struct ed_format_opts *o)
 	sb->nsectors = n;
 	sb->log_start = ED_LOG_FIRST;
 	sb->log_len = log;
-	sb->snap_start[0] = ED_LOG_FIRST + log;
-	sb->snap_start[1] = sb->snap_start[0] + snap;
-	sb->data_start = sb->snap_start[1] + snap;
-	sb->fm_pages = (uint32_t)fm_pages;
-	sb->vt_pages = (uint32_t)vt_pages;
-	sb->gen = 0;           /* the first checkpoint makes it 1, copy 0 */
-	sb->snap_copy = 1;
+	sb->data_start = ED_LOG_FIRST + log;
+	sb->gen = 0;           /* the first checkpoint makes it 1: superblock A */
 	sb->log_pos = 0;
 	sb->log_seq = 1;
-	int err = alloc_tables(ed, d);
+	set_geometry(d);
+	int err = ed_fm_init(ed, d);
 	if (err == 0) {
-		ed_fm_set(&d->dfm, 0, sb->data_start);
+		/* The exodisk's own region is allocated, and its leaves changed. */
+		sb->fm_height = ed_fmt_height(ed_bm_nleaves(&d->fm));
+		for (uint32_t l = 0; l <= ED_FMT_MAX_HEIGHT; l++) {
+			d->fmt_img[l].env = &ed->env;
+			d->fmt_img[l].pages = &d->mem_pages;
+		}
+		d->fmt_height = sb->fm_height;
+		err = ed_fm_mount_change(d, 0, sb->data_start, true);
+	}
+	if (err == 0) {
+		ed_fm_link(d);
+		err = ed_bt_init(d);
+	}
+	if (err == 0) {
 		d->log_head = 0;
 		d->log_seq = 1;
 		/* Superblock B and the log's first sector from any earlier format
@@ -139,6 +171,8 @@ int ed_format(struct exodisk *ed, int unit, const struct ed_format_opts *o)
 	}
 	if (err == 0)
 		err = ed_ckpt_sync(ed, d, true);
+	if (err == 0)
+		ed->st_format_sectors = d->st_ckpt_sectors + 2;
 	disk_free(ed, d);
 	return err;
 }
@@ -147,61 +181,39 @@ int ed_format(struct exodisk *ed, int unit, const struct ed_format_opts *o)
 
 static int check_geometry(const struct ed_super *sb, uint64_t cap)
 {
-	uint64_t snap = ((uint64_t)sb->fm_pages + sb->vt_pages) * ED_SECT_PER_PAGE;
-	if (sb->nsectors > cap || sb->nsectors == 0 || sb->log_start != ED_LOG_FIRST ||
-	    sb->log_len < 16 || sb->log_len % ED_SECT_PER_PAGE != 0 || sb->log_len > ED_LOG_MAX ||
-	    sb->log_len > sb->nsectors ||
-	    sb->snap_start[0] != sb->log_start + sb->log_len ||
-	    sb->snap_start[1] != sb->snap_start[0] + snap ||
-	    sb->data_start != sb->snap_start[1] + snap || sb->data_start >= sb->nsectors ||
-	    sb->fm_pages != (sb->nsectors + ED_PAGE * 8 - 1) / (ED_PAGE * 8) ||
-	    sb->vt_pages == 0 || sb->vt_pages > 65536 || sb->log_pos > sb->log_len ||
-	    sb->log_seq == 0)
+	if (sb->nsectors > cap && sb->nsectors <= ED_MAX_SECTORS)
+		return ED_E_TOOBIG;       /* larger than the unit: a truncated image */
+	if (sb->nsectors > cap || sb->nsectors == 0 || sb->nsectors > ED_MAX_SECTORS ||
+	    sb->log_start != ED_LOG_FIRST || sb->log_len < 16 || sb->log_len % ED_SECT_PER_PAGE != 0 ||
+	    sb->log_len > ED_LOG_MAX || sb->data_start != sb->log_start + sb->log_len ||
+	    sb->data_start >= sb->nsectors || sb->log_pos > sb->log_len || sb->log_seq == 0 ||
+	    sb->bt_height > ED_BT_MAX_HEIGHT || sb->fm_height > ED_FMT_MAX_HEIGHT ||
+	    sb->allocated > sb->nsectors)
 		return ED_E_CORRUPT;
 	return 0;
 }
 
-/* Read the snapshot the superblock names into dfm and vt, and verify it. */
-static int load_snapshot(struct exodisk *ed, struct ed_disk *d)
+/* Read the trees the superblock names (the free map whole, the binding
+ * tree's root) and check what can be checked cheaply. */
+static int load_trees(struct exodisk *ed, struct ed_disk *d)
 {
-	int err = alloc_tables(ed, d);
-	if (err != 0)
-		return err;
-	uint32_t total = d->sb.fm_pages + d->sb.vt_pages;
-	uint64_t base = d->sb.snap_start[d->sb.snap_copy];
-	for (uint32_t first = 0; first < total; ) {
-		uint32_t n = ED_MIN(total - first, BLK_MAX_SECTORS / ED_SECT_PER_PAGE);
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t p = first + i;
-			void *page = p < d->sb.fm_pages ? ed_pvec_page(&d->dfm, p)
-			                                : ed_pvec_page(&d->vt, p - d->sb.fm_pages);
-			d->ckseg[i] = (struct blk_seg){ (uint64_t)(uintptr_t)page, ED_PAGE };
-		}
-		err = ed_sync_io(ed, d->unit, BLK_READ, 0, base + first * ED_SECT_PER_PAGE,
-		                 n * ED_SECT_PER_PAGE, d->ckseg, n);
-		if (err != 0)
-			return err;
-		first += n;
-	}
-	struct siphash s;
-	uint8_t tag[16];
-	ed_mac_begin(&s, &ed->keys, ED_DOM_SNAP, d->sb.uuid, base);
-	sip_update64(&s, d->sb.snap_gen);
-	for (uint32_t p = 0; p < total; p++)
-		sip_update(&s, p < d->sb.fm_pages ? ed_pvec_page(&d->dfm, p)
-		                                  : ed_pvec_page(&d->vt, p - d->sb.fm_pages), ED_PAGE);
-	ed_mac_end(&s, tag);
-	if (!ed_tag_equal(tag, d->sb.snap_tag))
-		return ED_E_BADMAC;
-	d->vt_count = 0;
-	for (uint32_t i = 0; i < d->vt_slots; i++)
-		d->vt_count += ed_vt_slot(d, i)->stamp != 0;
-	if (d->vt_count > d->vt_max)
-		return ED_E_CORRUPT;
-	/* The exodisk's own region is always allocated. */
-	if (!ed_fm_all(&d->dfm, 0, d->sb.data_start))
-		return ED_E_CORRUPT;
-	return 0;
+	set_geometry(d);
+	int err = ed_fm_init(ed, d);
+	if (err == 0)
+		err = ed_fmt_load(d);
+	if (err == 0 && (d->fm.count != d->sb.allocated || !ed_bm_all(&d->fm, 0, d->data_start)))
+		err = ED_E_CORRUPT;
+	if (err == 0)
+		err = ed_bt_init(d);
+	return err;
+}
+
+static void unload_trees(struct ed_disk *d)
+{
+	ed_bt_destroy(d);
+	ed_fmt_destroy(d);
+	ed_fm_destroy(d);
+	d->mem_pages = 6 + d->logimg.npages + 1;
 }
 
 /* ---- log replay -------------------------------------------------------------------- */
@@ -219,6 +231,7 @@ static void load_chunk(struct ed_logview *lv, uint32_t p)
 	int err = ed_sync_io(lv->ed, lv->d->unit, BLK_READ, 0,
 	                     lv->d->sb.log_start + (uint64_t)p * ED_SECT_PER_PAGE,
 	                     n * ED_SECT_PER_PAGE, seg, n);
+	lv->d->st_mount_reads += (uint64_t)n * ED_SECT_PER_PAGE;
 	if (err != 0 && lv->err == 0)
 		lv->err = err;
 	for (uint32_t i = 0; i < n; i++)
@@ -316,26 +329,29 @@ static bool record_at(struct exodisk *ed, struct ed_disk *d, struct ed_logview *
 	return true;
 }
 
-/* Apply the record in d->tmp to the binding table and the durable map. */
+/* Apply the record in d->tmp to the binding tree and the free map (which
+ * are one map while mounting: dfm shares fm). */
 static int apply_record(struct ed_disk *d)
 {
 	const struct ed_loghdr *h = (const struct ed_loghdr *)d->tmp;
 	const struct ed_logimg *im = (const struct ed_logimg *)(d->tmp + sizeof(*h));
 	for (uint32_t i = 0; i < h->nimg; i++) {
+		int err;
 		if (im[i].op == ED_LOGOP_DROP) {
-			ed_vt_remove(d, im[i].home);
+			err = ed_bt_del_sync(d, im[i].home);
 		} else {
 			uint8_t ns = im[i].kind == ED_KIND_EXTENT ? 1 : im[i].nsect;
-			int err = ed_vt_put(d, im[i].home, im[i].stamp, im[i].kind, ns);
-			if (err != 0)
-				return err;
+			err = ed_bt_put_sync(d, im[i].home, im[i].stamp, im[i].kind, ns);
 		}
+		if (err != 0)
+			return err;
 	}
 	const struct ed_logrange *rg = (const struct ed_logrange *)(im + h->nimg);
-	for (uint32_t i = 0; i < h->nalloc; i++)
-		ed_fm_set(&d->dfm, rg[i].start, rg[i].count);
-	for (uint32_t i = h->nalloc; i < h->nalloc + h->nfree; i++)
-		ed_fm_clear(&d->dfm, rg[i].start, rg[i].count);
+	for (uint32_t i = 0; i < h->nalloc + h->nfree; i++) {
+		int err = ed_fm_mount_change(d, rg[i].start, rg[i].count, i < h->nalloc);
+		if (err != 0)
+			return err;
+	}
 	return 0;
 }
 
@@ -402,73 +418,29 @@ static void redo_sort(struct ed_pvec *v, uint32_t n)
 	}
 }
 
-struct batch {
-	struct blkreq req[REDO_BATCH];
-	struct blk_seg seg[REDO_BATCH];
-	volatile uint32_t left;
-	int err;
-};
-
-static void batch_done(struct blkreq *r)
-{
-	struct batch *b = r->priv;
-	if (r->status != 0 && b->err == 0)
-		b->err = r->status;
-	b->left--;
-}
-
-/* Submit n requests at once and wait for all of them. */
-static int batch_run(struct exodisk *ed, struct batch *b, uint32_t n)
-{
-	b->left = n;
-	b->err = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		b->req[i].done = batch_done;
-		b->req[i].priv = b;
-		int e = blk_submit(&b->req[i]);
-		if (e != 0) {
-			if (b->err == 0)
-				b->err = e;
-			b->left--;
-		}
-	}
-	while (b->left > 0)
-		ed->env.wait(ed->env.ctx);
-	return b->err;
-}
-
-static void batch_req(struct batch *b, uint32_t i, int unit, int op, uint64_t sector,
-                      uint32_t nsect, void *buf)
-{
-	ed_memset(&b->req[i], 0, sizeof(b->req[i]));
-	b->seg[i] = (struct blk_seg){ (uint64_t)(uintptr_t)buf, nsect * ED_SECTOR };
-	b->req[i].op = (uint8_t)op;
-	b->req[i].unit = unit;
-	b->req[i].sector = sector;
-	b->req[i].nsectors = nsect;
-	b->req[i].seg = &b->seg[i];
-	b->req[i].nseg = 1;
-}
-
 static int redo_homes(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv)
 {
-	_Static_assert(sizeof(struct batch) <= ED_PAGE, "a redo batch fits a page");
 	struct ed_pvec list, bufs;
 	ed_memset(&list, 0, sizeof(list));
 	ed_memset(&bufs, 0, sizeof(bufs));
-	struct batch *b = ed->env.page_alloc(ed->env.ctx);
 	uint32_t max = (uint32_t)lv->len, n = 0;
-	int err = b == NULL ? ED_E_NOMEM : 0;
+	struct ed_xfer *x = ed->env.page_alloc(ed->env.ctx);
+	int err = x == NULL ? ED_E_NOMEM : 0;
 	if (err == 0)
 		err = ed_pvec_alloc(&ed->env, &list, ed_pvec_pages_for(max, sizeof(struct redo)));
-	if (err == 0)   /* one 2 KiB buffer per request: two per page */
+	if (err == 0)   /* one 2 KiB buffer per transfer: two per page */
 		err = ed_pvec_alloc(&ed->env, &bufs, REDO_BATCH / 2);
 	struct ed_logrec_iter it;
 	ed_log_iter_begin(d, lv, &it);
 	while (err == 0 && ed_log_iter_next(ed, d, lv, &it))
-		for (uint32_t i = 0; i < it.nimg && n < max; i++) {
-			struct ed_vtrec *v = ed_vt_find(d, it.img[i].home);
-			if (it.img[i].op == ED_LOGOP_PUT && v != NULL && v->stamp == it.img[i].stamp)
+		for (uint32_t i = 0; err == 0 && i < it.nimg && n < max; i++) {
+			struct ed_vtrec v;
+			if (it.img[i].op != ED_LOGOP_PUT)
+				continue;
+			int e = ed_bt_get_sync(d, it.img[i].home, &v);
+			if (e != 0 && e != ED_E_NOTBOUND)
+				err = e;
+			else if (e == 0 && v.stamp == it.img[i].stamp)
 				*redo_at(&list, n++) = (struct redo){ it.img[i].home, it.img_sector[i],
 				                                      it.img[i].kind,
 				                                      it.img[i].kind == ED_KIND_EXTENT ? 1 : it.img[i].nsect };
@@ -479,10 +451,11 @@ static int redo_homes(struct exodisk *ed, struct ed_disk *d, struct ed_logview *
 		uint32_t k = ED_MIN(REDO_BATCH, n - first), nw = 0;
 		for (uint32_t i = 0; i < k; i++) {
 			struct redo *r = redo_at(&list, first + i);
-			batch_req(b, i, d->unit, BLK_READ, r->home, r->nsect,
-			          (uint8_t *)ed_pvec_page(&bufs, i / 2) + (i % 2) * (ED_PAGE / 2));
+			x[i] = (struct ed_xfer){ r->home, r->nsect,
+			                         (uint8_t *)ed_pvec_page(&bufs, i / 2) + (i % 2) * (ED_PAGE / 2) };
 		}
-		err = batch_run(ed, b, k);
+		err = ed_sync_many(ed, d->unit, BLK_READ, x, k);
+		d->st_mount_reads += k;
 		for (uint32_t i = 0; err == 0 && i < k; i++) {
 			struct redo *r = redo_at(&list, first + i);
 			uint8_t *home = (uint8_t *)ed_pvec_page(&bufs, i / 2) + (i % 2) * (ED_PAGE / 2);
@@ -493,16 +466,16 @@ static int redo_homes(struct exodisk *ed, struct ed_disk *d, struct ed_logview *
 			if (ed_memcmp(img, home, cmp) == 0)
 				continue;
 			ed_memcpy(home, img, cmp);
-			batch_req(b, nw++, d->unit, BLK_WRITE, r->home, r->nsect, home);
+			x[nw++] = (struct ed_xfer){ r->home, r->nsect, home };
 			d->st_redone++;
 		}
 		if (err == 0 && nw > 0)
-			err = batch_run(ed, b, nw);
+			err = ed_sync_many(ed, d->unit, BLK_WRITE, x, nw);
 	}
 	ed_pvec_free(&ed->env, &list);
 	ed_pvec_free(&ed->env, &bufs);
-	if (b != NULL)
-		ed->env.page_free(ed->env.ctx, b);
+	if (x != NULL)
+		ed->env.page_free(ed->env.ctx, x);
 	return err;
 }
 
@@ -530,6 +503,7 @@ static int replay(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv, 
 	}
 	if (err == 0)
 		err = lv->err;        /* a log read failed: do not guess where it ends */
+	d->dfm.count = d->fm.count;      /* one map until ed_fm_link */
 	d->log_head = pos;
 	d->log_seq = seq;
 	ed_memcpy(d->log_chain, chain, 16);
@@ -583,7 +557,7 @@ bool ed_log_iter_next(struct exodisk *ed, struct ed_disk *d, struct ed_logview *
 	return true;
 }
 
-/* Find the newest valid superblock whose snapshot verifies, and load it. */
+/* Find the newest valid superblock whose trees verify, and load them. */
 static int open_disk(struct exodisk *ed, int unit, struct ed_disk **out)
 {
 	if (unit < 0 || unit >= BLK_MAX_UNITS || blk_capacity(unit) == 0)
@@ -598,9 +572,11 @@ static int open_disk(struct exodisk *ed, int unit, struct ed_disk **out)
 	struct ed_super *cand = (struct ed_super *)d->cksec;
 	int cerr[2];
 	const uint64_t where[2] = { ED_SB_A, ED_SB_B };
+	const struct ed_xfer both[2] = { { ED_SB_A, 1, &cand[0] }, { ED_SB_B, 1, &cand[1] } };
+	int rerr = ed_sync_many(ed, unit, BLK_READ, both, 2);
+	d->st_mount_reads += 2;
 	for (int i = 0; i < 2; i++) {
-		cerr[i] = ed_sync_rw(ed, unit, BLK_READ, where[i], 1, d->tmp);
-		ed_memcpy(&cand[i], d->tmp, ED_SECTOR);
+		cerr[i] = rerr;
 		if (cerr[i] == 0)
 			cerr[i] = ed_super_check(&ed->keys, &cand[i], where[i]);
 		if (cerr[i] == 0)
@@ -613,15 +589,20 @@ static int open_disk(struct exodisk *ed, int unit, struct ed_disk **out)
 		order[0] = 1;
 		order[1] = 0;
 	}
+	/* The more telling error: a real superblock's over a blank sector's. */
 	int err = cerr[0] == ED_E_FORMAT ? cerr[1] : cerr[0];
+	if (err != 0 && err != ED_E_FORMAT)
+		ed->bad_sector = cerr[0] == ED_E_FORMAT ? ED_SB_B : ED_SB_A;
 	bool loaded = false;
 	for (int k = 0; k < 2 && !loaded; k++) {
 		int i = order[k];
 		if (cerr[i] != 0)
 			continue;
 		d->sb = cand[i];
-		err = load_snapshot(ed, d);
+		err = load_trees(ed, d);
 		loaded = err == 0;
+		if (!loaded)
+			unload_trees(d);
 	}
 	if (!loaded) {
 		disk_free(ed, d);
@@ -659,8 +640,7 @@ int ed_mount(struct exodisk *ed, int unit)
 	err = replay(ed, d, &lv, true);
 	close_log(ed, &lv);
 	if (err == 0) {
-		for (uint32_t p = 0; p < d->fm_pages; p++)
-			ed_memcpy(ed_pvec_page(&d->fm, p), ed_pvec_page(&d->dfm, p), ED_PAGE);
+		ed_fm_link(d);
 		/* This mount's nonce: fresh stamps even if the disk is rolled back. */
 		d->sb.mounts++;
 		uint8_t in[40];
@@ -674,7 +654,7 @@ int ed_mount(struct exodisk *ed, int unit)
 		 * homes are current now) and the next checkpoint drops them.  Only
 		 * the mount count must be durable before any stamp is drawn. */
 		err = ed_super_sync(ed, d);
-		if (err == 0 && d->log_used * 2 > d->sb.log_len)
+		if (err == 0 && (d->log_used * 2 > d->sb.log_len || ed_ckpt_due(d)))
 			d->ck_wanted = true;
 	}
 	if (err != 0) {

@@ -36,10 +36,10 @@ int ed_obj_find(struct exodisk *ed, const struct ed_protector *prot, struct ed_o
 	if (e == NULL) {
 		if (prot->blkno >= d->nsectors)
 			return ED_E_RANGE;
-		struct ed_vtrec *v = ed_vt_find(d, prot->blkno);
-		if (v == NULL)
-			return ED_E_NOTBOUND;
-		return v->kind == want ? ED_E_NOTCACHED : ED_E_KIND;
+		int err = ed_bt_get(d, prot->blkno, &o->bind);
+		if (err != 0)
+			return err;         /* ED_E_NOTBOUND, ED_E_WAIT, or what the tree page said */
+		return o->bind.kind == want ? ED_E_NOTCACHED : ED_E_KIND;
 	}
 	if (e->kind != want)
 		return ED_E_KIND;

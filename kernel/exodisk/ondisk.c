@@ -31,9 +31,22 @@ int ed_super_check(const struct ed_keys *k, const struct ed_super *sb, uint64_t 
 	super_tag(k, sb, sector, tag);
 	if (!ed_tag_equal(tag, sb->tag))
 		return ED_E_BADMAC;
-	if (sb->fmt != ED_FMT || sb->snap_copy > 1 || sb->log_len == 0)
+	if (sb->fmt != ED_SB_FMT)
+		return ED_E_VERSION;
+	if (sb->log_len == 0)
 		return ED_E_CORRUPT;
 	return 0;
+}
+
+/* ---- tree pages ---------------------------------------------------------- */
+
+void ed_mpage_tag(const struct ed_keys *k, int dom, const uint8_t uuid[16], uint64_t sector,
+                  const void *page, uint8_t tag[16])
+{
+	struct siphash s;
+	ed_mac_begin(&s, k, (enum ed_domain)dom, uuid, sector);
+	sip_update(&s, page, ED_PAGE);
+	ed_mac_end(&s, tag);
 }
 
 /* ---- extent headers ------------------------------------------------------ */

@@ -2,26 +2,36 @@
  * ondisk.h - the exodisk's on-disk formats.  docs/exodisk.md ("On-disk
  * format") has the pictures; this header is the reference.
  *
- * A disk formatted for the exodisk starts with a metadata region only the
+ * A disk formatted for the exodisk starts with a small fixed region only the
  * kernel uses, marked allocated in the free map:
  *
  *   sector 0            superblock copy A
  *   sector 8            superblock copy B   (separate 4 KiB page from A)
  *   log_start ..        the commit log: records of committed metadata writes
- *   snap_start[0] ..    snapshot copy 0: durable free map pages, then
- *                       binding-table pages
- *   snap_start[1] ..    snapshot copy 1
- *   data_start ..       sectors applications allocate
+ *   data_start ..       everything else: applications' sectors, and the
+ *                       pages of the exodisk's own two trees
  *
- * Everything else on the disk belongs to applications.  Two kinds of
- * metadata live among application data, at places applications choose:
+ * The exodisk's durable state beyond the log is two trees of 4 KiB pages,
+ * written copy-on-write by checkpoints and named by the superblock: the
+ * binding tree (a B+tree of every bound header and exonode block, by
+ * sector) and the free-map tree (a radix tree over the free map's 4 KiB
+ * leaves, each 32768 sectors' bits).  Their pages are allocated on demand
+ * from the data area like any other sectors, so the trees grow with what is
+ * stored, not with the disk; a checkpoint writes only the pages that
+ * changed, and a mount reads the superblock, the free map's mixed leaves
+ * and the log, and the binding tree only as lookups touch it.  Every tree
+ * pointer carries the MAC of the page it points to (a Merkle tree): a page
+ * moved, replayed or altered does not verify.
+ *
+ * Two kinds of metadata live among application data, at places applications
+ * choose:
  *
  *   extent header   the first ED_EXT_HDR_BYTES of a self-protected extent's
  *                   first sector; the rest of that sector is data.
  *   exonode block   1..4 sectors holding a block header and equal-sized
  *                   slots, each a free slot or one exonode.
  *
- * Each is bound in the binding table (its sector, kind, size and current
+ * Each is bound in the binding tree (its sector, kind, size and current
  * version stamp) and carries a MAC that covers the disk's identity and its
  * own sector, so a copy at another sector, on another disk, or of an older
  * version is rejected.  Capabilities are stored encrypted.
@@ -34,7 +44,8 @@
 #include "kernel/exodisk/edcrypt.h"
 #include "kernel/exodisk/edlib.h"
 
-#define ED_FMT            1
+#define ED_FMT            1       /* headers, exonode blocks, log records */
+#define ED_SB_FMT         2       /* superblock and trees: 2 = the trees of this file */
 #define ED_SB_A           0       /* sector of superblock copy A */
 #define ED_SB_B           8       /* sector of superblock copy B */
 #define ED_LOG_FIRST      16      /* the log begins here */
@@ -50,32 +61,44 @@
 #define ED_KIND_EXTENT  1
 #define ED_KIND_XNBLK   2
 
+/* ---- tree pointers ------------------------------------------------------- */
+/* Where a tree page lives and the MAC it must have there.  Two sectors can
+ * never hold a page (they are superblock A), so they mean whole subtrees:
+ * ED_MPTR_ZERO - nothing (an empty binding tree; a free-map subtree that is
+ * all free), ED_MPTR_ONES - a free-map subtree that is all allocated. */
+#define ED_MPTR_ZERO  0
+#define ED_MPTR_ONES  1
+
+struct ed_mptr {
+	uint64_t sector;
+	uint8_t  tag[16];
+};
+
 /* ---- superblock ---------------------------------------------------------- */
 #define ED_SBF_CLEAN   0x1   /* written by a shutdown: the log holds nothing */
 
 struct ed_super {
 	uint64_t magic;
-	uint32_t fmt;
+	uint32_t fmt;           /* ED_SB_FMT */
 	uint32_t flags;         /* ED_SBF_* */
 	uint8_t  uuid[16];      /* the disk's identity, chosen at format */
 	uint64_t nsectors;      /* sectors the format covers */
 	uint64_t data_start;
 	uint64_t log_start;
 	uint64_t log_len;       /* sectors */
-	uint64_t snap_start[2];
-	uint32_t fm_pages;      /* free-map pages in a snapshot */
-	uint32_t vt_pages;      /* binding-table pages in a snapshot */
 	uint64_t gen;           /* checkpoint generation: the valid copy with the higher wins */
-	uint32_t snap_copy;     /* which snapshot copy this checkpoint wrote */
-	uint32_t pad;
-	uint8_t  snap_tag[16];  /* MAC of that snapshot */
 	uint64_t log_pos;       /* replay begins at log_start + log_pos ... */
 	uint64_t log_seq;       /* ... with a record numbered log_seq ... */
 	uint8_t  log_chain[16]; /* ... whose "previous tag" is this */
 	uint64_t mounts;        /* mount count, one input of the mount nonce */
-	uint64_t snap_gen;      /* generation that wrote the snapshot (its MAC covers it):
-	                         * a mount writes only a superblock, naming the same one */
-	uint8_t  reserved[328];
+	struct ed_mptr bt_root; /* the binding tree (ZERO: no bindings) */
+	struct ed_mptr fm_root; /* the free-map tree */
+	uint32_t bt_height;     /* levels of the binding tree: 0 empty, 1 the root is a leaf */
+	uint32_t fm_height;     /* levels of inner pages above the free map's leaves (>= 1) */
+	uint64_t bindings;      /* records in the binding tree */
+	uint64_t allocated;     /* sectors the free map marks allocated */
+	uint64_t meta_pages;    /* pages the two trees occupy */
+	uint8_t  reserved[304];
 	uint8_t  tag[16];
 };
 _Static_assert(sizeof(struct ed_super) == 512, "superblock is one sector");
@@ -178,23 +201,66 @@ struct ed_logrange {
 	uint64_t count;
 };
 
-/* ---- binding table ------------------------------------------------------- */
-/* One record per bound header sector or exonode block, in an open-addressed
- * table that fills whole pages (so a snapshot is the table's pages). */
+/* ---- binding tree (a B+tree keyed by sector) --------------------------- */
+/* In memory and in the tree's leaves a binding is a record; kind and nsect
+ * ride in the top bits of the key word (sectors are below 2^48). */
 struct ed_vtrec {
 	uint64_t sector;
-	uint64_t stamp;         /* 0: empty record */
+	uint64_t stamp;
 	uint8_t  kind;          /* ED_KIND_* */
 	uint8_t  nsect;
 	uint8_t  pad[6];
 };
-#define ED_VT_PER_PAGE  (ED_PAGE / sizeof(struct ed_vtrec))   /* 170 */
+
+#define ED_BT_MAGIC      0x45455254u    /* "TREE" */
+#define ED_BT_SECTOR_MASK ((1ull << 48) - 1)
+
+struct ed_bthdr {
+	uint32_t magic;
+	uint8_t  fmt;           /* ED_SB_FMT */
+	uint8_t  level;         /* 0: a leaf of records; >0: children one level down */
+	uint16_t n;             /* records or children */
+	uint64_t reserved;
+};
+struct ed_btrec {            /* leaf record */
+	uint64_t key;           /* sector | (nsect << 48) | (kind << 56) */
+	uint64_t stamp;
+};
+struct ed_btent {            /* inner entry: the child holds keys >= key (< the next) */
+	uint64_t key;
+	struct ed_mptr ptr;
+};
+#define ED_BT_LEAF_MAX   ((ED_PAGE - sizeof(struct ed_bthdr)) / sizeof(struct ed_btrec))   /* 255 */
+#define ED_BT_INNER_MAX  ((ED_PAGE - sizeof(struct ed_bthdr)) / sizeof(struct ed_btent))   /* 127 */
+#define ED_BT_MAX_HEIGHT 12
+
+/* ---- free-map tree ------------------------------------------------------- */
+/* Leaves are the free map itself, 4096 bytes = 32768 sectors' bits (1 =
+ * allocated), with no header; inner pages hold ED_FMT_FANOUT pointers. */
+#define ED_FMT_MAGIC     0x50414d46u    /* "FMAP" */
+#define ED_FMT_FANOUT    170u
+#define ED_FMT_MAX_HEIGHT 8
+
+struct ed_fmhdr {
+	uint32_t magic;
+	uint8_t  fmt;
+	uint8_t  level;         /* 1: children are leaves */
+	uint16_t pad;
+	uint64_t index;         /* which node of its level */
+};
+_Static_assert(sizeof(struct ed_fmhdr) + ED_FMT_FANOUT * sizeof(struct ed_mptr) <= 4096,
+               "a free-map inner page fits 4 KiB");
 
 /* ---- sealing and checking ------------------------------------------------ */
 /* "seal" computes and stores a tag; "check" verifies magic, MAC and shape.
  * Checks return 0 or ED_E_BADMAC / ED_E_STALE / ED_E_CORRUPT / ED_E_FORMAT. */
 void ed_super_seal(const struct ed_keys *k, struct ed_super *sb, uint64_t sector);
 int  ed_super_check(const struct ed_keys *k, const struct ed_super *sb, uint64_t sector);
+
+/* Tree pages: the tag a page of the given domain (ED_DOM_BTREE, ED_DOM_FMAP)
+ * must carry in the pointer to it, at that sector of that disk. */
+void ed_mpage_tag(const struct ed_keys *k, int dom, const uint8_t uuid[16], uint64_t sector,
+                  const void *page, uint8_t tag[16]);
 
 /* Extent headers: plain (capabilities in the clear) <-> disk. */
 void ed_ext_encode(const struct ed_keys *k, const uint8_t uuid[16], uint64_t sector,

@@ -47,10 +47,15 @@ static int xn_alloc(struct exodisk *ed, struct ed_client *c, struct ed_disk *d, 
 			return ED_E_RANGE;
 		if (slot >= ed_xn_nslots(nsect, (uint32_t)length))
 			return ED_E_SLOT;
-		if (ed_fm_any(&d->fm, sector, nsect) || ed_cache_lookup_cover(ed, d->unit, sector)) {
-			struct ed_vtrec *v = ed_vt_find(d, sector);
-			return v != NULL && v->kind == ED_KIND_XNBLK ? ED_E_NOTCACHED : ED_E_ALLOCATED;
+		if (ed_fm_any(d, sector, nsect) || ed_cache_lookup_cover(ed, d->unit, sector)) {
+			struct ed_vtrec v;
+			err = ed_bt_get(d, sector, &v);
+			if (err == ED_E_WAIT)
+				return err;
+			return err == 0 && v.kind == ED_KIND_XNBLK ? ED_E_NOTCACHED : ED_E_ALLOCATED;
 		}
+		if ((err = ed_fm_claim_check(d, sector, nsect)) != 0)
+			return err;
 		e = ed_cache_alloc(ed, c, d->unit, sector, ED_KIND_XNBLK, (uint8_t)nsect, &err);
 		if (e == NULL)
 			return err;
@@ -60,7 +65,7 @@ static int xn_alloc(struct exodisk *ed, struct ed_client *c, struct ed_disk *d, 
 		b->nsect = (uint8_t)nsect;
 		b->slot_bytes = (uint16_t)length;
 		e->flags = EF_VALID;
-		ed_fm_set(&d->fm, sector, nsect);
+		ed_fm_claim(d, sector, nsect);
 	}
 	struct ed_xnhdr *x = ed_xn_slot(e->cur, slot);
 	ed_memset(x, 0, length);
@@ -196,15 +201,15 @@ static int64_t add_extent(struct exodisk *ed, struct ed_client *c, struct ed_obj
 		return ED_E_ENTRY;
 	if (ED_XN_EXTENT_BYTES > ed_xn_area(((struct ed_xnblk *)o->e->cur)->slot_bytes) - o->x->used)
 		return ED_E_XNFULL;
-	if (ed_fm_any(&d->fm, start, n))
-		return ED_E_ALLOCATED;
 	int err;
+	if ((err = ed_fm_claim_check(d, start, n)) != 0)
+		return err;
 	uint8_t pay[8];
 	ed_store64(pay, start);
 	if (!ed_xn_insert(o->x, ((struct ed_xnblk *)o->e->cur)->slot_bytes, idx, ED_ENT_EXTENT,
 	                  (uint32_t)n, pay, 8, &err))
 		return err;
-	ed_fm_set(&d->fm, start, n);
+	ed_fm_claim(d, start, n);
 	ed_ent_changed(ed, o->e, c);
 	return idx;
 }

@@ -54,7 +54,8 @@
 #define ED_OP_SHUTDOWN             25   /* checkpoint the unit and stop it (async)   */
 #define ED_OP_FLUSH                26   /* make the unit's completed writes durable (async) */
 #define ED_OP_DROP_CACHE           27   /* evict the unit's clean entries nobody else holds */
-#define ED_OP_COUNT                28
+#define ED_OP_UNIT_INFO            28   /* what a unit holds, what can run out (struct ed_unit_info) */
+#define ED_OP_COUNT                29
 
 /* ---- capabilities ------------------------------------------------------- */
 /* Application-chosen, 128 bits.  Compared in constant time; stored encrypted. */
@@ -191,6 +192,43 @@ struct ed_xnmap_hdr {
 	/* struct ed_xnmap_ent ent[nent] follows; data is placed after the entries. */
 };
 
+/* ---- ED_OP_UNIT_INFO ---------------------------------------------------- */
+/* Filled in at stuff->buf (stuff->one = its size, at least sizeof); returns
+ * the bytes written.  Everything a `df` or a benchmark wants to know about a
+ * unit without reading its free map.  Counters ("since mount") start at 0
+ * when the unit is mounted. */
+struct ed_unit_info {
+	uint64_t nsectors;        /* the unit's size in sectors                                */
+	uint64_t data_start;      /* first sector applications may allocate                    */
+	uint64_t allocated;       /* sectors the exported free map marks allocated (the
+	                             exodisk's own region and tree pages included)              */
+	uint64_t reserved;        /* free sectors kept for the exodisk's metadata: an
+	                             allocation that would dip into them is ED_E_NOSPACE       */
+	uint64_t meta_sectors;    /* sectors the exodisk's own region and trees take           */
+	uint64_t bindings;        /* bound extent headers and exonode blocks (durable)         */
+	uint64_t log_sectors;     /* the commit log's size ...                                 */
+	uint64_t log_used;        /* ... and how much of it the next checkpoint frees          */
+	uint64_t cache_entries;   /* the exodisk cache (shared by all units) ...               */
+	uint64_t cache_free;      /* ... entries holding nothing ...                           */
+	uint64_t cache_dirty;     /* ... entries with changes not written back                 */
+	uint64_t client_quota;    /* entries one process may hold, and how many the caller ... */
+	uint64_t client_held;     /* ... holds                                                  */
+	uint64_t kmem_bytes;      /* kernel memory this unit takes now                          */
+	uint64_t fm_bytes;        /* the exported free map: its size and address               */
+	uint64_t fm_addr;
+	uint64_t mount_ticks;     /* time the mount took (timer ticks; kinfo timebase_hz)      */
+	uint64_t mount_reads;     /* sectors the mount read                                    */
+	uint64_t replayed;        /* log records the mount applied                             */
+	uint64_t checkpoints;     /* since mount: checkpoints ...                              */
+	uint64_t ckpt_sectors;    /* ... and the sectors they wrote (pages and superblocks)    */
+	uint64_t ckpt_last;       /* sectors the last checkpoint wrote                         */
+	uint64_t commits;         /* blocks committed through the log ...                      */
+	uint64_t records;         /* ... in this many records                                  */
+	uint64_t meta_reads;      /* binding-tree pages read since mount (lookups that missed) */
+	uint64_t meta_resident;   /* binding-tree pages in memory now                          */
+	uint64_t spare[6];
+};
+
 /* ---- errors: -128 .. -255 (kernel/uapi/errno.h splits the space) -------- */
 #define ED_E_OP          (-128)  /* unknown operation                                      */
 #define ED_E_UNIT        (-129)  /* no such unit, or it holds no mounted exodisk           */
@@ -233,7 +271,9 @@ struct ed_xnmap_hdr {
 #define ED_E_NOTSUBSET   (-157)  /* proxy ranges not within what the origin covers         */
 #define ED_E_NOMEM       (-158)  /* kernel memory exhausted                                */
 #define ED_E_NOMAP       (-159)  /* no map window left, or no mapping at that address      */
-#define ED_E_BINDFULL    (-160)  /* the unit's binding table is full                       */
+#define ED_E_NOSPACE     (-160)  /* no room: the free sectors left are what the exodisk
+                                    keeps for its own metadata (allocation), or the disk
+                                    cannot take the metadata a write-back needs          */
 #define ED_E_SHUTDOWN    (-161)  /* the unit's exodisk has been shut down                  */
 #define ED_E_DEPTH       (-162)  /* descendant chain deeper than ED_MAX_DEPTH              */
 #define ED_E_STALEREF    (-163)  /* the descendant entry names an exonode that is gone     */
@@ -241,6 +281,7 @@ struct ed_xnmap_hdr {
 #define ED_E_DEALLOC     (-165)  /* the object is deallocated (write it back to finish)    */
 #define ED_E_FORMAT      (-166)  /* no valid exodisk on the unit (mount, format)           */
 #define ED_E_EXITING     (-167)  /* the operation was dropped: its process exited          */
-#define ED_E_LAST        (-167)
+#define ED_E_VERSION     (-168)  /* the unit holds an exodisk of another format version    */
+#define ED_E_LAST        (-168)
 
 #endif /* UAPI_EXODISK_H */

@@ -23,20 +23,28 @@
 /*
  * The exported region.  Each piece is mapped read-only (R, U) into every
  * process at creation, except the exonode maps which ED_OP_EXONODE_MAP
- * installs per process.  Reading any of them costs no system call.
+ * installs per process, and the free maps, mapped page by page as a process
+ * first reads them.  Reading any of them costs no system call.
  */
 #define UKINFO           (USHARED + 0x00000000ull)   /* struct kinfo (kinfo.h), one page  */
 #define UPROCS           (USHARED + 0x00001000ull)   /* struct kproc[KPROC_SLOTS] (proc.h), one page */
 #define UDISKQ(unit)     (USHARED + 0x00100000ull + (unsigned long long)(unit) * 0x10000ull)
                                                      /* struct blk_export per unit (blkexport.h) */
-#define UFREEMAP(unit)   (USHARED + 0x40000000ull + (unsigned long long)(unit) * 0x40000000ull)
-                                                     /* exodisk free map per unit, 1 GiB slot each */
 #define UXNMAP_BASE      (USHARED + 0x400000000ull)  /* ED_OP_EXONODE_MAP windows (16 GiB)   */
 #define UXNMAP_SIZE      0x400000000ull
 #define UINITRD          (USHARED + 0x800000000ull)  /* the initrd, read-only, once a process
                                                         asks (SYS_initrd_map); up to 1 GiB */
 #define UINITRD_SIZE     0x40000000ull
-#define USHSEG_SLOT      0x200000ull                 /* shared segments (shseg.h): 2 MiB each */
-#define USHSEG(i)        (USHARED + 0x900000000ull + (unsigned long long)(i) * USHSEG_SLOT)
+/* The exodisk free map of each unit, one bit per sector: an 8 GiB window
+ * each (units up to 2^36 sectors, 32 TiB), 64 GiB for the 8 units, ending
+ * below the stack.  Pages are mapped when first read (a page that is all
+ * free or all allocated is one shared page). */
+#define UFREEMAP_SLOT    0x200000000ull
+#define UFREEMAP_BASE    (USHARED + 0x840000000ull)   /* after the initrd */
+#define UFREEMAP(unit)   (UFREEMAP_BASE + (unsigned long long)(unit) * UFREEMAP_SLOT)
+#define UFREEMAP_MAX_SECTORS (UFREEMAP_SLOT * 8)
+#define USHSEG_SLOT      0x200000ull                 /* shared segments (shseg.h): 2 MiB each, */
+#define USHSEG(i)        (USHARED + 0x40000000ull + (unsigned long long)(i) * USHSEG_SLOT)
+                                                     /* SHSEG_MAX of them, below the exonode maps */
 
 #endif

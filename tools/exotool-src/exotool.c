@@ -1,18 +1,23 @@
 /*
  * exotool.c - the exodisk host tool: format a disk image, list what is on
  * it, check its invariants.  It links the same portable core the kernel
- * runs (kernel/exodisk/), over an image file held in memory.
+ * runs (kernel/exodisk/), over the image file, read as it is used (so a
+ * sparse 16 TiB image costs what is on it).
  *
- *   exotool format IMAGE [-s SIZE] [-l LOGSECTORS] [-b BINDINGS] [-k KEYHEX]
- *   exotool list   IMAGE [-k KEYHEX]      superblock, extents, exonodes, free map
+ *   exotool format IMAGE [-s SIZE] [-l LOGSIZE] [-k KEYHEX]
+ *   exotool info   IMAGE [-k KEYHEX]      the superblock and what the exodisk holds
+ *   exotool list   IMAGE [-k KEYHEX]      extents, exonodes, free map
  *   exotool check  IMAGE [-k KEYHEX]      exit status 1 on any violation
  *   exotool recover IMAGE [-k KEYHEX]     mount it as the kernel would (replay, checkpoint), save
  *   exotool demo   IMAGE [-k KEYHEX]      add a few extents and exonodes (for trying the others)
+ *   exotool ufs-*  IMAGE ...              unixfs on the image (unixfs.c)
+ *   exotool fat-*  DISK.img ...           a FAT file system on the image (fat.c)
  *
- * SIZE takes a K, M or G suffix (bytes); without one it counts sectors.
- * The key defaults to the development key (docs/exodisk.md, "Keys"); list and
- * check read the image the way the next mount would, without writing it.
- * Run it as tools/exotool from the repository root (that script builds it).
+ * SIZE takes a K, M, G or T suffix (bytes); without one it counts sectors.
+ * The key defaults to the development key (docs/exodisk.md, "Keys"); info,
+ * list and check read the image the way the next mount would, without
+ * writing it.  Run it as tools/exotool from the repository root (that
+ * script builds it).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -29,30 +34,87 @@
 #include "tools/exotool-src/exotool_fat.h"
 
 static const char *prog = "exotool";
+static struct harness H;
+static struct hostdisk HD;
+static struct exodisk *ED;
+
+static void usage_to(FILE *f)
+{
+	fprintf(f,
+	        "usage: %s format  IMAGE [-s SIZE] [-l LOGSIZE] [-k KEYHEX]   make an empty exodisk\n"
+	        "       %s info    IMAGE [-k KEYHEX]    its superblock, trees and counts\n"
+	        "       %s list    IMAGE [-k KEYHEX]    extents, exonodes and the free map\n"
+	        "       %s check   IMAGE [-k KEYHEX]    verify it all; exit status 1 on a violation\n"
+	        "       %s recover IMAGE [-k KEYHEX]    replay the log and checkpoint, as a boot would\n"
+	        "       %s demo    IMAGE [-k KEYHEX]    add a few extents and exonodes to try the others on\n"
+	        "SIZE: bytes with a K, M, G or T suffix, or sectors (default 64M for a new image, else\n"
+	        "the image's size); LOGSIZE: the commit log, the same way (default a 256th of the disk,\n"
+	        "64..2048 sectors); KEYHEX: the 128-bit boot key as 32 hex digits (default: the\n"
+	        "development key).  The unixfs and FAT subcommands:\n",
+	        prog, prog, prog, prog, prog, prog);
+	fflush(f);
+	/* Their own usage: unixfs.c and fat.c print it (to stderr). */
+	char *uargv[] = { (char *)prog, (char *)"ufs-", NULL };
+	char *fargv[] = { (char *)prog, (char *)"fat-", NULL };
+	if (f == stderr) {
+		(void)exotool_unixfs(2, uargv);
+		(void)exotool_fat(2, fargv);
+	}
+}
 
 static void usage(void)
 {
-	fprintf(stderr,
-	        "usage: %s format IMAGE [-s SIZE] [-l LOGSECTORS] [-b BINDINGS] [-k KEYHEX]\n"
-	        "       %s list   IMAGE [-k KEYHEX]\n"
-	        "       %s check  IMAGE [-k KEYHEX]\n"
-	        "       %s recover IMAGE [-k KEYHEX]\n"
-	        "       %s demo   IMAGE [-k KEYHEX]\n"
-	        "       %s ufs-mkfs|ufs-ls|ufs-get|ufs-put|ufs-check IMAGE ...   (unixfs.c)\n"
-	        "       %s fat-import|fat-export|fat-check IMAGE ...   (fat.c)\n",
-	        prog, prog, prog, prog, prog, prog, prog);
+	usage_to(stderr);
 	exit(2);
 }
 
+/* Words for what the core answered. */
+static const char *why(long code)
+{
+	switch (code) {
+	case ED_E_FORMAT:  return "this is not an exodisk (no valid superblock at sector 0 or 8)";
+	case ED_E_VERSION: return "this exodisk is of another format version (format it again)";
+	case ED_E_BADMAC:  return "its metadata does not verify: the wrong key (-k), or the image "
+	                          "is damaged";
+	case ED_E_STALE:   return "its metadata is an older version than the exodisk expects "
+	                          "(replayed or damaged)";
+	case ED_E_CORRUPT: return "its metadata is malformed (damaged)";
+	case ED_E_NOMEM:   return "out of memory";
+	case ED_E_RANGE:   return "the disk is too small for an exodisk";
+	case ED_E_TOOBIG:  return "too big: the exodisk addresses at most 32 TiB (or the log is too big)";
+	case ED_E_NOSPACE: return "the disk is full";
+	case BLK_E_IO:     return "the image could not be read or written";
+	default:           return NULL;
+	}
+}
+
+/* A message, the reason in words, and where the damage is if known. */
 static void die(const char *what, long code)
 {
-	fprintf(stderr, "%s: %s (%ld)\n", prog, what, code);
+	const char *w = why(code);
+	uint64_t bad = ED ? ed_bad_sector(ED) : UINT64_MAX;
+	if (w != NULL)
+		fprintf(stderr, "%s: %s: %s", prog, what, w);
+	else if (code != 0)
+		fprintf(stderr, "%s: %s: error %ld", prog, what, code);
+	else
+		fprintf(stderr, "%s: %s", prog, what);
+	if ((code == ED_E_BADMAC || code == ED_E_CORRUPT || code == ED_E_STALE) && bad != UINT64_MAX)
+		fprintf(stderr, " (%s at sector %llu)", bad <= 8 ? "a superblock" : "first damage",
+		        (unsigned long long)bad);
+	fprintf(stderr, "\n");
+	exit(1);
+}
+
+static void die_errno(const char *what, const char *path)
+{
+	fprintf(stderr, "%s: %s %s: %s\n", prog, what, path, strerror(errno));
 	exit(1);
 }
 
 struct opts {
 	const char *image;
-	uint64_t size, log, bindings;
+	uint64_t size, log;
 	char key[16];
 };
 
@@ -61,26 +123,36 @@ static uint64_t parse_size(const char *s)
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 0);
-	if (errno != 0 || end == s)
-		usage();
+	if (errno != 0 || end == s) {
+		fprintf(stderr, "%s: %s: a size is a number of sectors, or bytes with K, M, G or T\n",
+		        prog, s);
+		exit(2);
+	}
 	switch (*end) {
 	case 'k': case 'K': return v * 1024 / 512;
 	case 'm': case 'M': return v * 1024 * 1024 / 512;
 	case 'g': case 'G': return v * 1024 * 1024 * 1024 / 512;
+	case 't': case 'T': return v * 1024 * 1024 * 1024 * 2;
 	case '\0':          return v;
-	default:            usage();
+	default:
+		fprintf(stderr, "%s: %s: a size is a number of sectors, or bytes with K, M, G or T\n",
+		        prog, s);
+		exit(2);
 	}
 	return 0;
 }
 
 static void parse_key(const char *hex, char key[16])
 {
-	if (strlen(hex) != 32)
-		die("the key is 32 hex digits (128 bits)", 0);
+	bool ok = strlen(hex) == 32;
+	for (int i = 0; ok && i < 32; i++)
+		ok = (hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f') ||
+		     (hex[i] >= 'A' && hex[i] <= 'F');
+	if (!ok)
+		die("-k takes the key as 32 hex digits (128 bits)", 0);
 	for (int i = 0; i < 16; i++) {
 		unsigned v;
-		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
-			die("the key is 32 hex digits (128 bits)", 0);
+		sscanf(hex + 2 * i, "%2x", &v);
 		key[i] = (char)v;
 	}
 }
@@ -93,26 +165,31 @@ static void parse(int argc, char **argv, struct opts *o)
 		usage();
 	o->image = argv[2];
 	for (int i = 3; i < argc; i++) {
-		if (i + 1 >= argc)
+		if (i + 1 >= argc) {
+			fprintf(stderr, "%s: %s wants a value\n", prog, argv[i]);
 			usage();
-		if (strcmp(argv[i], "-s") == 0)
+		}
+		if (strcmp(argv[i], "-s") == 0 && strcmp(argv[1], "format") == 0) {
 			o->size = parse_size(argv[++i]);
-		else if (strcmp(argv[i], "-l") == 0)
+		} else if (strcmp(argv[i], "-l") == 0 && strcmp(argv[1], "format") == 0) {
 			o->log = parse_size(argv[++i]);
-		else if (strcmp(argv[i], "-b") == 0)
-			o->bindings = strtoull(argv[++i], NULL, 0);
-		else if (strcmp(argv[i], "-k") == 0)
+		} else if (strcmp(argv[i], "-b") == 0 && strcmp(argv[1], "format") == 0) {
+			/* The binding table grows with use now: nothing to size. */
+			fprintf(stderr, "%s: -b is no longer needed (the binding tree grows as it is "
+			        "used); ignored\n", prog);
+			i++;
+		} else if (strcmp(argv[i], "-k") == 0) {
 			parse_key(argv[++i], o->key);
-		else
+		} else {
+			fprintf(stderr, "%s %s: unknown option %s\n", prog, argv[1], argv[i]);
 			usage();
+		}
 	}
 }
 
 /* ---- the image as a block device ------------------------------------------------- */
 
-static struct harness H;
-static struct hostdisk HD;
-static struct exodisk *ED;
+
 
 static void open_image(const struct opts *o, uint64_t nsectors, bool load)
 {
@@ -120,7 +197,7 @@ static void open_image(const struct opts *o, uint64_t nsectors, bool load)
 	if (hostdisk_init(&HD, nsectors, HD_SYNC, false, 1) != 0)
 		die("cannot set up the image in memory", 0);
 	if (load && hostdisk_load(&HD, o->image) != 0)
-		die("cannot read the image", errno);
+		die_errno("cannot read", o->image);
 	ED = h_core(&H, NULL, o->key);
 }
 
@@ -128,9 +205,12 @@ static uint64_t image_sectors(const char *path)
 {
 	struct stat st;
 	if (stat(path, &st) != 0)
-		die("cannot open the image", errno);
-	if (st.st_size % 512 != 0 || st.st_size == 0)
-		die("the image is not a whole number of sectors", (long)st.st_size);
+		die_errno("cannot open", path);
+	if (st.st_size == 0 || st.st_size % 512 != 0) {
+		fprintf(stderr, "%s: %s: %lld bytes is not a whole number of 512-byte sectors\n", prog,
+		        path, (long long)st.st_size);
+		exit(1);
+	}
 	return (uint64_t)st.st_size / 512;
 }
 
@@ -146,20 +226,32 @@ static void read_random(uint8_t *p, size_t n)
 static int cmd_format(const struct opts *o)
 {
 	uint64_t n = o->size ? o->size : 131072;     /* 64 MiB */
+	if (n < ed_format_min_sectors()) {
+		fprintf(stderr, "%s: %llu sectors is too small for an exodisk (at least %llu)\n", prog,
+		        (unsigned long long)n, (unsigned long long)ed_format_min_sectors());
+		return 1;
+	}
+	if (n > ED_MAX_SECTORS) {
+		fprintf(stderr, "%s: %llu sectors is more than an exodisk addresses (%llu, 32 TiB)\n",
+		        prog, (unsigned long long)n, (unsigned long long)ED_MAX_SECTORS);
+		return 1;
+	}
 	open_image(o, n, false);
-	struct ed_format_opts fo = { .nsectors = n, .log_sectors = o->log, .max_bindings = o->bindings };
+	struct ed_format_opts fo = { .nsectors = n, .log_sectors = o->log };
 	read_random(fo.uuid, sizeof(fo.uuid));
 	int e = ed_format(ED, 0, &fo);
 	if (e != 0)
 		die("format failed", e);
+	uint64_t written = ed_format_sectors(ED);
 	if (hostdisk_save(&HD, o->image) != 0)
-		die("cannot write the image", errno);
+		die_errno("cannot write", o->image);
 	struct ed_check_stats st;
 	if ((e = ed_check_disk(ED, 0, NULL, NULL, NULL, &st)) != 0)
 		die("the new image does not check", e);
-	printf("%s: %llu sectors, exodisk region 0..%llu, %llu sectors for applications\n",
+	printf("%s: %llu sectors, exodisk region 0..%llu, %llu sectors for applications; "
+	       "format wrote %llu sectors\n",
 	       o->image, (unsigned long long)n, (unsigned long long)st.data_start - 1,
-	       (unsigned long long)(n - st.data_start));
+	       (unsigned long long)(n - st.data_start), (unsigned long long)written);
 	return 0;
 }
 
@@ -249,10 +341,10 @@ static void report(void *arg, int sev, const char *what, uint64_t sector, uint64
 static void summary(const struct ed_check_stats *st)
 {
 	printf("checkpoint %llu, %llu log records to replay; %llu sectors, %llu allocated "
-	       "(exodisk region %llu)\n",
+	       "(exodisk region %llu, tree pages %llu)\n",
 	       (unsigned long long)st->gen, (unsigned long long)st->log_records,
 	       (unsigned long long)st->nsectors, (unsigned long long)st->allocated,
-	       (unsigned long long)st->data_start);
+	       (unsigned long long)st->data_start, (unsigned long long)st->tree_pages);
 	printf("%llu bindings: %llu extents, %llu exonode blocks holding %llu exonodes "
 	       "(%llu descendant entries, %llu data entries)\n",
 	       (unsigned long long)st->bindings, (unsigned long long)st->extents,
@@ -278,13 +370,46 @@ static int cmd_list(const struct opts *o)
 	return 0;
 }
 
+/* The superblock and the unit's counts, as a mount sees them. */
+static int cmd_info(const struct opts *o)
+{
+	open_image(o, image_sectors(o->image), true);
+	int e = ed_mount(ED, 0);
+	if (e != 0)
+		die("cannot mount the exodisk on this image", e);
+	struct ed_unit_info u;
+	ed_unit_info(ED, 0, NULL, &u);
+	printf("%s: exodisk of %llu sectors (%.1f GiB)\n", o->image, (unsigned long long)u.nsectors,
+	       u.nsectors / 2097152.0);
+	printf("  region 0..%llu (superblocks, a log of %llu sectors); tree pages %llu sectors\n",
+	       (unsigned long long)u.data_start - 1, (unsigned long long)u.log_sectors,
+	       (unsigned long long)(u.meta_sectors - u.data_start));
+	printf("  %llu bindings; %llu sectors allocated, %llu free (%llu kept for the exodisk's "
+	       "metadata)\n",
+	       (unsigned long long)u.bindings, (unsigned long long)u.allocated,
+	       (unsigned long long)(u.nsectors - u.allocated), (unsigned long long)u.reserved);
+	printf("  mounting read %llu sectors, replayed %llu log records; kernel memory %llu KiB\n",
+	       (unsigned long long)u.mount_reads, (unsigned long long)u.replayed,
+	       (unsigned long long)(u.kmem_bytes / 1024));
+	ed_destroy(ED);            /* nothing written */
+	return 0;
+}
+
 static int cmd_check(const struct opts *o)
 {
 	open_image(o, image_sectors(o->image), true);
 	struct ed_check_stats st;
 	int e = ed_check_disk(ED, 0, report, NULL, NULL, &st);
 	if (e != 0) {
-		printf("VIOLATION: the exodisk cannot be read (%d)\n", e);
+		const char *w = why(e);
+		uint64_t bad = ed_bad_sector(ED);
+		printf("VIOLATION: the exodisk cannot be read: %s", w ? w : "error");
+		if (w == NULL)
+			printf(" %d", e);
+		if (bad != UINT64_MAX && (e == ED_E_BADMAC || e == ED_E_CORRUPT || e == ED_E_STALE))
+			printf(" (%s at sector %llu)", bad <= 8 ? "a superblock" : "first damage",
+			       (unsigned long long)bad);
+		printf("\n");
 		return 1;
 	}
 	summary(&st);
@@ -308,7 +433,7 @@ static int cmd_recover(const struct opts *o)
 	ed_client_exit(ED, &c);
 	ed_destroy(ED);
 	if (hostdisk_save(&HD, o->image) != 0)
-		die("cannot write the image", errno);
+		die_errno("cannot write", o->image);
 	printf("%s: recovered and checkpointed\n", o->image);
 	return 0;
 }
@@ -356,7 +481,7 @@ static int cmd_demo(const struct opts *o)
 	ed_client_exit(ED, &c);
 	ed_destroy(ED);
 	if (hostdisk_save(&HD, o->image) != 0)
-		die("cannot write the image", errno);
+		die_errno("cannot write", o->image);
 	printf("%s: added 4 extents, an exonode with 2 extents, data and a descendant\n", o->image);
 	return 0;
 }
@@ -366,15 +491,39 @@ int main(int argc, char **argv)
 	struct opts o;
 	if (argc < 2)
 		usage();
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage_to(stdout);
+		char *uargv[] = { argv[0], (char *)"ufs-", NULL };
+		char *fargv[] = { argv[0], (char *)"fat-", NULL };
+		fflush(stdout);
+		(void)exotool_unixfs(2, uargv);
+		(void)exotool_fat(2, fargv);
+		return 0;
+	}
 	if (strncmp(argv[1], "ufs-", 4) == 0)
 		return exotool_unixfs(argc, argv);
 	if (strncmp(argv[1], "fat-", 4) == 0)
 		return exotool_fat(argc, argv);
+	const char *cmds[] = { "format", "info", "list", "check", "recover", "demo" };
+	bool known = false;
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		known |= strcmp(argv[1], cmds[i]) == 0;
+	if (!known) {
+		fprintf(stderr, "%s: no subcommand %s\n", prog, argv[1]);
+		usage();
+	}
+	if (argc < 3) {
+		fprintf(stderr, "%s %s: which image?\n", prog, argv[1]);
+		usage();
+	}
 	parse(argc, argv, &o);
 	if (strcmp(argv[1], "format") == 0)
 		return cmd_format(&o);
 	if (strcmp(argv[1], "list") == 0)
 		return cmd_list(&o);
+	if (strcmp(argv[1], "info") == 0)
+		return cmd_info(&o);
 	if (strcmp(argv[1], "check") == 0)
 		return cmd_check(&o);
 	if (strcmp(argv[1], "demo") == 0)

@@ -13,6 +13,14 @@
  *
  * It also counts requests and sectors (for the recovery benchmark) and can
  * fail a chosen request with BLK_E_IO.
+ *
+ * Storage is kept in chunks of HD_CHUNK sectors, made when first written,
+ * so a 16 TiB disk costs what is written to it.  A disk of at most
+ * HD_FLAT_MAX sectors keeps its medium, cache and cached flags as flat
+ * arrays too (medium[], cache[], cached[]) for tests that poke at them; a
+ * larger one has them NULL (use hostdisk_medium_sector()).  An image file
+ * (tools/exotool) is read chunk by chunk as the disk is used, and saving
+ * writes back only the chunks that changed.
  */
 #ifndef TESTS_EXODISK_HOSTDISK_H
 #define TESTS_EXODISK_HOSTDISK_H
@@ -24,11 +32,19 @@
 #define HD_SYNC    0    /* complete inside start() */
 #define HD_POLLED  1    /* complete from poll(), randomly ordered */
 #define HD_MAXQ    64
+#define HD_CHUNK   256ull                 /* sectors per chunk (128 KiB) */
+#define HD_FLAT_MAX (8ull << 20)          /* flat arrays up to 4 GiB disks */
+
+struct hd_chunk;
 
 struct hostdisk {
-	uint8_t *medium;          /* what survives a crash */
-	uint8_t *cache;           /* newer data of cached sectors */
-	uint8_t *cached;          /* per sector: the cache holds a newer copy */
+	uint8_t *medium;          /* what survives a crash (flat disks) */
+	uint8_t *cache;           /* newer data of cached sectors (flat disks) */
+	uint8_t *cached;          /* per sector: the cache holds a newer copy (flat disks) */
+	struct hd_chunk ***chunks;   /* per chunk: medium and cache, made when first used */
+	uint64_t nchunks;
+	struct hd_chunk *cache_list; /* chunks holding cached sectors */
+	int      fd;              /* image file read on demand (hostdisk_load), or -1 */
 	uint64_t nsectors;
 	int mode;
 	bool write_cache;
@@ -61,10 +77,17 @@ int  hostdisk_reattach(struct hostdisk *hd);
  * sector; pending requests never complete.  Reattach to use it again. */
 void hostdisk_crash(struct hostdisk *hd);
 void hostdisk_free(struct hostdisk *hd);
-/* Direct access to what a read would return now / what the medium holds. */
+/* Direct access to what a read would return now / what the medium holds
+ * (both make the chunk if it is not there yet). */
 uint8_t *hostdisk_sector(struct hostdisk *hd, uint64_t s);
+uint8_t *hostdisk_medium_sector(struct hostdisk *hd, uint64_t s);
+bool hostdisk_is_cached(struct hostdisk *hd, uint64_t s);
+/* Bytes of host memory the disk's chunks take (for big-disk tests). */
+uint64_t hostdisk_footprint(const struct hostdisk *hd);
 void hostdisk_reset_counts(struct hostdisk *hd);
-/* Image files (tools/exotool): load replaces the medium; save writes it. */
+/* Image files (tools/exotool): load makes the file the medium (read as
+ * needed); save writes what changed back to it, or to a new file (sparse:
+ * only what was written). */
 int  hostdisk_load(struct hostdisk *hd, const char *path);
 int  hostdisk_save(struct hostdisk *hd, const char *path);
 

@@ -153,10 +153,16 @@ static void test_sealing(void)
 	struct ed_super sb;
 	memset(&sb, 0, sizeof(sb));
 	sb.magic = ED_SB_MAGIC;
-	sb.fmt = ED_FMT;
+	sb.fmt = ED_SB_FMT;
 	sb.log_len = 64;
 	ed_super_seal(&k, &sb, ED_SB_A);
 	CHECK_EQ(ed_super_check(&k, &sb, ED_SB_A), 0);
+	/* A superblock of another format version is recognised as one. */
+	sb.fmt = 1;
+	ed_super_seal(&k, &sb, ED_SB_A);
+	CHECK_EQ(ed_super_check(&k, &sb, ED_SB_A), ED_E_VERSION);
+	sb.fmt = ED_SB_FMT;
+	ed_super_seal(&k, &sb, ED_SB_A);
 	CHECK_EQ(ed_super_check(&k, &sb, ED_SB_B), ED_E_BADMAC);
 	sb.gen++;
 	CHECK_EQ(ed_super_check(&k, &sb, ED_SB_A), ED_E_BADMAC);

@@ -9,8 +9,12 @@
  *   - an older version of a block written back over the current one:
  *     ED_E_STALE (the binding table knows the current version);
  *   - a header forged at a sector that is not bound: ED_E_NOTBOUND;
- *   - the wrong boot key, damaged superblocks, snapshot or log: the mount
- *     fails with an error or falls back to the previous checkpoint;
+ *   - the wrong boot key, damaged superblocks, tree pages or log: the mount
+ *     fails with an error or falls back to the previous checkpoint; a
+ *     damaged page of the binding tree, read only when a lookup needs it,
+ *     fails that lookup (ED_E_BADMAC) and nothing else; an old version of a
+ *     tree page put back where it was is rejected too (its MAC is in the
+ *     page above);
  * and none of them ever yields data, or a crash.  A fuzz loop then flips
  * random bytes all over the metadata and boots, checks, and reads: errors
  * are fine, anything ASan or UBSan would notice is not.
@@ -165,6 +169,112 @@ static void test_tamper_replay_transplant(void)
 	fx_free(&f);
 }
 
+/* The trees' pages: a binding-tree leaf damaged or replaced by an older
+ * version (a Merkle tree: the MAC is in the pointer to it) fails the
+ * lookups that need it, the rest works; a free-map page damaged refuses
+ * the mount, or the previous checkpoint is used. */
+struct pages { uint64_t s[256]; int n; };
+static void collect(void *arg, uint64_t sector)
+{
+	struct pages *p = arg;
+	if (p->n < 256)
+		p->s[p->n++] = sector;
+}
+
+static void test_tree_pages(void)
+{
+	struct fx f;
+	struct ed_config cfg = { .meta_pages = 4 };
+	fx_new(&f, 16384, HD_SYNC, &cfg, 25);
+	uint64_t ds = data_start(&f);
+	/* Enough bindings for a tree of several leaves. */
+	int n = 1200;
+	for (int i = 0; i < n; i++) {
+		struct ed_protector p = h_ext(0, ds + 8 + 4 * (uint64_t)i, SECT, RC, WC);
+		CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &p, NULL), 0);
+		CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &p), 0);
+		if (i % 64 == 63)
+			CHECK_EQ(op(&f, ED_OP_MARK_REPLACEMENT, &p, NULL), 0);
+	}
+	shutdown_unit(&f, 0);
+	fx_forget(&f);
+	CHECK_EQ(fx_boot(&f), 0);
+	struct pages pg = { .n = 0 };
+	CHECK_EQ(ed_check_meta_pages(f.ed, 0, collect, &pg), 0);
+	CHECK(pg.n >= 5);
+	/* Which are binding-tree leaves: a page whose header says level 0. */
+	uint64_t leaf = 0;
+	for (int i = 0; i < pg.n && leaf == 0; i++) {
+		const struct ed_bthdr *h = (const struct ed_bthdr *)medium(&f, pg.s[i]);
+		if (h->magic == ED_BT_MAGIC && h->level == 0 && h->n > 0)
+			leaf = pg.s[i];
+	}
+	CHECK(leaf != 0);
+	const struct ed_btrec *rec = (const struct ed_btrec *)(medium(&f, leaf) + sizeof(struct ed_bthdr));
+	uint64_t victim = rec[0].key & ED_BT_SECTOR_MASK;
+	static uint8_t saved[8 * SECT];
+	memcpy(saved, medium(&f, leaf), sizeof saved);
+	fx_forget(&f);
+	/* A changed byte in the leaf: its bindings fail, others do not. */
+	medium(&f, leaf)[100] ^= 0x10;
+	CHECK_EQ(fx_boot(&f), 0);
+	struct ed_protector v = h_ext(0, victim, 0, RC, WC);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &v), ED_E_BADMAC);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &v), ED_E_BADMAC);   /* read again, same */
+	int good = 0;
+	for (int i = 0; i < n; i += 97) {
+		struct ed_protector p = h_ext(0, ds + 8 + 4 * (uint64_t)i, 0, RC, WC);
+		good += h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &p) == 0;
+	}
+	CHECK(good >= 9);
+	struct ed_check_stats cs;
+	fx_forget(&f);
+	CHECK(hostdisk_reattach(&f.hd) == 0);
+	f.ed = h_core(&f.h, &f.cfg, NULL);
+	CHECK_EQ(ed_check_disk(f.ed, 0, NULL, NULL, NULL, &cs), 0);
+	CHECK(cs.violations > 0);
+	ed_destroy(f.ed);
+	blk_reset();
+	/* An older, authentic version of the leaf where it was: the leaf
+	 * changes (a deallocation) and is checkpointed to a new place; the old
+	 * bytes are put back at the new place. */
+	memcpy(medium(&f, leaf), saved, sizeof saved);
+	CHECK_EQ(fx_boot(&f), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &v), 0);
+	CHECK_EQ(op(&f, ED_OP_EXTENT_DEALLOCATE, &v, NULL), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &v), 0);
+	shutdown_unit(&f, 0);
+	fx_forget(&f);
+	CHECK_EQ(fx_boot(&f), 0);
+	pg.n = 0;
+	CHECK_EQ(ed_check_meta_pages(f.ed, 0, collect, &pg), 0);
+	uint64_t newleaf = 0;
+	for (int i = 0; i < pg.n && newleaf == 0; i++) {
+		const struct ed_bthdr *h = (const struct ed_bthdr *)medium(&f, pg.s[i]);
+		const struct ed_btrec *r2 = (const struct ed_btrec *)(medium(&f, pg.s[i]) + sizeof(*h));
+		if (h->magic == ED_BT_MAGIC && h->level == 0 && h->n > 0 && pg.s[i] != leaf &&
+		    (r2[0].key & ED_BT_SECTOR_MASK) == (rec[1].key & ED_BT_SECTOR_MASK))
+			newleaf = pg.s[i];
+	}
+	fx_forget(&f);
+	CHECK(newleaf != 0);
+	memcpy(medium(&f, newleaf), saved, sizeof saved);      /* it still names the victim */
+	CHECK_EQ(fx_boot(&f), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &v), ED_E_BADMAC);
+	fx_forget(&f);
+	/* A damaged free-map page (the root of its tree): that checkpoint is
+	 * refused; the mount uses the previous one, or fails - never trusts it. */
+	struct ed_super *sa = (struct ed_super *)medium(&f, 0), *sb = (struct ed_super *)medium(&f, 8);
+	struct ed_super *newer = sa->gen > sb->gen ? sa : sb;
+	CHECK(newer->fm_root.sector > 1);
+	medium(&f, newer->fm_root.sector)[200] ^= 1;
+	int r = fx_boot(&f);
+	CHECK(r == 0 || r == ED_E_BADMAC);
+	if (r == 0)
+		fx_check_live(&f);
+	fx_free(&f);
+}
+
 /* Two disks, one key: a header moved from one to the other is rejected. */
 static void test_other_disk(void)
 {
@@ -285,6 +395,8 @@ static void test_fuzz(void)
 		n++;
 	}
 	h_settle();
+	struct pages tp = { .n = 0 };
+	CHECK_EQ(ed_check_meta_pages(f.ed, 0, collect, &tp), 0);
 	fx_forget(&f);
 	static uint8_t pristine[D * SECT];
 	memcpy(pristine, f.hd.medium, sizeof(pristine));
@@ -305,6 +417,9 @@ static void test_fuzz(void)
 	for (uint64_t s = 16; s < ds; s += 7)
 		if (nt < 40)
 			targets[nt++] = s;
+	nt = nt > 30 ? 30 : nt;
+	for (int i = 0; i < tp.n && nt < 52; i++)      /* the trees' pages */
+		targets[nt++] = tp.s[i] + (uint64_t)(i % 8);
 	for (int i = 0; i < n && nt < 64; i++)
 		targets[nt++] = objs[i].blkno;
 
@@ -360,6 +475,7 @@ int main(void)
 	RC = h_cap(0x0102030405060708ull, 0x1112131415161718ull);
 	WC = h_cap(0x2122232425262728ull, 0x3132333435363738ull);
 	test_tamper_replay_transplant();
+	test_tree_pages();
 	test_other_disk();
 	test_keys_and_superblocks();
 	test_fuzz();

@@ -212,7 +212,12 @@ static void test_freemap(struct fx *f, struct edc *c)
 		CHECK_EQ(edc_fm_test(&fm, s), fx_allocated(f, s));
 		free_count += !fx_allocated(f, s);
 	}
+	/* What applications can have: the free sectors less the exodisk's reserve. */
+	struct ed_unit_info u;
+	CHECK_EQ(edc_unit_info(c, f->unit, &u), (int64_t)sizeof u);
+	CHECK_EQ(u.nsectors - u.allocated, free_count);
 	CHECK_EQ(edc_fm_count_free(&fm), free_count);
+	CHECK_EQ(edc_fm_count_avail(&fm), free_count - u.reserved);
 	uint64_t first = edc_fm_find(&fm, 0, 1, 1);
 	CHECK(first != UINT64_MAX && !fx_allocated(f, first) && fx_allocated(f, first - 1));
 	/* Wrap-around: a goal past every free run finds the first. */
