@@ -204,7 +204,7 @@ static bool is_async(uint64_t op)
 {
 	return op == ED_OP_IO || op == ED_OP_EXTENT_READ || op == ED_OP_EXTENT_WRITE ||
 	       op == ED_OP_EXONODE_READ || op == ED_OP_EXONODE_WRITE || op == ED_OP_SHUTDOWN ||
-	       op == ED_OP_FLUSH;
+	       op == ED_OP_FLUSH || op == ED_OP_CHECKPOINT;
 }
 
 static struct ed_client *client_of(struct proc *p)

@@ -385,6 +385,15 @@ int32_t edc_flush(struct edc *c, int unit)
 	return meta_sync(c, ED_OP_FLUSH, &p);
 }
 
+int32_t edc_checkpoint(struct edc *c, int unit)
+{
+	struct ed_protector p;
+	memset(&p, 0, sizeof p);
+	p.unit = (uint16_t)unit;
+	p.xn_entry = -1;
+	return meta_sync(c, ED_OP_CHECKPOINT, &p);
+}
+
 /* ---- batches ------------------------------------------------------------------ */
 
 void edc_batch_init(struct edc_batch *b, struct edc *c, struct edc_slot *slots, int cap)
@@ -630,21 +639,13 @@ int64_t edc_unit_info(struct edc *c, int unit, struct ed_unit_info *out)
 	return req(c, ED_OP_UNIT_INFO, &p, NULL, &s);
 }
 
-uint64_t edc_fm_count_avail(const struct edc_fm *fm)
-{
-	struct ed_unit_info u;
-	if (edc_unit_info(fm->c, fm->unit, &u) < 0 || u.nsectors != fm->nsectors)
-		return edc_fm_count_free(fm);
-	return u.nsectors - u.allocated - u.reserved;
-}
-
 uint64_t edc_fm_count_free(const struct edc_fm *fm)
 {
 	/* The kernel keeps the count: no need to read a map that may be
 	 * terabytes long. */
 	struct ed_unit_info u;
 	if (edc_unit_info(fm->c, fm->unit, &u) >= 0 && u.nsectors == fm->nsectors)
-		return u.nsectors - u.allocated;
+		return u.nsectors - u.allocated > u.reserved ? u.nsectors - u.allocated - u.reserved : 0;
 	uint64_t n = 0;
 	for (uint64_t s = 0; s < fm->nsectors; ) {
 		const uint64_t *w = fm_word(fm, s);

@@ -160,6 +160,11 @@ int32_t edc_extent_write_sync(struct edc *c, const struct ed_protector *prot);
  * error.  A single write can instead be made durable by itself with
  * ED_B_FUA (edc_io with flags ED_B_WRITE | ED_B_FUA). */
 int32_t edc_flush(struct edc *c, int unit);
+/* ED_OP_CHECKPOINT: a checkpoint of the unit that starts after the call
+ * (everything committed before it goes into the exodisk's trees and the
+ * commit log empties); returns when it is durable: 0 or an error.  For
+ * measurements and tools: the exodisk checkpoints on its own when needed. */
+int32_t edc_checkpoint(struct edc *c, int unit);
 
 /* ---- batches ---------------------------------------------------------------
  * A batch keeps up to `cap` requests in flight in caller-provided slots.
@@ -209,13 +214,11 @@ uint64_t edc_fm_find(const struct edc_fm *fm, uint64_t goal, uint64_t count, uin
 /* Free sectors in [start, start + count) that follow start (0 if start is
  * allocated), at most `max`. */
 uint64_t edc_fm_run(const struct edc_fm *fm, uint64_t start, uint64_t max);
-/* Free sectors in the map (the kernel's count, ED_OP_UNIT_INFO: a map of
- * terabytes is not read for it). */
+/* Sectors applications can still allocate: the map's free sectors less
+ * those the exodisk keeps for its own metadata (ED_E_NOSPACE once they
+ * are all that is left).  What a statfs calls free.  The kernel's count
+ * (ED_OP_UNIT_INFO: a map of terabytes is not read for it). */
 uint64_t edc_fm_count_free(const struct edc_fm *fm);
-/* Sectors applications can still allocate: the free ones less those the
- * exodisk keeps for its own metadata (an allocation into them is
- * ED_E_NOSPACE).  What a statfs should call free. */
-uint64_t edc_fm_count_avail(const struct edc_fm *fm);
 
 /* ED_OP_UNIT_INFO: the unit's size, what is allocated and kept, bindings,
  * log, cache, kernel memory (kernel/uapi/exodisk.h).  >= 0 or an error. */

@@ -52,12 +52,12 @@ void t_freemap(void)
 	expect(edc_unit_info(E, U, &ui), sizeof ui, "ED_OP_UNIT_INFO");
 	if (FM.nsectors <= COUNT_LIMIT)
 		check(ui.nsectors == FM.nsectors && ui.nsectors - ui.allocated == free0 &&
-		      edc_fm_count_avail(&FM) == free0 - ui.reserved,
+		      edc_fm_count_free(&FM) == free0 - ui.reserved,
 		      "it counts what the map shows: %lu free, %lu of them kept for the exodisk",
 		      (unsigned long)(ui.nsectors - ui.allocated), (unsigned long)ui.reserved);
 	else
 		check(ui.nsectors == FM.nsectors && ui.nsectors - ui.allocated >= free0 &&
-		      edc_fm_count_avail(&FM) == ui.nsectors - ui.allocated - ui.reserved,
+		      edc_fm_count_free(&FM) == ui.nsectors - ui.allocated - ui.reserved,
 		      "it counts %lu free, %lu of them in the first 32 GiB, %lu kept for the exodisk",
 		      (unsigned long)(ui.nsectors - ui.allocated), (unsigned long)free0,
 		      (unsigned long)ui.reserved);

@@ -525,6 +525,11 @@ static void ck_abort(struct exodisk *ed, struct ed_disk *d, int err)
 		d->ck_waiters = io->next;
 		ed_io_finish(ed, io, err);
 	}
+	while (d->ck_later != NULL) {
+		struct ed_io *io = d->ck_later;
+		d->ck_later = io->next;
+		ed_io_finish(ed, io, err);
+	}
 	/* Write-backs waiting for room in the log cannot have it now. */
 	ed_commit_kick(ed, d);
 }
@@ -537,7 +542,9 @@ void ed_ckpt_request(struct exodisk *ed, struct ed_disk *d)
 
 bool ed_ckpt_due(const struct ed_disk *d)
 {
-	return ((uint64_t)d->bt_dirty + d->fm_dirty.count) * 2 > d->bt_budget;
+	uint64_t dirty = (uint64_t)d->bt_dirty + d->fm_dirty.count;
+	return dirty * 2 > d->bt_budget ||
+	       2 * (d->bt_dirty + 2 * d->fm_dirty.count) * ED_SECT_PER_PAGE * 2 > ed_fm_ckpt_cap(d);
 }
 
 bool ed_ckpt_room(struct ed_disk *d, uint64_t more_pages)
@@ -629,7 +636,20 @@ static void ck_done(struct blkreq *r)
 			d->ck_waiters = io->next;
 			ed_io_finish(ed, io, 0);
 		}
+		/* Checkpoint requests that came after this one planned. */
+		while (d->ck_later != NULL) {
+			struct ed_io *io = d->ck_later;
+			d->ck_later = io->next;
+			if (d->closed) {
+				ed_io_finish(ed, io, ED_E_UNIT);
+			} else {
+				io->next = d->ck_waiters;
+				d->ck_waiters = io;
+				d->ck_wanted = true;
+			}
+		}
 		ed_commit_kick(ed, d);
+		ed_ckpt_progress(ed, d);
 		break;
 	default:
 		break;

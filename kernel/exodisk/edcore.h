@@ -197,7 +197,7 @@ static inline struct ed_exthdr *ed_ext(const struct ed_entry *e)
 }
 
 /* ---- asynchronous operations --------------------------------------------------- */
-enum ed_iotype { IO_FREE = 0, IO_DATA, IO_READIN, IO_COMMIT, IO_SHUTDOWN, IO_FLUSH };
+enum ed_iotype { IO_FREE = 0, IO_DATA, IO_READIN, IO_COMMIT, IO_SHUTDOWN, IO_FLUSH, IO_CKPT };
 
 struct ed_bounce {
 	struct ed_pvec pages;
@@ -380,7 +380,8 @@ struct ed_disk {
 	struct blkreq ckreq;
 	struct blk_seg *ckseg;     /* a page of segments */
 	uint8_t *cksec;            /* a page: superblock staging */
-	struct ed_io *ck_waiters;  /* shutdown requests */
+	struct ed_io *ck_waiters;  /* shutdown and checkpoint requests this checkpoint ends */
+	struct ed_io *ck_later;    /* checkpoint requests made while it was running: the next one */
 	int32_t  ck_error;
 	/* statistics */
 	uint64_t st_commits, st_records, st_homes, st_ckpts, st_ckpt_sectors, st_ckpt_last;
@@ -422,6 +423,7 @@ struct exodisk {
 	uint64_t bad_sector;
 	/* counters for tests and the tool */
 	uint64_t st_bounce_reads, st_cached_reads, st_sg_writes, st_format_sectors;
+	uint64_t st_formatted[BLK_MAX_UNITS];   /* sectors formatting each unit wrote */
 };
 
 /* ---- shared helpers ------------------------------------------------------------------ */
@@ -455,6 +457,7 @@ uint64_t ed_fm_free_sectors(const struct ed_disk *d);
  * (with `more` dirty pages), and the slack that lets write-backs go on. */
 uint64_t ed_fm_ckpt_need(const struct ed_disk *d, uint64_t more);
 uint64_t ed_fm_slack(const struct ed_disk *d);
+uint64_t ed_fm_ckpt_cap(const struct ed_disk *d);
 uint64_t ed_fm_reserve(const struct ed_disk *d);
 void ed_fm_link(struct ed_disk *d);
 /* Uniform leaves of the range become markers again (memory follows what is stored). */

@@ -394,6 +394,31 @@ static int64_t shutdown(struct exodisk *ed, struct ed_client *c, struct ed_args 
 	return 0;
 }
 
+/* ED_OP_CHECKPOINT: a checkpoint that starts after the request, so that
+ * everything committed before it is in the trees and the log is empty
+ * when it completes.  Like FLUSH it reveals and changes no data (it writes
+ * the exodisk's own pages), so it needs no capability.  A checkpoint that
+ * is already running planned without this caller's commits: the request
+ * waits for the next one. */
+static int64_t checkpoint(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
+{
+	int err;
+	struct ed_disk *d;
+	struct ed_io *io = unit_io(ed, c, a, IO_CKPT, &d, &err);
+	if (io == NULL)
+		return err;
+	ed_io_start(ed, io, a);
+	if (d->ck <= CK_WAIT) {       /* it has not planned yet */
+		io->next = d->ck_waiters;
+		d->ck_waiters = io;
+	} else {
+		io->next = d->ck_later;
+		d->ck_later = io;
+	}
+	ed_ckpt_request(ed, d);
+	return 0;
+}
+
 /* ED_OP_FLUSH: a device flush on the unit.  It reveals and changes no data,
  * so it needs no capability; it exists because a device may keep completed
  * writes in a volatile cache, and a library's fsync must be able to empty it. */
@@ -496,6 +521,9 @@ static int64_t dispatch(struct exodisk *ed, struct ed_client *c, int op, struct 
 		case ED_OP_UNIT_INFO:
 			r = unit_info(ed, c, a);
 			break;
+		case ED_OP_CHECKPOINT:
+			r = checkpoint(ed, c, a);
+			break;
 		default:
 			r = ED_E_OP;
 			break;
@@ -579,6 +607,7 @@ int ed_unit_info(struct exodisk *ed, int unit, struct ed_client *c, struct ed_un
 	out->records = d->st_records;
 	out->meta_reads = d->st_meta_reads;
 	out->meta_resident = d->bt_resident;
+	out->format_sectors = ed->st_formatted[unit];
 	return 0;
 }
 

@@ -87,9 +87,20 @@ uint64_t ed_fm_slack(const struct ed_disk *d)
 	return ED_MIN(ED_MAX(d->nsectors / 1024, 256), 65536);
 }
 
+/* What applications cannot have stays the same as the disk works: room for
+ * a checkpoint of up to a page per MiB of disk (64..1,024 pages; a
+ * checkpoint starts before the dirty pages' share passes half of that), or
+ * for what the next one needs if that is more, and the slack.  (A reserve that moved
+ * with every dirty page would let a full disk refuse a file that a
+ * deletion just made room for.) */
+uint64_t ed_fm_ckpt_cap(const struct ed_disk *d)
+{
+	return ED_MIN(ED_MAX(d->nsectors / 2048, 64), 1024) * ED_SECT_PER_PAGE;
+}
+
 uint64_t ed_fm_reserve(const struct ed_disk *d)
 {
-	return ed_fm_ckpt_need(d, 0) + ed_fm_slack(d);
+	return ED_MAX(ed_fm_ckpt_cap(d), ed_fm_ckpt_need(d, 0)) + ed_fm_slack(d);
 }
 
 int ed_fm_mount_change(struct ed_disk *d, uint64_t start, uint64_t count, bool set)

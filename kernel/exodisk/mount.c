@@ -172,7 +172,7 @@ int ed_format(struct exodisk *ed, int unit, const struct ed_format_opts *o)
 	if (err == 0)
 		err = ed_ckpt_sync(ed, d, true);
 	if (err == 0)
-		ed->st_format_sectors = d->st_ckpt_sectors + 2;
+		ed->st_format_sectors = ed->st_formatted[unit] = d->st_ckpt_sectors + 2;
 	disk_free(ed, d);
 	return err;
 }

@@ -55,7 +55,8 @@
 #define ED_OP_FLUSH                26   /* make the unit's completed writes durable (async) */
 #define ED_OP_DROP_CACHE           27   /* evict the unit's clean entries nobody else holds */
 #define ED_OP_UNIT_INFO            28   /* what a unit holds, what can run out (struct ed_unit_info) */
-#define ED_OP_COUNT                29
+#define ED_OP_CHECKPOINT           29   /* a checkpoint of the unit that starts after this (async) */
+#define ED_OP_COUNT                30
 
 /* ---- capabilities ------------------------------------------------------- */
 /* Application-chosen, 128 bits.  Compared in constant time; stored encrypted. */
@@ -226,7 +227,9 @@ struct ed_unit_info {
 	uint64_t records;         /* ... in this many records                                  */
 	uint64_t meta_reads;      /* binding-tree pages read since mount (lookups that missed) */
 	uint64_t meta_resident;   /* binding-tree pages in memory now                          */
-	uint64_t spare[6];
+	uint64_t format_sectors;  /* sectors written to format the unit at this boot (0: it was
+	                             formatted before)                                          */
+	uint64_t spare[5];
 };
 
 /* ---- errors: -128 .. -255 (kernel/uapi/errno.h splits the space) -------- */

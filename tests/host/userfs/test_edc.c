@@ -216,8 +216,7 @@ static void test_freemap(struct fx *f, struct edc *c)
 	struct ed_unit_info u;
 	CHECK_EQ(edc_unit_info(c, f->unit, &u), (int64_t)sizeof u);
 	CHECK_EQ(u.nsectors - u.allocated, free_count);
-	CHECK_EQ(edc_fm_count_free(&fm), free_count);
-	CHECK_EQ(edc_fm_count_avail(&fm), free_count - u.reserved);
+	CHECK_EQ(edc_fm_count_free(&fm), free_count - u.reserved);
 	uint64_t first = edc_fm_find(&fm, 0, 1, 1);
 	CHECK(first != UINT64_MAX && !fx_allocated(f, first) && fx_allocated(f, first - 1));
 	/* Wrap-around: a goal past every free run finds the first. */
@@ -225,6 +224,45 @@ static void test_freemap(struct fx *f, struct edc *c)
 	CHECK_EQ(edc_fm_find(&fm, 0, fm.nsectors, 1), UINT64_MAX);
 	CHECK_EQ(edc_fm_run(&fm, first, 100), 100);
 	CHECK_EQ(edc_fm_run(&fm, 0, 100), 0);
+}
+
+/* ED_OP_CHECKPOINT: the log is empty and the checkpoint counted when it
+ * returns; two asked for at once both finish, the second by a checkpoint
+ * of its own. */
+static void test_checkpoint(struct fx *f, struct edc *c)
+{
+	struct ed_cap rc = cap(21), wc = cap(22);
+	struct edc_fm fm;
+	CHECK_EQ(edc_fm_open(c, f->unit, &fm), 0);
+	struct ed_protector e = edc_prot_extent(f->unit, edc_fm_find(&fm, 0, 8, 8), &rc, &wc);
+	e.length = 8 * 512;
+	CHECK_EQ(edc_extent_alloc(c, &e), 0);
+	CHECK_EQ(edc_extent_write_sync(c, &e), 0);
+	struct ed_unit_info u0, u1;
+	CHECK_EQ(edc_unit_info(c, f->unit, &u0), (int64_t)sizeof u0);
+	CHECK(u0.log_used > 0);
+	CHECK_EQ(edc_checkpoint(c, f->unit), 0);
+	CHECK_EQ(edc_unit_info(c, f->unit, &u1), (int64_t)sizeof u1);
+	CHECK_EQ(u1.log_used, 0);
+	CHECK(u1.checkpoints == u0.checkpoints + 1 && u1.ckpt_sectors > u0.ckpt_sectors);
+	CHECK_EQ(u1.format_sectors, u0.format_sectors);
+
+	struct ed_protector p;
+	memset(&p, 0, sizeof p);
+	p.unit = (uint16_t)f->unit;
+	p.xn_entry = -1;
+	volatile int32_t w1 = ED_PENDING, w2 = ED_PENDING;
+	struct ed_buf b1 = { .b_dev = p.unit, .b_resptr = (uint64_t)(uintptr_t)&w1 };
+	struct ed_buf b2 = { .b_dev = p.unit, .b_resptr = (uint64_t)(uintptr_t)&w2 };
+	CHECK_EQ(c->t->request(c->ctx, ED_OP_CHECKPOINT, &p, &b1, NULL), 0);
+	CHECK_EQ(c->t->request(c->ctx, ED_OP_CHECKPOINT, &p, &b2, NULL), 0);
+	CHECK_EQ(edc_wait(c, &w1), 0);
+	CHECK_EQ(edc_wait(c, &w2), 0);
+	CHECK_EQ(edc_unit_info(c, f->unit, &u0), (int64_t)sizeof u0);
+	CHECK(u0.checkpoints >= u1.checkpoints + 1);
+	CHECK_EQ(edc_checkpoint(c, 9), ED_E_UNIT);
+	CHECK_EQ(edc_extent_dealloc(c, &e), 0);
+	CHECK_EQ(edc_extent_write_sync(c, &e), 0);
 }
 
 /* Two processes: one cannot use the other's exonode without its
@@ -272,6 +310,7 @@ int main(void)
 		test_async(&f, &a.edc);
 		test_other_ops(&f, &a.edc);
 		test_freemap(&f, &a.edc);
+		test_checkpoint(&f, &a.edc);
 		test_two_processes(&f, &a, &b);
 		CHECK(a.edc.nrequests > 0 && a.nflushes == 1);
 		edc_host_exit(&a);
