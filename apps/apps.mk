@@ -51,7 +51,7 @@ $(INITRD): $(BUILD)/tools/mkinitrd $$(INITRD_BINS) apps/etc/motd
 # apps/NAME.c and the rest in apps/NAME/.
 APPS += edtest
 APP_OBJS_edtest := $(patsubst %.c,$(ABUILD)/u/%.c.o,$(wildcard apps/edtest/*.c))
-APPS += exobench
+APPS += exobench edscale
 APP_OBJS_exobench := $(patsubst %.c,$(ABUILD)/u/%.c.o,$(wildcard apps/exobench/*.c)) \
                      $(ABUILD)/u/apps/rawlib.c.o
 
