@@ -585,6 +585,33 @@ static uint64_t next_free(const struct edc_fm *fm, uint64_t s)
 	return fm->nsectors;
 }
 
+uint64_t edc_fm_next_used(const struct edc_fm *fm, uint64_t s)
+{
+	while (s < fm->nsectors) {
+		const uint64_t *page = fm->c->t->fm_page(fm->c->ctx, fm->unit,
+		                                         (uint32_t)(s / FM_BITS_PER_PAGE));
+		if (page == NULL)
+			return s;                 /* outside the map: treated as allocated */
+		uint64_t i = (s % FM_BITS_PER_PAGE) / 64;
+		uint64_t bits = *(const volatile uint64_t *)&page[i] >> (s % 64);
+		if (bits != 0) {
+			s += (uint64_t)__builtin_ctzll(bits);
+			return s < fm->nsectors ? s : fm->nsectors;
+		}
+		/* The rest of the page a word at a time: on a big disk most of
+		 * the map is free pages. */
+		s = s - s % FM_BITS_PER_PAGE + (i + 1) * 64;
+		for (i++; i < FM_BITS_PER_PAGE / 64 && s < fm->nsectors; i++, s += 64) {
+			bits = *(const volatile uint64_t *)&page[i];
+			if (bits != 0) {
+				s += (uint64_t)__builtin_ctzll(bits);
+				return s < fm->nsectors ? s : fm->nsectors;
+			}
+		}
+	}
+	return fm->nsectors;
+}
+
 static uint64_t round_up(uint64_t v, uint64_t a)
 {
 	return (v + a - 1) / a * a;

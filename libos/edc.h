@@ -214,6 +214,9 @@ uint64_t edc_fm_find(const struct edc_fm *fm, uint64_t goal, uint64_t count, uin
 /* Free sectors in [start, start + count) that follow start (0 if start is
  * allocated), at most `max`. */
 uint64_t edc_fm_run(const struct edc_fm *fm, uint64_t start, uint64_t max);
+/* The first allocated sector at or after s (fm->nsectors if none): a word
+ * of the map at a time, for scans over the allocated objects of a big disk. */
+uint64_t edc_fm_next_used(const struct edc_fm *fm, uint64_t s);
 /* Sectors applications can still allocate: the map's free sectors less
  * those the exodisk keeps for its own metadata (ED_E_NOSPACE once they
  * are all that is left).  What a statfs calls free.  The kernel's count

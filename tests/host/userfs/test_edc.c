@@ -224,6 +224,16 @@ static void test_freemap(struct fx *f, struct edc *c)
 	CHECK_EQ(edc_fm_find(&fm, 0, fm.nsectors, 1), UINT64_MAX);
 	CHECK_EQ(edc_fm_run(&fm, first, 100), 100);
 	CHECK_EQ(edc_fm_run(&fm, 0, 100), 0);
+	/* The next allocated sector, against the core's map, from every
+	 * sector of the first few pages of the map and a few past the end. */
+	uint64_t next = fm.nsectors;
+	for (uint64_t s = fm.nsectors; s-- > 0; ) {
+		if (fx_allocated(f, s))
+			next = s;
+		if (s < 3 * 32768 || s % 997 == 0)
+			CHECK_EQ(edc_fm_next_used(&fm, s), next);
+	}
+	CHECK_EQ(edc_fm_next_used(&fm, fm.nsectors + 5), fm.nsectors);
 }
 
 /* ED_OP_CHECKPOINT: the log is empty and the checkpoint counted when it
