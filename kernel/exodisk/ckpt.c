@@ -542,9 +542,7 @@ void ed_ckpt_request(struct exodisk *ed, struct ed_disk *d)
 
 bool ed_ckpt_due(const struct ed_disk *d)
 {
-	uint64_t dirty = (uint64_t)d->bt_dirty + d->fm_dirty.count;
-	return dirty * 2 > d->bt_budget ||
-	       2 * (d->bt_dirty + 2 * d->fm_dirty.count) * ED_SECT_PER_PAGE * 2 > ed_fm_ckpt_cap(d);
+	return ((uint64_t)d->bt_dirty + d->fm_dirty.count) * 2 > d->bt_budget;
 }
 
 bool ed_ckpt_room(struct ed_disk *d, uint64_t more_pages)

@@ -88,11 +88,10 @@ uint64_t ed_fm_slack(const struct ed_disk *d)
 }
 
 /* What applications cannot have stays the same as the disk works: room for
- * a checkpoint of up to a page per MiB of disk (64..1,024 pages; a
- * checkpoint starts before the dirty pages' share passes half of that), or
- * for what the next one needs if that is more, and the slack.  (A reserve that moved
- * with every dirty page would let a full disk refuse a file that a
- * deletion just made room for.) */
+ * a checkpoint of up to a page per MiB of disk (64..1,024 pages), or for
+ * what the next one needs if that is more (many dirty pages), and the
+ * slack.  (A reserve that moved with every dirty page would let a full
+ * disk refuse a file that a deletion just made room for.) */
 uint64_t ed_fm_ckpt_cap(const struct ed_disk *d)
 {
 	return ED_MIN(ED_MAX(d->nsectors / 2048, 64), 1024) * ED_SECT_PER_PAGE;
