@@ -107,6 +107,10 @@ void t_descendants(void)
 	check(cap_eq(&wc, &cwc) && cap_eq(&rc, &zero), "it gives the write capability, not the read one");
 	p.wc = cap(99);
 	expect(edc_xn_cap_discover(E, &p, 0, &rc, &wc), ED_E_CAP, "CAP_DISCOVER with neither");
+	/* Issue 17 A4: without a capability, every entry gets that answer -
+	 * an extent or an empty slot - so none of them leaks. */
+	expect(edc_xn_cap_discover(E, &p, 1, &rc, &wc), ED_E_CAP, "CAP_DISCOVER of an extent entry with neither");
+	expect(edc_xn_cap_discover(E, &p, 9, &rc, &wc), ED_E_CAP, "CAP_DISCOVER of an empty entry with neither");
 	p = as(&child, &grand);
 	expect(edc_xn_cap_discover(E, &p, 0, &rc, &wc), ED_E_CAP,
 	       "the grandchild's caps discover nothing through the child");

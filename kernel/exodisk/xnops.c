@@ -420,15 +420,18 @@ static int64_t split(struct exodisk *ed, struct ed_client *c, struct ed_obj *o,
 
 static int64_t cap_discover(struct exodisk *ed, struct ed_obj *o, struct ed_args *a)
 {
+	/* The rights first: without them every entry - missing, data, extent
+	 * or exonode - gets the same answer, so nothing about the exonode's
+	 * contents leaks to a caller holding no capability. */
+	bool rd = ed_obj_access(ed, o, a->prot, false) == 0;
+	bool wr = ed_obj_access(ed, o, a->prot, true) == 0;
+	if (!rd && !wr)
+		return ed_obj_access(ed, o, a->prot, false);
 	struct ed_xnrec *r = a->prot->xn_entry >= 0 ? ed_xn_find(o->x, a->prot->xn_entry) : NULL;
 	if (r == NULL)
 		return ED_E_ENTRY;
 	if (r->type != ED_ENT_EXONODE)
 		return ED_E_ENTTYPE;
-	bool rd = ed_obj_access(ed, o, a->prot, false) == 0;
-	bool wr = ed_obj_access(ed, o, a->prot, true) == 0;
-	if (!rd && !wr)
-		return ed_obj_access(ed, o, a->prot, false);
 	struct ed_entry *ce;
 	struct ed_xnhdr *cx;
 	int err = child_of(ed, o->e, r, &ce, &cx);
