@@ -89,6 +89,14 @@ static void env_post(void *ctx, int32_t *word, int32_t value)
 		wakeup(&poll_sleepers);
 }
 
+/* Any completion, with a result word or without one (env_post wakes only
+ * for those with), changes what ED_OP_POLL counts. */
+static void env_op_done(void *ctx)
+{
+	if (poll_sleepers > 0)
+		wakeup(&poll_sleepers);
+}
+
 static void env_release(void *ctx, void *pin)
 {
 	if (pin) pin_release(pin);   /* the kernel's own requests carry no pin */
@@ -196,6 +204,7 @@ static const struct ed_env env = {
 	.sleep = env_sleep,
 	.wakeup = env_wakeup,
 	.fm_remap = env_fm_remap,
+	.op_done = env_op_done,
 };
 
 /* ---- the system call ------------------------------------------------------ */
@@ -574,6 +583,15 @@ void exodisk_init(void)
 				"%lu sectors in %lu ms, replayed %lu log records; kernel memory %lu KiB\n",
 				unit, size, st.bindings, st.allocated, st.mount_reads,
 				mount_ticks[unit] * 1000 / bootinfo.timebase_hz, st.replayed, st.kmem_bytes / 1024);
+		if (ed_unit_info(ed, unit, NULL, &st) == 0 && st.lost_records > 0)
+			kprintf("exodisk: unit %d: DAMAGED COMMIT LOG: record %lu (sector %lu) fails to verify, "
+				"and valid records follow it; it and the %lu after it were not applied, so the "
+				"unit is as it was before record %lu: at least %lu block write-backs (exonode blocks, "
+				"extent headers) committed since are lost, and the file systems on the unit "
+				"may miss their last changes (run fsck).  The log has been set past them.  "
+				"Offline, `exotool check IMAGE` reports this without changing the image, "
+				"and `exotool recover IMAGE` applies the loss as this boot did.\n",
+				unit, st.lost_seq, st.lost_at, st.lost_records - 1, st.lost_seq, st.lost_blocks);
 	}
 }
 

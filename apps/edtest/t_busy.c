@@ -214,6 +214,19 @@ void t_busy(void)
 	expect(E->t->request(E->ctx, ED_OP_POLL, NULL, NULL, (struct ed_operation *)0x80200000), K_E_FAULT,
 	       "POLL with its limit in kernel memory");
 	drain();
+	/* Issue 17 A2: writes queued without a result word complete too, and
+	 * POLL's sleep must end when they do (it slept for ever). */
+	for (int i = 0; i < MAXLOAD; i++) {
+		struct ed_protector pp = ld;
+		struct ed_buf bb = { .b_flags = ED_B_WRITE, .b_dev = ld.unit,
+		                     .b_blkno = LD + 1 + (uint64_t)i * (LOADW / SECT), .b_bcount = LOADW,
+		                     .b_memaddr = (uint64_t)(uintptr_t)buf, .b_resptr = 0 };
+		if (E->t->request(E->ctx, ED_OP_IO, &pp, &bb, NULL) != 0)
+			break;
+	}
+	most.one = 0;
+	expect(E->t->request(E->ctx, ED_OP_POLL, NULL, NULL, &most), 0,
+	       "POLL waiting until none of %d writes queued without a result word is in flight", MAXLOAD);
 
 	ok = edc_extent_dealloc(E, &ld) == 0;
 	ok += edc_extent_dealloc(E, &d) == 0;

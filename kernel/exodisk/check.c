@@ -417,6 +417,11 @@ int ed_check_disk(struct exodisk *ed, int unit, ed_check_report_fn report, ed_ch
 		err = index_log(&k);
 	if (err == 0) {
 		stats->log_records = lv.nrec;
+		/* The next mount would stop before it and drop what follows. */
+		if (d->lost.later > 0)
+			bad(&k, "damaged commit-log record with valid records after it: a mount applies the "
+			    "log up to it and loses it and the records after it (detail: how many)",
+			    d->lost.at, d->lost.last_seq - d->lost.seq + 1);
 		check_durable(&k);
 	}
 	ed_pvec_free(&ed->env, &k.limg);

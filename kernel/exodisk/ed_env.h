@@ -71,6 +71,11 @@ struct ed_env {
 	 * changed (ed_freemap_page returns another): unmap the old one from
 	 * every process that mapped it. */
 	void  (*fm_remap)(void *ctx, int unit, uint64_t page);
+	/* Optional: an asynchronous operation of a client completed (post()
+	 * was called too if it named a result word).  Whoever sleeps until a
+	 * client has fewer operations in flight (ED_OP_POLL with stuff) counts
+	 * again: an operation queued without a result word completes too. */
+	void  (*op_done)(void *ctx);
 };
 
 /* Sizes chosen when the core is created; 0 in any field means the default. */

@@ -387,6 +387,12 @@ struct ed_disk {
 	uint64_t st_commits, st_records, st_homes, st_ckpts, st_ckpt_sectors, st_ckpt_last;
 	uint64_t st_replayed, st_redone;   /* at mount: log records applied, homes rewritten */
 	uint64_t st_mount_reads, st_mount_ticks, st_meta_reads;
+	/* A damaged log record found at mount (find_lost in mount.c): its
+	 * number and sector, and the valid records after it that could not be
+	 * applied, with the blocks and ranges they named. */
+	struct {
+		uint64_t seq, at, later, last_seq, blocks, ranges;
+	} lost;
 };
 
 /* ---- the core ---------------------------------------------------------------------- */
@@ -419,6 +425,8 @@ struct exodisk {
 	/* binding-tree pages read in so far: a request that waited for one
 	 * retries at once if this moved meanwhile */
 	uint64_t meta_loads;
+	/* an orphaned entry waits for data I/O to sectors its undo frees */
+	bool orphan_wait;
 	/* where the last metadata that failed to verify (or to read) was */
 	uint64_t bad_sector;
 	/* counters for tests and the tool */
@@ -630,6 +638,8 @@ int  ed_obj_coverage(struct exodisk *ed, const struct ed_obj *o, struct ed_rl *o
 void ed_ent_discard(struct exodisk *ed, struct ed_entry *e);
 void ed_ent_revert(struct exodisk *ed, struct ed_entry *e);
 void ed_ent_orphan(struct exodisk *ed, struct ed_entry *e);
+/* Orphans waiting for data I/O to their sectors: try them again. */
+void ed_orphans_retry(struct exodisk *ed);
 
 /* extops.c, xnops.c, dataio.c, proxy.c, xnmap.c */
 int64_t ed_op_extent(struct exodisk *ed, struct ed_client *c, int op, struct ed_args *a);

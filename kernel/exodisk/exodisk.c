@@ -608,6 +608,12 @@ int ed_unit_info(struct exodisk *ed, int unit, struct ed_client *c, struct ed_un
 	out->meta_reads = d->st_meta_reads;
 	out->meta_resident = d->bt_resident;
 	out->format_sectors = ed->st_formatted[unit];
+	if (d->lost.later > 0) {
+		out->lost_seq = d->lost.seq;
+		out->lost_at = d->lost.at;
+		out->lost_records = d->lost.last_seq - d->lost.seq + 1;
+		out->lost_blocks = d->lost.blocks;
+	}
 	return 0;
 }
 

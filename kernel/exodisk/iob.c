@@ -60,9 +60,15 @@ void ed_io_finish(struct exodisk *ed, struct ed_io *io, int32_t status)
 		ed->env.post(ed->env.ctx, io->result, status);
 	if (io->pin != NULL)
 		ed->env.release(ed->env.ctx, io->pin);
-	if (io->client != NULL && io->client->pending > 0)
+	if (io->client != NULL && io->client->pending > 0) {
 		io->client->pending--;
+		if (ed->env.op_done != NULL)
+			ed->env.op_done(ed->env.ctx);
+	}
+	bool data = io->type == IO_DATA;
 	io_put(ed, io);
+	if (data && ed->orphan_wait)
+		ed_orphans_retry(ed);
 }
 
 void ed_io_abort(struct exodisk *ed, struct ed_io *io)

@@ -479,6 +479,40 @@ static int redo_homes(struct exodisk *ed, struct ed_disk *d, struct ed_logview *
 	return err;
 }
 
+/* Is the log's end a damaged record rather than its end?  Records are
+ * written one at a time, each after the one before is durable, so a valid
+ * record numbered after the first one that fails to verify (seq) was
+ * written after it: that one was damaged once durable, and every change
+ * from it on - chained to it, so not applicable without it - is lost.
+ * (A record that fails with nothing valid after it was never completed,
+ * and never acknowledged: nothing is lost.)  Counts them into d->lost;
+ * reads the whole log, at most ED_LOG_MAX sectors, at a mount after a
+ * crash (the mount of a unit shut down cleanly skips it). */
+static void find_lost(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv, uint64_t pos,
+                      uint64_t seq)
+{
+	ed_memset(&d->lost, 0, sizeof(d->lost));
+	for (uint64_t q = 0; q < lv->len && lv->err == 0; q++) {
+		const struct ed_loghdr *h = (const struct ed_loghdr *)ed_log_sector(lv, q);
+		if (h->magic != ED_LOG_MAGIC || h->seq <= seq || h->pos != q)
+			continue;
+		uint32_t avail = (uint32_t)ED_MIN(lv->len - q, ED_LOG_MAX_HDR_SECT);
+		logcopy(lv, q, d->tmp, avail);
+		if (ed_log_check(&ed->keys, d->sb.uuid, d->sb.log_start + q, d->tmp, avail * ED_SECTOR) != 0)
+			continue;
+		h = (const struct ed_loghdr *)d->tmp;
+		d->lost.later++;
+		d->lost.blocks += h->nimg;
+		d->lost.ranges += h->nalloc + h->nfree;
+		if (h->seq > d->lost.last_seq)
+			d->lost.last_seq = h->seq;
+	}
+	if (d->lost.later > 0) {
+		d->lost.seq = seq;
+		d->lost.at = d->sb.log_start + pos;
+	}
+}
+
 /* Replay the log into d's tables.  With redo, also bring home copies up to
  * date and flush; without (inspection), write nothing.  The log stays in lv. */
 static int replay(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv, bool redo)
@@ -503,6 +537,14 @@ static int replay(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv, 
 	}
 	if (err == 0)
 		err = lv->err;        /* a log read failed: do not guess where it ends */
+	/* After a clean shutdown nothing was committed (a mount clears the
+	 * flag before anything can be): nothing to look for. */
+	if (err == 0 && !(d->sb.flags & ED_SBF_CLEAN))
+		find_lost(ed, d, lv, pos, seq);
+	else
+		ed_memset(&d->lost, 0, sizeof(d->lost));
+	if (err == 0)
+		err = lv->err;
 	d->dfm.count = d->fm.count;      /* one map until ed_fm_link */
 	d->log_head = pos;
 	d->log_seq = seq;
@@ -654,6 +696,14 @@ int ed_mount(struct exodisk *ed, int unit)
 		 * homes are current now) and the next checkpoint drops them.  Only
 		 * the mount count must be durable before any stamp is drawn. */
 		err = ed_super_sync(ed, d);
+		/* A damaged record cut the log short (find_lost): what came before
+		 * it is the unit's state now.  Its records are set behind for good
+		 * - the log goes on past their numbers, and a checkpoint says so -
+		 * so that no later mount takes them for a damaged log again. */
+		if (err == 0 && d->lost.later > 0) {
+			d->log_seq = d->lost.last_seq + 1;
+			err = ed_ckpt_sync(ed, d, false);
+		}
 		if (err == 0 && (d->log_used * 2 > d->sb.log_len || ed_ckpt_due(d)))
 			d->ck_wanted = true;
 	}

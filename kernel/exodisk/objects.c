@@ -212,8 +212,35 @@ void ed_ent_revert(struct exodisk *ed, struct ed_entry *e)
 	ed_proxy_sync(ed, e);
 }
 
+/* Would undoing e free sectors that queued or in-flight data I/O still
+ * targets?  (Issue 17 A1: a dead process's queued writes must not land on
+ * whoever allocates its sectors next.)  Its image's references cover what
+ * discard and revert can free, and the block itself. */
+static bool undo_io_busy(struct exodisk *ed, struct ed_entry *e)
+{
+	bool busy = ed_io_busy_range(ed, e->unit, e->sector, e->kind == ED_KIND_XNBLK ? e->nsect : 1);
+	struct ed_rl *refs = ed_rl_get(ed);
+	ed_refs(e, e->cur, false, refs);
+	for (uint32_t i = 0; i < refs->n && !busy; i++)
+		busy = ed_io_busy_range(ed, e->unit, refs->r[i].start, refs->r[i].nsectors);
+	ed_rl_put(ed, refs);
+	return busy;
+}
+
+void ed_orphans_retry(struct exodisk *ed)
+{
+	ed->orphan_wait = false;
+	for (uint32_t i = 0; i < ed->cfg.cache_entries; i++) {
+		struct ed_entry *e = ed_cache_ent(ed, i);
+		if (e->kind != 0 && (e->flags & EF_ORPHAN))
+			ed_ent_orphan(ed, e);
+	}
+}
+
 /* Every holder of this dirty entry has exited (ed_client_exit marked it
- * EF_ORPHAN): once no write is in flight, undo what nobody will write back. */
+ * EF_ORPHAN): once no write-back and no data I/O to what it would free is
+ * in flight, undo what nobody will write back.  (The last such data I/O to
+ * finish calls ed_orphans_retry.) */
 void ed_ent_orphan(struct exodisk *ed, struct ed_entry *e)
 {
 	const uint32_t busy = EF_WRITING | EF_READING | EF_STAGE | EF_HOME_IO;
@@ -225,6 +252,10 @@ void ed_ent_orphan(struct exodisk *ed, struct ed_entry *e)
 	}
 	if (e->flags & busy)
 		return;
+	if (undo_io_busy(ed, e)) {
+		ed->orphan_wait = true;
+		return;
+	}
 	e->flags &= ~EF_ORPHAN;
 	if (e->com_stamp != 0)
 		ed_ent_revert(ed, e);

@@ -229,7 +229,13 @@ struct ed_unit_info {
 	uint64_t meta_resident;   /* binding-tree pages in memory now                          */
 	uint64_t format_sectors;  /* sectors written to format the unit at this boot (0: it was
 	                             formatted before)                                          */
-	uint64_t spare[5];
+	/* A damaged commit-log record found at mount: the changes from it on
+	 * were not applied (docs/exodisk.md, "A damaged log").  0 if none. */
+	uint64_t lost_seq;        /* the damaged record's number ...                           */
+	uint64_t lost_at;         /* ... and sector                                              */
+	uint64_t lost_records;    /* records not applied: the damaged one and those after it     */
+	uint64_t lost_blocks;     /* exonode blocks and extent headers the valid later ones wrote */
+	uint64_t spare[1];
 };
 
 /* ---- errors: -128 .. -255 (kernel/uapi/errno.h splits the space) -------- */

@@ -370,6 +370,20 @@ static int cmd_list(const struct opts *o)
 	return 0;
 }
 
+/* What a mount found lost to a damaged log record (docs/exodisk.md, "A
+ * damaged log"), if anything. */
+static void print_lost(const char *image, const struct ed_unit_info *u)
+{
+	if (u->lost_records == 0)
+		return;
+	printf("%s: DAMAGED COMMIT LOG: record %llu (sector %llu) fails to verify and valid records "
+	       "follow it; it and the %llu after it cannot be applied: at least %llu block write-backs "
+	       "are lost, the unit is as it was before record %llu (run the file systems' fsck)\n",
+	       image, (unsigned long long)u->lost_seq, (unsigned long long)u->lost_at,
+	       (unsigned long long)(u->lost_records - 1), (unsigned long long)u->lost_blocks,
+	       (unsigned long long)u->lost_seq);
+}
+
 /* The superblock and the unit's counts, as a mount sees them. */
 static int cmd_info(const struct opts *o)
 {
@@ -391,6 +405,7 @@ static int cmd_info(const struct opts *o)
 	printf("  mounting read %llu sectors, replayed %llu log records; kernel memory %llu KiB\n",
 	       (unsigned long long)u.mount_reads, (unsigned long long)u.replayed,
 	       (unsigned long long)(u.kmem_bytes / 1024));
+	print_lost(o->image, &u);
 	ed_destroy(ED);            /* nothing written */
 	return 0;
 }
@@ -426,6 +441,9 @@ static int cmd_recover(const struct opts *o)
 	int e = ed_mount(ED, 0);
 	if (e != 0)
 		die("cannot mount the image", e);
+	struct ed_unit_info u;
+	ed_unit_info(ED, 0, NULL, &u);
+	print_lost(o->image, &u);
 	struct ed_client c = { .slot = -1 };
 	struct ed_protector p = h_ext(0, 0, 0, h_cap(0, 0), h_cap(0, 0));
 	if ((e = (int)h_sync(&H, ED, &c, ED_OP_SHUTDOWN, &p)) != 0)

@@ -954,6 +954,26 @@ static void test_async(void)
 	CHECK_EQ(h_wait(&gres), 0);
 	CHECK(!fx_allocated(&f, S + 200) && !fx_allocated(&f, S + 203));
 	CHECK_EQ(op(&f, &f.a, ED_OP_IN_CACHE, &g, NULL), 0);
+	/* Issue 17 A1: the same with writes to the extent's other sectors
+	 * only.  Its sectors stay allocated - nobody else can have them -
+	 * until the last write has completed; then the allocation is undone. */
+	struct ed_client c6 = { .slot = -1 };
+	struct ed_protector q = h_ext(0, S + 220, 8 * SECT, RC, WC);
+	CHECK_EQ(op(&f, &c6, ED_OP_EXTENT_ALLOCATE, &q, NULL), 0);
+	int32_t qres[4];
+	struct ed_buf qb[4];
+	for (int i = 0; i < 4; i++) {
+		qb[i] = (struct ed_buf){ .b_flags = ED_B_WRITE, .b_blkno = S + 221 + (uint64_t)i, .b_bcount = SECT };
+		CHECK_EQ(h_req(&f.h, f.ed, &c6, ED_OP_IO, &q, &qb[i], NULL, w, SECT, NULL, 0, &qres[i]), 0);
+	}
+	ed_client_exit(f.ed, &c6);
+	CHECK(fx_allocated(&f, S + 220) && fx_allocated(&f, S + 224));
+	struct ed_protector q2 = h_ext(0, S + 220, 8 * SECT, RC, WC);
+	CHECK_EQ(op(&f, &f.b, ED_OP_EXTENT_ALLOCATE, &q2, NULL), ED_E_ALLOCATED);
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(h_wait(&qres[i]), 0);
+	CHECK(!fx_allocated(&f, S + 220) && !fx_allocated(&f, S + 227));
+	CHECK_EQ(op(&f, &f.a, ED_OP_IN_CACHE, &q, NULL), 0);
 
 	/* Its slot is reused by a new client at once. */
 	struct ed_client c4 = { .slot = -1 };

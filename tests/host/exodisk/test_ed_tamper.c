@@ -371,6 +371,91 @@ static uint64_t frnd(void)
 	return fs_ * 2685821657736338717ull;
 }
 
+/* The log sector holding the header of record seq, or 0. */
+static uint64_t log_record(struct fx *f, uint64_t ds, uint64_t seq)
+{
+	for (uint64_t s = ED_LOG_FIRST; s < ds; s++) {
+		const struct ed_loghdr *h = (const struct ed_loghdr *)medium(f, s);
+		if (h->magic == ED_LOG_MAGIC && h->seq == seq && h->pos == s - ED_LOG_FIRST)
+			return s;
+	}
+	return 0;
+}
+
+/* Issue 17 F6: a record damaged after it was durable, with records after
+ * it, is reported (check and mount say which, and how much was lost), the
+ * unit mounts as it was before it, and the next mount finds nothing wrong;
+ * a damaged last record (a write that never completed) loses nothing. */
+static void test_damaged_log(void)
+{
+	struct fx f;
+	struct ed_format_opts fo = { .log_sectors = 128 };
+	fx_new_fmt(&f, D, HD_SYNC, NULL, 31, &fo);
+	uint64_t ds = data_start(&f);
+	struct ed_protector x[6];
+	for (int i = 0; i < 6; i++) {
+		x[i] = h_ext(0, ds + 16 * (uint64_t)i, 8 * SECT, RC, WC);
+		CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &x[i], NULL), 0);
+		CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &x[i]), 0);
+	}
+	h_settle();
+	struct ed_unit_info u;
+	CHECK_EQ(ed_unit_info(f.ed, 0, NULL, &u), 0);
+	uint64_t first = 1;
+	while (first < 100 && log_record(&f, ds, first) == 0)
+		first++;
+	uint64_t last = first;
+	while (log_record(&f, ds, last + 1) != 0)
+		last++;
+	CHECK(last >= first + 5);
+	fx_forget(&f);
+
+	/* The last record torn: nothing after it, nothing reported. */
+	static uint8_t saved[D * SECT];
+	memcpy(saved, f.hd.medium, sizeof saved);
+	medium(&f, log_record(&f, ds, last))[100] ^= 0x40;
+	CHECK_EQ(fx_boot(&f), 0);
+	CHECK_EQ(ed_unit_info(f.ed, 0, NULL, &u), 0);
+	CHECK_EQ(u.lost_records, 0);
+	CHECK_EQ(u.replayed, last - first);
+	fx_forget(&f);
+
+	/* A record in the middle damaged. */
+	memcpy(f.hd.medium, saved, sizeof saved);
+	uint64_t bad = first + 2, at = log_record(&f, ds, bad);
+	medium(&f, at)[100] ^= 0x40;
+	struct ed_check_stats cs;
+	CHECK(hostdisk_reattach(&f.hd) == 0);
+	f.ed = h_core(&f.h, &f.cfg, NULL);
+	CHECK_EQ(ed_check_disk(f.ed, 0, NULL, NULL, NULL, &cs), 0);
+	CHECK_EQ(cs.violations, 1);
+	ed_destroy(f.ed);
+	blk_reset();
+	CHECK_EQ(fx_boot(&f), 0);
+	CHECK_EQ(ed_unit_info(f.ed, 0, NULL, &u), 0);
+	CHECK_EQ(u.lost_seq, bad);
+	CHECK_EQ(u.lost_at, at);
+	CHECK_EQ(u.lost_records, last - bad + 1);
+	CHECK(u.lost_blocks >= last - bad);
+	CHECK_EQ(u.replayed, bad - first);
+	/* The extents of the lost records are gone, the earlier ones stay. */
+	for (int i = 0; i < 6; i++) {
+		bool kept = fx_allocated(&f, x[i].blkno);
+		CHECK(i < 2 ? kept : !kept);
+	}
+	/* New work goes on, and the next boot finds the log whole. */
+	CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &x[5], NULL), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &x[5]), 0);
+	h_settle();
+	fx_forget(&f);
+	CHECK_EQ(fx_boot(&f), 0);
+	CHECK_EQ(ed_unit_info(f.ed, 0, NULL, &u), 0);
+	CHECK_EQ(u.lost_records, 0);
+	CHECK(fx_allocated(&f, x[5].blkno) && !fx_allocated(&f, x[4].blkno));
+	fx_check_live(&f);
+	fx_free(&f);
+}
+
 static void test_fuzz(void)
 {
 	/* A populated disk whose log still holds records. */
@@ -478,6 +563,7 @@ int main(void)
 	test_tree_pages();
 	test_other_disk();
 	test_keys_and_superblocks();
+	test_damaged_log();
 	test_fuzz();
 	printf("test_ed_tamper: ok\n");
 	return 0;
