@@ -129,12 +129,16 @@ void ed_fm_claim(struct ed_disk *d, uint64_t start, uint64_t count)
 
 /* Leaves of [start, start + count) that read as all free or all allocated
  * become markers again, and dfm shares what fm holds: memory follows what
- * is stored. */
+ * is stored.  Not dfm's while a checkpoint is writing: its requests read
+ * dfm's own leaf pages (ckpt.c, seal), which compacting or sharing would
+ * free under them; the checkpoint tidies what it wrote when it ends. */
 static void tidy(struct ed_disk *d, uint64_t start, uint64_t count)
 {
 	uint64_t first = start / ED_BM_LEAF_BITS, last = (start + count - 1) / ED_BM_LEAF_BITS;
 	for (uint64_t li = first; li <= last; li++) {
 		ed_bm_compact(&d->fm, li);
+		if (d->ck == CK_WRITE)
+			continue;
 		ed_bm_compact(&d->dfm, li);
 		ed_bm_reshare(&d->dfm, li);
 	}
