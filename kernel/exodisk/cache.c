@@ -188,11 +188,29 @@ void ed_cache_evict(struct exodisk *ed, struct ed_entry *e)
 	ed->free_head = (int32_t)e->idx;
 }
 
+/* Entries anyone may take: free, or held by nobody and replaceable. */
+static uint32_t cache_takeable(struct exodisk *ed)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < ed->cfg.cache_entries; i++) {
+		struct ed_entry *e = ed_cache_ent(ed, i);
+		n += e->kind == 0 || (e->holders == 0 && ed_cache_evictable(e));
+	}
+	return n;
+}
+
 struct ed_entry *ed_cache_alloc(struct exodisk *ed, struct ed_client *c, uint16_t unit,
                                 uint64_t sector, uint8_t kind, uint8_t nsect, int *err)
 {
 	uint64_t mine = 1ull << c->slot;
-	bool at_quota = c->nheld >= ed->cfg.client_quota;
+	/* Issue 17 A3: past its first few entries a client may take another
+	 * (free, or nobody's) only while more than a reserve of those are
+	 * left; otherwise it replaces its own, as at its quota.  So however
+	 * many entries other clients hold, clean or dirty, a client holding
+	 * few always finds one (docs/exodisk.md, "Shared tables"). */
+	bool at_quota = c->nheld >= ed->cfg.client_quota ||
+	                (c->nheld >= ED_SHARE_GUARANTEED &&
+	                 cache_takeable(ed) <= ed_share_reserve(ed->cfg.cache_entries));
 	struct ed_entry *victim = NULL;
 
 	if (!at_quota && ed->free_head >= 0) {

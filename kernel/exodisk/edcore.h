@@ -434,6 +434,17 @@ struct exodisk {
 	uint64_t st_formatted[BLK_MAX_UNITS];   /* sectors formatting each unit wrote */
 };
 
+/* Tables all clients share - cache entries, proxies, exonode map windows -
+ * (issue 17 A3): a client holding fewer than ED_SHARE_GUARANTEED of one
+ * may take another while any is left; past that, only while more than
+ * ed_share_reserve() of the table are left.  So however much other clients
+ * take, a client that needs a few always gets them. */
+#define ED_SHARE_GUARANTEED 4
+static inline uint32_t ed_share_reserve(uint32_t table)
+{
+	return table / 8;
+}
+
 /* ---- shared helpers ------------------------------------------------------------------ */
 void ed_lock(struct exodisk *ed);
 void ed_unlock(struct exodisk *ed);

@@ -201,13 +201,24 @@ int64_t ed_op_proxy(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 		return err;
 
 	struct ed_proxy *p = NULL;
-	uint32_t idx = 0;
-	for (uint32_t i = 0; i < ed->cfg.nproxy && p == NULL; i++)
-		if (!proxy_at(ed, i)->used) {
-			p = proxy_at(ed, i);
-			idx = i;
+	uint32_t idx = 0, nfree = 0, mine = 0;
+	for (uint32_t i = 0; i < ed->cfg.nproxy; i++) {
+		struct ed_proxy *q = proxy_at(ed, i);
+		if (!q->used) {
+			nfree++;
+			if (p == NULL) {
+				p = q;
+				idx = i;
+			}
+		} else {
+			mine += q->creator == c->slot;
 		}
+	}
 	if (p == NULL)
+		return ED_E_NOPROXY;
+	/* Issue 17 A3: beyond its first few, a client makes a proxy only while
+	 * more than a reserve are left (docs/exodisk.md, "Shared tables"). */
+	if (mine >= ED_SHARE_GUARANTEED && nfree <= ed_share_reserve(ed->cfg.nproxy))
 		return ED_E_NOPROXY;
 	uint32_t gen = p->gen + 1;
 	ed_memset(p, 0, sizeof(*p));

@@ -157,6 +157,11 @@ int64_t ed_op_map(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 		return err;
 	if (c->nmaps >= MAX_MAPS_PER_CLIENT)
 		return ED_E_NOMAP;
+	/* Issue 17 A3: beyond its first few, a client takes a window only
+	 * while more than a reserve are left, so the others always find some
+	 * (docs/exodisk.md, "Shared tables"). */
+	if (c->nmaps >= ED_SHARE_GUARANTEED && ed->cfg.nmaps - ed->nmaps_live <= ed_share_reserve(ed->cfg.nmaps))
+		return ED_E_NOMAP;
 	struct ed_xnmap *m = NULL;
 	for (uint32_t i = 0; i < ed->cfg.nmaps && m == NULL; i++)
 		if (!map_at(ed, i)->used)

@@ -868,6 +868,52 @@ static void test_cache_pressure(void)
 	fx_free(&f);
 }
 
+/* Issue 17 A3: two clients take all the cache entries and proxies they
+ * can (never writing back); a third still does a whole round - allocate,
+ * write, write back, read, proxy, deallocate.  (Before: the first two held
+ * the whole cache, 3/4 quota each, and every proxy.) */
+static void test_share(void)
+{
+	struct ed_config cfg = { .cache_entries = 67 };
+	struct fx f;
+	fx_new(&f, D, HD_SYNC, &cfg, 17);
+	uint64_t S = data_start(&f) + 10;
+	int n = 0, held[2] = { 0, 0 };
+	struct ed_protector first[2];
+	struct ed_client *hog[2] = { &f.a, &f.b };
+	for (int h = 0; h < 2; h++) {
+		for (;;) {
+			struct ed_protector e = h_ext(0, S + 4 * (uint64_t)n++, 2 * SECT, RC, WC);
+			int64_t r = op(&f, hog[h], ED_OP_EXTENT_ALLOCATE, &e, NULL);
+			if (r != 0) {
+				CHECK(r == ED_E_QUOTA || r == ED_E_CACHEDIRTY || r == ED_E_CACHEFULL);
+				break;
+			}
+			if (held[h]++ == 0)
+				first[h] = e;
+		}
+		struct ed_range rg = { first[h].blkno + 1, 1 };
+		while (mkproxy(&f, hog[h], &first[h], &rg, 1, ED_PROXY_READ, h_cap(600, 1), h_cap(601, 1)) >= 0)
+			;
+	}
+	CHECK(held[0] + held[1] < 67);
+	struct ed_client c = { .slot = -1 };
+	static uint8_t w[2 * SECT], r[2 * SECT];
+	fill(w, sizeof(w), 17);
+	struct ed_protector e = h_ext(0, S + 4 * (uint64_t)n + 8, 2 * SECT, RC, WC);
+	CHECK_EQ(op(&f, &c, ED_OP_EXTENT_ALLOCATE, &e, NULL), 0);
+	CHECK_EQ(h_io(&f.h, f.ed, &c, &e, 1, e.blkno, w, sizeof(w)), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &c, ED_OP_EXTENT_WRITE, &e), 0);
+	CHECK_EQ(h_io(&f.h, f.ed, &c, &e, 0, e.blkno, r, sizeof(r)), 0);
+	CHECK(memcmp(r + ED_EXT_HDR_BYTES, w + ED_EXT_HDR_BYTES, sizeof(w) - ED_EXT_HDR_BYTES) == 0);
+	struct ed_range rg = { e.blkno + 1, 1 };
+	CHECK(mkproxy(&f, &c, &e, &rg, 1, ED_PROXY_READ, h_cap(602, 1), h_cap(603, 1)) >= 0);
+	CHECK_EQ(op(&f, &c, ED_OP_EXTENT_DEALLOCATE, &e, NULL), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &c, ED_OP_EXTENT_WRITE, &e), 0);
+	ed_client_exit(f.ed, &c);
+	fx_free(&f);
+}
+
 /* ---- asynchronous I/O, busy entries, exit with I/O in flight, shutdown ------------------ */
 
 static void test_async(void)
@@ -1240,6 +1286,7 @@ int main(void)
 	test_proxies();
 	test_maps();
 	test_cache_pressure();
+	test_share();
 	test_async();
 	test_bounce();
 	test_request_counts();
