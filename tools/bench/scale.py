@@ -1,7 +1,8 @@
 """scale.py - the exodisk scaling experiment (issue 11): its entries, a
 runner of its own, and its part of a report.
 
-  python3 tools/bench/scale.py [--quick] [--many] [--sizes 512M,1T] [--runs N] [--out DIR]
+  python3 tools/bench/scale.py [--quick] [--many [FILES]] [--sizes 512M,1T] [--runs N]
+                               [--files N] [--out DIR]
 
 runs the boots below through tools/run-qemu.sh (after `make`), one entry at
 a time, interleaving the sizes run by run so that a change in the host's
@@ -290,7 +291,8 @@ def boot_entry(entry, out, quiet=False):
 def main(argv):
     ap = argparse.ArgumentParser(description="the exodisk scaling experiment (issue 11)")
     ap.add_argument("--quick", action="store_true", help="512 MiB and 1 TiB, %d files, one run" % QUICK_FILES)
-    ap.add_argument("--many", action="store_true", help="also the million-file run (hours)")
+    ap.add_argument("--many", type=int, nargs="?", const=MANY, default=0, metavar="FILES",
+                    help="also the many-file run on 64 GiB: %d files (hours) or FILES" % MANY)
     ap.add_argument("--sizes", help="comma-separated sizes among %s" % ",".join(s for s, _ in SIZES))
     ap.add_argument("--runs", type=int, help="runs per size (default %d)" % RUNS)
     ap.add_argument("--files", type=int, help="files per run (default %d)" % FILES)
@@ -311,7 +313,10 @@ def main(argv):
     # Interleave: run 1 of every size, then run 2, ...
     ents.sort(key=lambda e: int(e["id"].rsplit("-", 1)[1]))
     if a.many:
-        ents += [e for e in entries(False) if e["id"] == "scale-many"]
+        for e in entries(False):
+            if e["id"] == "scale-many":
+                e["cmd"] = "edscale -n %d -d 100 -c %d" % (a.many, max(a.many // 100, 100))
+                ents.append(e)
     records = []
     load = []
     for e in ents:
