@@ -28,6 +28,7 @@
 #include "kernel/arch/x86_64/cpu.h"
 #include "kernel/trap.h"
 #include "kernel/proc.h"
+#include "kernel/kshare.h"
 #include "kernel/klib.h"
 #include "kernel/syscall.h"
 #include "kernel/prof.h"
@@ -243,7 +244,10 @@ void user_trap(struct trapframe *tf)
 		fp_fault(p);
 	} else if (t == T_PF) {
 		uint64_t cause = (tf->err & PF_INSTR) ? CAUSE_IPF : (tf->err & PF_WRITE) ? CAUSE_SPF : CAUSE_LPF;
-		proc_fault(p, cause, tf->rip, read_cr2());
+		/* A read of a page exported lazily (the exodisk's free maps) is
+		 * mapped now, as on RISC-V; any other fault is the program's. */
+		if (!kshare_fault(p, cause, read_cr2()))
+			proc_fault(p, cause, tf->rip, read_cr2());
 	} else {
 		uint64_t cause = t == T_UD ? CAUSE_ILLEGAL : t == T_BP ? CAUSE_BREAK : CAUSE_X86(t);
 		proc_fault(p, cause, tf->rip, 0);
