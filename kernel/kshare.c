@@ -13,6 +13,7 @@
 #include "kernel/kalloc.h"
 #include "kernel/klib.h"
 #include "kernel/proc.h"
+#include "kernel/trap.h"
 #include "kernel/bootinfo.h"
 #include "kernel/uapi/kinfo.h"
 #include "kernel/uapi/layout.h"
@@ -84,13 +85,9 @@ int kshare_lazy(uint64_t va, uint64_t npages, void *(*resolve)(void *arg, uint64
 	return 0;
 }
 
-/* RISC-V's cause number for a load page fault, which the x86-64 trap code
- * reports its page faults by too (kernel/arch/x86_64/trap.c). */
-#define LOAD_PAGE_FAULT 13
-
 bool kshare_fault(struct proc *p, uint64_t scause, uint64_t va)
 {
-	if (scause != LOAD_PAGE_FAULT || p->pagetable == NULL) return false;
+	if (scause != CAUSE_LPF || p->pagetable == NULL) return false;
 	uint64_t page = PGROUNDDOWN(va);
 	for (int i = 0; i < nlazy; i++) {
 		if (page < lazy[i].va || (page - lazy[i].va) / PGSIZE >= lazy[i].npages) continue;

@@ -7,6 +7,17 @@
 #include <stdint.h>
 #include "kernel/proc.h"
 
+/* The causes a fault is reported with (proc_fault; a killed process's status
+ * is 128 + the cause): RISC-V's exception codes on every architecture, so a
+ * program's fate reads the same on both machines.  x86 faults with no RISC-V
+ * counterpart are CAUSE_X86(vector). */
+#define CAUSE_ILLEGAL   2           /* illegal instruction             */
+#define CAUSE_BREAK     3           /* breakpoint                      */
+#define CAUSE_IPF       12          /* instruction page fault          */
+#define CAUSE_LPF       13          /* load page fault                 */
+#define CAUSE_SPF       15          /* store page fault                */
+#define CAUSE_X86(v)    (32 + (v))
+
 /* The architecture's trap handling (kernel/arch/.../trap.c). */
 void trap_init(void);
 void return_to_user(struct proc *p) __attribute__((noreturn));

@@ -2,16 +2,29 @@
  * uvm.c - the kernel's only ways into user memory, on any architecture:
  * range checks and copies that go page by page through the process's page
  * table (uvm_translate, the architecture's vm.c) and insist on the user
- * permission, so a bad pointer is an error code, never a kernel fault.
+ * permission, so a bad pointer is an error code, never a kernel fault;
+ * and what is built on the architecture's uvm_map and uvm_dealloc alone.
  */
 #include "kernel/vm.h"
 #include "kernel/klib.h"
+#include "kernel/kalloc.h"
 #include "kernel/uapi/errno.h"
 #include "kernel/uapi/layout.h"
 
 bool uva_range_ok(uint64_t va, uint64_t len)
 {
 	return va >= USER_BASE && va <= USER_TOP && len <= USER_TOP - va;
+}
+
+int uvm_alloc(pagetable_t pt, uint64_t va, uint64_t len, uint64_t perm)
+{
+	for (uint64_t off = 0; off < len; off += PGSIZE) {
+		void *page = kalloc();
+		if (page == NULL) { uvm_dealloc(pt, va, off); return K_E_NOMEM; }
+		int err = uvm_map(pt, va + off, (uint64_t)page, perm);
+		if (err < 0) { kfree(page); uvm_dealloc(pt, va, off); return err; }
+	}
+	return 0;
 }
 
 int uvm_check(pagetable_t pt, uint64_t va, uint64_t len, bool write)

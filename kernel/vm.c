@@ -139,17 +139,6 @@ int uvm_map(pagetable_t pt, uint64_t va, uint64_t pa, uint64_t perm)
 	return 0;
 }
 
-int uvm_alloc(pagetable_t pt, uint64_t va, uint64_t len, uint64_t perm)
-{
-	for (uint64_t off = 0; off < len; off += PGSIZE) {
-		void *page = kalloc();
-		if (page == NULL) { uvm_dealloc(pt, va, off); return K_E_NOMEM; }
-		int err = uvm_map(pt, va + off, (uint64_t)page, perm);
-		if (err < 0) { kfree(page); uvm_dealloc(pt, va, off); return err; }
-	}
-	return 0;
-}
-
 void uvm_dealloc(pagetable_t pt, uint64_t va, uint64_t len)
 {
 	for (uint64_t off = 0; off < len; off += PGSIZE) {

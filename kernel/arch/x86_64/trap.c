@@ -44,13 +44,7 @@
 #define PF_WRITE  (1u << 1)
 #define PF_INSTR  (1u << 4)
 
-/* RISC-V's exception codes for the faults both machines have. */
-#define CAUSE_ILLEGAL   2
-#define CAUSE_BREAK     3
-#define CAUSE_IPF       12
-#define CAUSE_LPF       13
-#define CAUSE_SPF       15
-#define CAUSE_X86(v)    (32 + (v))
+/* The causes it reports (CAUSE_*) are in kernel/trap.h. */
 
 struct idt_gate {
 	uint16_t off_lo;
