@@ -168,4 +168,20 @@ STACK_BYPASS_OPS(STACK_DECLARE_BYPASS)
 	_Pragma("GCC diagnostic ignored \"-Woverride-init\"")
 #define STACK_LAYER_END _Pragma("GCC diagnostic pop")
 
+/* Little-endian 64-bit fields in what a layer stores below it (a block's
+ * header, a file's trailer): the same bytes on every machine. */
+static inline void stack_put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint64_t stack_get_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
 #endif

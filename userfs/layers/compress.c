@@ -53,20 +53,6 @@ struct zfile {
 	int isdir;
 };
 
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* ---- the layer below ------------------------------------------------------------ */
 
 static int lread(struct zmount *z, struct zfile *f, void *buf, size_t n, uint64_t off)
@@ -93,14 +79,14 @@ static int get_u64(struct zmount *z, struct zfile *f, uint64_t at, uint64_t *v)
 {
 	uint8_t b[8];
 	int r = lread(z, f, b, 8, at);
-	*v = get64(b);
+	*v = stack_get_le64(b);
 	return r;
 }
 
 static int set_u64(struct zmount *z, struct zfile *f, uint64_t at, uint64_t v)
 {
 	uint8_t b[8];
-	put64(b, v);
+	stack_put_le64(b, v);
 	return lwrite(z, f, b, 8, at);
 }
 
@@ -163,9 +149,9 @@ static int get_ents(struct zmount *z, struct zfile *f, uint64_t b, uint64_t n, s
 	uint8_t raw[ZBATCH * ZENT];
 	r = lread(z, f, raw, n * ZENT, pg + b % ZPER * ZENT);
 	for (uint64_t i = 0; r == 0 && i < n; i++) {
-		e[i].off = get64(raw + i * ZENT);
-		e[i].len = (uint32_t)get64(raw + i * ZENT + 8);
-		e[i].room = (uint32_t)(get64(raw + i * ZENT + 8) >> 32);
+		e[i].off = stack_get_le64(raw + i * ZENT);
+		e[i].len = (uint32_t)stack_get_le64(raw + i * ZENT + 8);
+		e[i].room = (uint32_t)(stack_get_le64(raw + i * ZENT + 8) >> 32);
 		/* Damaged entries are refused before anything trusts them. */
 		if ((e[i].len & ~ZRAW) > e[i].room || e[i].room > ZB || e[i].room % ZROOM != 0 ||
 		    (e[i].len == 0) != (e[i].room == 0) || (e[i].len != 0 && e[i].off < ZHDR))
@@ -183,8 +169,8 @@ static int put_ents(struct zmount *z, struct zfile *f, uint64_t b, uint64_t n, c
 		return r;
 	uint8_t raw[ZBATCH * ZENT];
 	for (uint64_t i = 0; i < n; i++) {
-		put64(raw + i * ZENT, e[i].off);
-		put64(raw + i * ZENT + 8, (uint64_t)e[i].room << 32 | e[i].len);
+		stack_put_le64(raw + i * ZENT, e[i].off);
+		stack_put_le64(raw + i * ZENT + 8, (uint64_t)e[i].room << 32 | e[i].len);
 	}
 	return lwrite(z, f, raw, n * ZENT, pg + b % ZPER * ZENT);
 }

@@ -52,24 +52,10 @@ struct crypt_file {
 	uint8_t key[32];
 };
 
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* A value never produced before for this directory: epoch, then counter. */
 static void fresh(struct crypt *c, uint8_t out[12])
 {
-	put64(out + 4, c->counter++);
+	stack_put_le64(out + 4, c->counter++);
 	out[0] = (uint8_t)c->epoch;
 	out[1] = (uint8_t)(c->epoch >> 8);
 	out[2] = (uint8_t)(c->epoch >> 16);
@@ -213,7 +199,7 @@ static uint64_t stored_size(uint64_t size)
 static void block_aad(const struct crypt_file *f, uint64_t b, int last, uint8_t aad[25])
 {
 	memcpy(aad, f->id, 16);
-	put64(aad + 16, b);
+	stack_put_le64(aad + 16, b);
 	aad[24] = (uint8_t)last;
 }
 
@@ -584,18 +570,18 @@ static int meta(struct crypt *c)
 	if (n == 0) {
 		memcpy(rec, "EXCRYPT1", 8);
 		memcpy(rec + 8, check, 32);
-		put64(rec + 40, 0);
+		stack_put_le64(rec + 40, 0);
 	} else if (n != sizeof rec || memcmp(rec, "EXCRYPT1", 8) != 0) {
 		r = -EBADMSG;
 	} else if (!crypto_equal(rec + 8, check, 32)) {
 		r = -EACCES;                     /* the wrong key */
 	}
 	if (r == 0) {
-		uint64_t epoch = get64(rec + 40) + 1;
+		uint64_t epoch = stack_get_le64(rec + 40) + 1;
 		if (epoch > 0xffffffffu)
 			r = -EOVERFLOW;
 		c->epoch = (uint32_t)epoch;
-		put64(rec + 40, epoch);
+		stack_put_le64(rec + 40, epoch);
 	}
 	/* The new epoch is durable before any nonce uses it. */
 	if (r == 0) {
