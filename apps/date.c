@@ -3,7 +3,7 @@
  *   date [-u] [+FORMAT]     FORMAT as for strftime (date +%Y-%m-%d); times are
  *                           UTC (-u is accepted and changes nothing)
  * The time comes from the machine's real-time clock, which the kernel reads
- * at boot (kernel/rtc.c), advanced by the time counter (libos/clock.c).
+ * at boot (rtc.c of its kernel/arch/ port), advanced by the time counter (libos/clock.c).
  */
 #include <stdio.h>
 #include <string.h>

@@ -28,7 +28,8 @@
 #include "kernel/uapi/errno.h"
 #include "kernel/uapi/proc.h"
 
-/* Where each kernel is linked (kernel/kernel.ld, kernel/arch/x86_64/kernel.ld). */
+/* Where each kernel is linked (kernel.ld in kernel/arch/riscv/ and
+ * kernel/arch/x86_64/). */
 #if defined(__x86_64__)
 #define KERNEL_TEXT 0x200000ul
 #define ILLEGAL_INSTRUCTION() __asm__ volatile("ud2")

@@ -35,7 +35,6 @@ struct bootinfo {
 
 extern struct bootinfo bootinfo;
 
-void fdt_parse(uint64_t dtb_pa);
 /* Look up a boot option "key=value" in bootargs; returns the value or NULL.
  * A bare "key" yields "".  cmd= always extends to the end of the line. */
 const char *bootopt(const char *key);

@@ -1,7 +1,7 @@
 /*
  * cmos.c - the PC's CMOS real-time clock, decoded.  The RISC-V virt
- * machine has a Goldfish RTC that counts nanoseconds (kernel/rtc.c); a PC
- * has the MC146818's descendants, which keep the date as separate fields,
+ * machine has a Goldfish RTC that counts nanoseconds
+ * (kernel/arch/riscv/rtc.c); a PC has the MC146818's descendants, which keep the date as separate fields,
  * by default in BCD, maybe in 12-hour form, and change them one by one
  * once a second.  This file turns them into seconds since 1970, so a port
  * only has to read registers (rd) and hand the result to rtc_set_wall.

@@ -50,7 +50,7 @@
 #include "kernel/klib.h"
 #include "kernel/kshare.h"
 #include "kernel/initrd.h"
-#include "kernel/sbi.h"
+#include "kernel/arch/riscv/sbi.h"
 #include "kernel/memlayout.h"
 #include "kernel/bootinfo.h"
 #include "kernel/uapi/prof.h"
@@ -104,7 +104,7 @@ static struct { uint64_t pc, ra, fp; } ktrap;
 static struct { bool open, deferred; uint64_t sie; } irqw;
 
 /* The scheduler's stack, where interrupts arrive while the CPU is idle
- * (kernel/entry.S). */
+ * (kernel/arch/riscv/entry.S). */
 extern char boot_stack[], boot_stack_top[];
 
 /* ---- counters ------------------------------------------------------------ */

@@ -1,5 +1,6 @@
 /*
- * rtc.h - the wall clock, read once at boot (kernel/rtc.c).
+ * rtc.h - the wall clock, read once at boot (kernel/arch/riscv/rtc.c,
+ * kernel/arch/x86_64/rtc.c).
  */
 #ifndef KERNEL_RTC_H
 #define KERNEL_RTC_H

@@ -54,15 +54,4 @@ extern volatile uint64_t ticks;
 void kpoll_register(void (*fn)(void));
 void kpoll_run(void);
 
-#if defined(__riscv)
-/* RISC-V's own trap plumbing: trapentry.S, trap.c, the PLIC (plic.c). */
-void user_trap(struct trapframe *tf) __attribute__((noreturn));
-void kernel_trap(uint64_t *saved, uint64_t s0);
-void user_return(struct trapframe *tf) __attribute__((noreturn));
-const char *scause_name(uint64_t scause);
-void plic_init(uint64_t base);
-void plic_enable(uint32_t irq, void (*handler)(void *arg), void *arg);
-void plic_dispatch(void);
-#endif
-
 #endif

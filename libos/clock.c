@@ -3,11 +3,11 @@
  * systems stamp files with it) and the C library's clocks.
  *
  * The kernel reads the machine's real-time clock once at boot and publishes
- * the wall-clock time of its boot_time (kinfo.h, kernel/rtc.c); the time
- * CSR, readable without a system call, says how far we are since.  So
- * CLOCK_REALTIME, gettimeofday and time() give the date, and
- * CLOCK_MONOTONIC the time since boot.  Neither goes backwards within a
- * boot.  A machine without an RTC (wall_at_boot 0) counts from 1970 at boot.
+ * the wall-clock time of its boot_time (kinfo.h; rtc.c of each
+ * kernel/arch/ port); the time CSR, readable without a system call, says
+ * how far we are since.  So CLOCK_REALTIME, gettimeofday and time() give
+ * the date, and CLOCK_MONOTONIC the time since boot.  Neither goes
+ * backwards within a boot.  A machine without an RTC (wall_at_boot 0) counts from 1970 at boot.
  */
 #include <sys/time.h>
 #include <time.h>

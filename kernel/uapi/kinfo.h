@@ -52,8 +52,8 @@ struct kinfo {
 	char     bootargs[2048];   /* the kernel command line */
 	struct exo_counts counts;  /* what every process has asked since boot (above) */
 	/* Wall-clock time: nanoseconds since 1970-01-01 00:00 UTC at rdtime
-	 * boot_time, from the machine's real-time clock (kernel/rtc.c); 0 when
-	 * there is none.  Now = wall_at_boot + (rdtime - boot_time) in ns. */
+	 * boot_time, from the machine's real-time clock (rtc.c in kernel/arch/
+	 * riscv/ or x86_64/); 0 when there is none.  Now = wall_at_boot + (rdtime - boot_time) in ns. */
 	uint64_t wall_at_boot;
 };
 

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 #include <stdbool.h>
-#include "kernel/riscv.h"
+#include "kernel/arch/riscv/riscv.h"
 
 /* User registers x1..x31 (xN at offset (N-1)*8), then what the trap entry
  * code needs.  trapentry.S depends on these offsets. */

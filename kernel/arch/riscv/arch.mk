@@ -20,10 +20,9 @@ KERNEL_CFLAGS := -std=c11 -Wall -Werror -O2 -g -fno-omit-frame-pointer \
 # Link with the plain -march the multilib list knows, so the soft-float libgcc is used.
 KERNEL_LDFLAGS := -march=rv64imac -mabi=lp64 -mcmodel=medany -nostdlib -no-pie \
 	-Wl,--gc-sections -Wl,--no-warn-rwx-segments
-KERNEL_LDSCRIPT := kernel/kernel.ld
-KERNEL_ARCH_SRCS := kernel/entry.S kernel/trapentry.S kernel/swtch.S kernel/sbi.c kernel/fdt.c \
-	kernel/vm.c kernel/trap.c kernel/plic.c kernel/prof.c kernel/rtc.c \
-	kernel/arch/riscv/cpu.c kernel/arch/riscv/boot.c drivers/virtio_mmio.c
+KERNEL_LDSCRIPT := kernel/arch/riscv/kernel.ld
+KERNEL_ARCH_SRCS := $(addprefix kernel/arch/riscv/, entry.S trapentry.S swtch.S sbi.c fdt.c \
+	vm.c trap.c plic.c rtc.c cpu.c boot.c) kernel/prof.c drivers/virtio_mmio.c
 # QEMU's -kernel takes the ELF as it is.
 KERNEL_IMAGE = $(KERNEL_ELF)
 

@@ -7,8 +7,9 @@
 #include "kernel/bootinfo.h"
 #include "kernel/kalloc.h"
 #include "kernel/klib.h"
-#include "kernel/memlayout.h"
+#include "kernel/arch/riscv/memlayout.h"
 #include "drivers/uart.h"
+#include "kernel/arch/riscv/port.h"
 
 void kmain(void) __attribute__((noreturn));
 void riscv_boot(uint64_t hartid, uint64_t dtb) __attribute__((noreturn));

@@ -9,7 +9,8 @@
 #include "kernel/proc.h"
 #include "kernel/trap.h"
 #include "kernel/power.h"
-#include "kernel/sbi.h"
+#include "kernel/arch/riscv/sbi.h"
+#include "kernel/arch/riscv/port.h"
 
 void arch_proc_init(struct proc *p, uint64_t kstack_top, void (*first_run)(void))
 {

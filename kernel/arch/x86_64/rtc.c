@@ -1,7 +1,7 @@
 /*
  * rtc.c - the PC's real-time clock (the MC146818 in the CMOS, I/O ports
- * 0x70/0x71), read once at boot into kinfo->wall_at_boot, as kernel/rtc.c
- * does with RISC-V virt's Goldfish clock; the library OS adds the time
+ * 0x70/0x71), read once at boot into kinfo->wall_at_boot, as
+ * kernel/arch/riscv/rtc.c does with RISC-V virt's Goldfish clock; the library OS adds the time
  * counter's progress since (libos/clock.c).
  *
  * The clock keeps seconds, minutes, hours, day, month and year (two digits,

@@ -1,7 +1,7 @@
 /*
  * vm.c - x86-64 address spaces: 4-level page tables, arranged like the
- * RISC-V port's Sv39 ones (kernel/vm.c) so the rest of the kernel cannot
- * tell the difference.
+ * RISC-V port's Sv39 ones (kernel/arch/riscv/vm.c) so the rest of the
+ * kernel cannot tell the difference.
  *
  * Sv39's root has a 1 GiB entry per slot; here the third level, the PDPT,
  * does.  The kernel's PDPT (under PML4 entry 0) holds the low 4 GiB in its
@@ -23,7 +23,7 @@
 #include "kernel/vm.h"
 #include "kernel/kalloc.h"
 #include "kernel/klib.h"
-#include "kernel/memlayout.h"
+#include "kernel/arch/x86_64/memlayout.h"
 #include "kernel/arch/x86_64/cpu.h"
 #include "kernel/uapi/errno.h"
 

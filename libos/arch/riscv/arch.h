@@ -3,9 +3,9 @@
  * make a system call, and how to read the clock without one.
  *
  * System calls are ecall with the number in a7, arguments in a0..a5 and
- * the result in a0 (kernel/trapentry.S is the other side).  The clock is the
- * time CSR, at kinfo->timebase_hz; the cycle counter is rdcycle (the kernel
- * lets user mode read both through scounteren).
+ * the result in a0 (kernel/arch/riscv/trapentry.S is the other side).  The
+ * clock is the time CSR, at kinfo->timebase_hz; the cycle counter is
+ * rdcycle (the kernel lets user mode read both through scounteren).
  */
 #ifndef LIBOS_ARCH_RISCV_H
 #define LIBOS_ARCH_RISCV_H

@@ -5,6 +5,7 @@
 #include "kernel/trap.h"
 #include "kernel/klib.h"
 #include "kernel/bootinfo.h"
+#include "kernel/arch/riscv/port.h"
 
 #define PLIC_MAX_IRQ 128
 #define S_CONTEXT(hart) (2 * (hart) + 1)

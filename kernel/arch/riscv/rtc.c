@@ -14,7 +14,7 @@
 #include "kernel/kshare.h"
 #include "kernel/vm.h"
 #include "kernel/klib.h"
-#include "kernel/riscv.h"
+#include "kernel/arch/riscv/riscv.h"
 #include "kernel/uapi/kinfo.h"
 #include "kernel/rtc.h"
 

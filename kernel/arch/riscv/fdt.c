@@ -8,6 +8,7 @@
  */
 #include "kernel/bootinfo.h"
 #include "kernel/klib.h"
+#include "kernel/arch/riscv/port.h"
 
 #define FDT_MAGIC      0xd00dfeed
 #define FDT_BEGIN_NODE 1

@@ -9,8 +9,8 @@
  * finisher's address comes from the device tree; without one, the kernel falls
  * back to SBI system reset.
  */
-#include "kernel/sbi.h"
-#include "kernel/riscv.h"
+#include "kernel/arch/riscv/sbi.h"
+#include "kernel/arch/riscv/riscv.h"
 #include "kernel/bootinfo.h"
 
 #define SBI_EXT_TIME  0x54494D45

@@ -18,7 +18,7 @@
 #include "kernel/vm.h"
 #include "kernel/kalloc.h"
 #include "kernel/klib.h"
-#include "kernel/memlayout.h"
+#include "kernel/arch/riscv/memlayout.h"
 #include "kernel/uapi/errno.h"
 
 #define KERNEL_ROOT_ENTRIES 4        /* root entries 0..3 cover the low 4 GiB */

@@ -12,11 +12,12 @@
 #include "kernel/trap.h"
 #include "kernel/proc.h"
 #include "kernel/klib.h"
-#include "kernel/riscv.h"
+#include "kernel/arch/riscv/riscv.h"
 #include "kernel/syscall.h"
 #include "kernel/prof.h"
 #include "kernel/bootinfo.h"
 #include "kernel/kshare.h"
+#include "kernel/arch/riscv/port.h"
 
 extern char trap_vector[];
 
