@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import shutil
 
-from qemutest import Case, ROOT, guest_output, slot
+from qemutest import Case, ROOT, guest_env, guest_output, slot
 
 RAW = {"BOOTARGS": "rawio=1"}
 MODEL = {"DISK": "model", "BOOTARGS": "rawio=1"}
@@ -106,7 +106,7 @@ def same_in_a_second_boot(cmd, env):
             return "no RESULT lines"
         scratch = tempfile.mkdtemp(prefix="exodisk-test-")
         try:
-            e = dict(os.environ)
+            e = guest_env()
             e.update(env)
             e.update({"CMD": cmd, "EXODISK_NO_DEPS": "1", "EXODISK_SCRATCH": scratch})
             p = subprocess.run([os.path.join(ROOT, "tools", "run-qemu.sh")], cwd=ROOT, env=e,

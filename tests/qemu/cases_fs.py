@@ -11,14 +11,14 @@ import os
 import re
 import subprocess
 
-from qemutest import Case, ROOT
+from qemutest import Case, ROOT, guest_env
 
 EXOTOOL = os.path.join(ROOT, "tools", "exotool")
 
 
 def boot(scratch, cmd, **env):
     """One boot with its own command line, in the case's scratch directory."""
-    e = dict(os.environ, CMD=cmd, EXODISK_NO_DEPS="1", EXODISK_SCRATCH=scratch, **env)
+    e = guest_env(CMD=cmd, EXODISK_NO_DEPS="1", EXODISK_SCRATCH=scratch, **env)
     p = subprocess.run([os.path.join(ROOT, "tools", "run-qemu.sh")], cwd=ROOT, env=e,
                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, timeout=120)

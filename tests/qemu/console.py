@@ -18,7 +18,7 @@ import subprocess
 import threading
 import time
 
-from qemutest import ROOT
+from qemutest import ROOT, guest_env
 
 UP, DOWN, RIGHT, LEFT = "\x1b[A", "\x1b[B", "\x1b[C", "\x1b[D"
 HOME, END, DELETE = "\x1b[H", "\x1b[F", "\x1b[3~"
@@ -118,7 +118,7 @@ class Session:
     """The interactive shell in QEMU, driven key by key."""
 
     def __init__(self, env, timeout=30):
-        e = dict(os.environ)
+        e = guest_env()
         e.update(env)
         e.pop("CMD", None)
         self.timeout = timeout

@@ -22,9 +22,24 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BANNER_END = re.compile(r"^exodisk kernel: .*$", re.M)
 
 
+# run.py may run both architectures' cases in one pool of threads: each
+# thread says which one its case boots.
+_running = threading.local()
+
+
 def arch():
-    """The architecture the cases boot (run.py --arch sets ARCH)."""
-    return os.environ.get("ARCH", "riscv")
+    """The architecture the running case boots: the case's own (run.py sets
+    it when it loads the cases for an architecture), else $ARCH."""
+    return getattr(_running, "arch", None) or os.environ.get("ARCH", "riscv")
+
+
+def guest_env(**extra):
+    """The environment for tools/run-qemu.sh (or anything that boots a guest):
+    ours, with ARCH naming the running case's architecture."""
+    e = dict(os.environ)
+    e["ARCH"] = arch()
+    e.update(extra)
+    return e
 
 
 def slot(n):
@@ -53,7 +68,8 @@ class Case:
                                       # (default tools/run-qemu.sh; e.g. make qemu ...)
         self.interact = interact      # interact(env) -> (status, raw output, why or ""): a
                                       # session at the console instead of CMD (console.py)
-        self.arches = tuple(arches)   # where it runs (run.py --arch picks one)
+        self.arches = tuple(arches)   # where it runs (run.py --arch picks)
+        self.arch = None              # the one this copy boots (run.py sets it)
 
 
 class Result:
@@ -90,7 +106,7 @@ def boot(cmd, scratch, env=None, timeout=60, kill_on=None):
     With kill_on, QEMU is killed as soon as a line of output matches that
     regex - a power failure at that moment - and the status is "killed".
     A boot that does neither within timeout raises, failing the case."""
-    e = dict(os.environ)
+    e = guest_env()
     e.update(env or {})
     e.update({"CMD": cmd, "EXODISK_NO_DEPS": "1", "EXODISK_SCRATCH": scratch})
     proc = subprocess.Popen([os.path.join(ROOT, "tools", "run-qemu.sh")], cwd=ROOT, env=e,
@@ -121,10 +137,11 @@ def boot(cmd, scratch, env=None, timeout=60, kill_on=None):
 
 def run_case(case):
     res = Result(case)
+    _running.arch = case.arch
     scratch = tempfile.mkdtemp(prefix="exodisk-test-")
     start = time.time()
     try:
-        env = dict(os.environ)
+        env = guest_env()
         env.update({"CMD": case.cmd, "EXODISK_NO_DEPS": "1", "EXODISK_SCRATCH": scratch})
         env.update(case.env)
         if case.setup:
@@ -159,6 +176,7 @@ def run_case(case):
     finally:
         res.seconds = time.time() - start
         shutil.rmtree(scratch, ignore_errors=True)
+        _running.arch = None
     return res
 
 

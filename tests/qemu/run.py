@@ -5,12 +5,16 @@ check their output and exit status.
 Test cases live in tests/qemu/cases_*.py; each defines CASES, a list of
 Case objects (see qemutest.py).  Usage:
 
-    python3 tests/qemu/run.py [--arch riscv|x86_64] [--sample] [-j JOBS] [-k SUBSTRING] [--list] [-v]
+    python3 tests/qemu/run.py [--arch riscv|x86_64|both] [--make-test] [-j JOBS] [-k SUBSTRING]
+                              [--list] [-v]
 
 --arch (default riscv, or $ARCH) boots that architecture's kernel
 (tools/run-qemu.sh reads ARCH) and runs the cases that say they run there
-(Case.arches).  --sample runs only the bounded sample of tests/qemu/sample.py
-(what `make test` runs on x86-64).
+(Case.arches); `both` runs RISC-V's and x86-64's cases in one pool of JOBS
+QEMUs, each case named arch/name.  Cases start longest first (by their
+time limit), so the pool does not end on one long case while the other
+CPU idles.  --make-test leaves out what tests/qemu/maketest.py says `make
+test` leaves out, to stay inside the test budget.
 
 Exit status 0 when every selected case passes.  A failing case prints why,
 the command, and the tail of the guest's output.
@@ -25,10 +29,15 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from qemutest import run_case  # noqa: E402
-from sample import SAMPLE  # noqa: E402
+from maketest import LEFT_OUT  # noqa: E402
+
+ARCHES = ("riscv", "x86_64")
 
 
-def load_cases():
+def load_cases(arch):
+    """The cases that run on arch, made for it (their expectations may
+    depend on the machine: qemutest.slot)."""
+    os.environ["ARCH"] = arch
     cases = []
     for name in sorted(os.listdir(HERE)):
         if name.startswith("cases_") and name.endswith(".py"):
@@ -40,6 +49,9 @@ def load_cases():
     dups = {n for n in names if names.count(n) > 1}
     if dups:
         sys.exit("run.py: duplicate test names: %s" % ", ".join(sorted(dups)))
+    cases = [c for c in cases if arch in c.arches]
+    for c in cases:
+        c.arch = arch
     return cases
 
 
@@ -49,43 +61,58 @@ def main():
     ap.add_argument("-k", "--filter", action="append", default=[])
     ap.add_argument("--list", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true")
-    ap.add_argument("--arch", default=os.environ.get("ARCH", "riscv"), choices=("riscv", "x86_64"))
-    ap.add_argument("--sample", action="store_true", help="only the cases of tests/qemu/sample.py")
+    ap.add_argument("--arch", default=os.environ.get("ARCH", "riscv"), choices=ARCHES + ("both",))
+    ap.add_argument("--make-test", action="store_true",
+                    help="leave out what tests/qemu/maketest.py says make test leaves out")
     args = ap.parse_args()
-    # Every boot, the cases' own helpers' included, goes to this architecture.
-    os.environ["ARCH"] = args.arch
+    arches = ARCHES if args.arch == "both" else (args.arch,)
 
-    cases = [c for c in load_cases() if args.arch in c.arches]
-    if args.sample:
-        unknown = sorted(set(SAMPLE) - {c.name for c in cases})
-        if unknown:
-            sys.exit("run.py: tests/qemu/sample.py names cases that do not run on %s: %s" % (
-                args.arch, ", ".join(unknown)))
-        cases = [c for c in cases if c.name in SAMPLE]
+    cases = []
+    for arch in arches:
+        mine = load_cases(arch)
+        if args.make_test:
+            unknown = sorted(set(LEFT_OUT[arch]) - {c.name for c in mine})
+            if unknown:
+                sys.exit("run.py: tests/qemu/maketest.py names cases that do not run on %s: %s" % (
+                    arch, ", ".join(unknown)))
+            mine = [c for c in mine if c.name not in LEFT_OUT[arch]]
+        cases.extend(mine)
+    # A boot outside a case (none should happen) goes to the first one.
+    os.environ["ARCH"] = arches[0]
     if args.filter:
         cases = [c for c in cases if any(f in c.name for f in args.filter)]
+
+    def label(c):
+        return c.arch + "/" + c.name if len(arches) > 1 else c.name
+
     if args.list:
         for c in cases:
-            print(c.name)
+            print(label(c))
         return 0
 
+    # Longest first: the time limit is what the case says of its length.
+    order = sorted(cases, key=lambda c: -c.timeout)
     start = time.time()
     failed = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {pool.submit(run_case, c): c for c in cases}
+        futures = {pool.submit(run_case, c): c for c in order}
         for fut in concurrent.futures.as_completed(futures):
             c = futures[fut]
             res = fut.result()
             status = "PASS" if res.ok else "FAIL"
-            print("  %s  %-40s %6.1fs" % (status, c.name, res.seconds), flush=True)
+            print("  %s  %-47s %6.1fs" % (status, label(c), res.seconds), flush=True)
             if not res.ok or args.verbose:
                 for line in res.report().splitlines():
                     print("        | " + line)
             if not res.ok:
-                failed.append(c.name)
-    print("qemu tests (%s%s): %d passed, %d failed in %.0fs%s" % (
-        args.arch, ", sample" if args.sample else "", len(cases) - len(failed), len(failed), time.time() - start,
-        (" (" + ", ".join(sorted(failed)) + ")") if failed else ""))
+                failed.append(c)
+    what = ", make test's selection" if args.make_test else ""
+    for arch in arches:
+        mine = [c for c in cases if c.arch == arch]
+        bad = sorted(c.name for c in failed if c.arch == arch)
+        print("qemu tests (%s%s): %d passed, %d failed%s" % (
+            arch, what, len(mine) - len(bad), len(bad), (" (" + ", ".join(bad) + ")") if bad else ""))
+    print("qemu tests: %d cases in %.0fs, %d failed" % (len(cases), time.time() - start, len(failed)))
     return 1 if failed else 0
 
 
