@@ -22,7 +22,7 @@ KERNEL_LDFLAGS := -march=rv64imac -mabi=lp64 -mcmodel=medany -nostdlib -no-pie \
 	-Wl,--gc-sections -Wl,--no-warn-rwx-segments
 KERNEL_LDSCRIPT := kernel/arch/riscv/kernel.ld
 KERNEL_ARCH_SRCS := $(addprefix kernel/arch/riscv/, entry.S trapentry.S swtch.S sbi.c fdt.c \
-	vm.c trap.c plic.c rtc.c cpu.c boot.c) kernel/prof.c drivers/virtio_mmio.c
+	vm.c trap.c plic.c rtc.c cpu.c boot.c prof_sample.c) drivers/virtio_mmio.c
 # QEMU's -kernel takes the ELF as it is.
 KERNEL_IMAGE = $(KERNEL_ELF)
 

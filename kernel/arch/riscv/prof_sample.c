@@ -1,5 +1,5 @@
 /*
- * prof.c - the profiler: timer-driven sampling of the processes in a profile,
+ * prof_sample.c - the profiler (RISC-V): timer-driven sampling of the processes in a profile,
  * and every process's counters of system calls and disk requests.  The
  * system call is described in kernel/uapi/prof.h, the whole in
  * docs/profiling.md.
