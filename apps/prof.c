@@ -5,7 +5,7 @@
  *
  * The kernel samples CMD (and, unless -1, every process it starts) HZ times a
  * second: user and kernel PCs with their call chains, and where a sleeping
- * process sleeps (kernel/prof.c).  Afterwards prof reads the record, finds the
+ * process sleeps (kernel/arch/riscv/prof_sample.c).  Afterwards prof reads the record, finds the
  * symbols of each program and of the kernel in the initrd (/bin/NAME,
  * /etc/kernel.elf), and prints the top functions, the counts of system calls
  * and disk requests, and a section per phase if the program marked phases

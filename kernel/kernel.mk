@@ -6,7 +6,7 @@ KERNEL_ELF := $(ABUILD)/kernel.elf
 
 KERNEL_SRCS += $(KERNEL_ARCH_SRCS) \
 	kernel/main.c kernel/string.c kernel/mem.c kernel/printf.c \
-	kernel/bootopts.c kernel/kalloc.c kernel/timer.c \
+	kernel/bootopts.c kernel/kalloc.c kernel/timer.c kernel/prof.c \
 	kernel/console.c kernel/proc.c kernel/spawn.c kernel/initrd.c \
 	kernel/kshare.c kernel/syscall.c kernel/sysproc.c kernel/elf.c kernel/pin.c kernel/power.c \
 	kernel/sys_exodisk.c kernel/uvm.c kernel/handle.c kernel/pipe.c kernel/shseg.c drivers/uart.c

@@ -208,7 +208,8 @@ static const char *fn_name(struct rep *R, struct frame f, char *buf, size_t size
 	}
 	const char *name = f.fn < m->t.nsyms ? m->t.syms[f.fn].name : "[unknown]";
 	/* Samples due while the trap came in are taken where the interrupt
-	 * handler's window opens (kernel/prof.c): that is their place. */
+	 * handler's window opens (kernel/arch/riscv/prof_sample.c): that is
+	 * their place. */
 	if (f.img == IMG_KERNEL && strcmp(name, "prof_irq_enter") == 0) name = "[entering an interrupt]";
 	if (f.img == IMG_KERNEL) {
 		snprintf(buf, size, "%s [k]", name);

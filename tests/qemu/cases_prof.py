@@ -114,8 +114,9 @@ CASES = [
                  r"prof: cannot start a profile: resource busy"]),
 ]
 
-# The profiler samples through RISC-V's trap and frame conventions; the
-# x86-64 kernel says it has none (kernel/arch/x86_64/prof_none.c).
+# The profiler samples through RISC-V's trap and frame conventions
+# (kernel/arch/riscv/prof_sample.c); the x86-64 kernel says it has no
+# sampler (kernel/arch/x86_64/prof_none.c).
 for _c in CASES:
     _c.arches = ("riscv",)
 CASES.append(Case("prof-not-on-x86", "prof spin A 1; echo st=$?", arches=("x86_64",),

@@ -1,8 +1,12 @@
 /*
- * prof_sample.c - the profiler (RISC-V): timer-driven sampling of the processes in a profile,
- * and every process's counters of system calls and disk requests.  The
- * system call is described in kernel/uapi/prof.h, the whole in
- * docs/profiling.md.
+ * prof_sample.c - the profiler's sampling on RISC-V: timer-driven samples of
+ * the processes in a profile, with their call chains, and the profile's
+ * buffer and operations (every SYS_prof operation but PROF_COUNTS).  The
+ * counters of system calls and disk requests are portable
+ * (kernel/prof.c, which calls in here through kernel/prof.h); what ties
+ * this file to RISC-V is the sampling window (sie, sstatus, SBI's timer,
+ * wfi) and the frame layout of the call chains.  The system call is
+ * described in kernel/uapi/prof.h, the whole in docs/profiling.md.
  *
  * Sampling.  While a profile is active the timer also fires at the profile's
  * rate (timer.c arms it for the earlier of the scheduler's next tick and our
@@ -44,38 +48,31 @@
  */
 #include "kernel/prof.h"
 #include "kernel/trap.h"
-#include "kernel/syscall.h"
 #include "kernel/vm.h"
 #include "kernel/kalloc.h"
 #include "kernel/klib.h"
 #include "kernel/kshare.h"
 #include "kernel/initrd.h"
 #include "kernel/arch/riscv/sbi.h"
-#include "kernel/memlayout.h"
+#include "kernel/arch/riscv/memlayout.h"
 #include "kernel/bootinfo.h"
 #include "kernel/uapi/prof.h"
 #include "kernel/uapi/kinfo.h"
-#include "kernel/uapi/syscall.h"
 #include "kernel/uapi/errno.h"
 #include "kernel/uapi/layout.h"
-#include "drivers/blk.h"
 
 enum { WIN_OFF, WIN_OPEN, WIN_CLOSED };
 
 #define WFI_INSN 0x10500073u
 
-/* Per-process state, by process-table slot; reset at spawn. */
+/* Per-process state, by process-table slot; reset at spawn.  Whether the
+ * process is in a system call, and which, is kernel/prof.c's. */
 struct pstate {
-	struct exo_counts counts;
 	bool profiled;              /* in the profile */
-	bool in_syscall;
 	uint8_t window;             /* WIN_*: the sampling window of this system call */
 	bool opening;               /* the window is being opened (see window_open) */
 	bool masked;                /* the window has masked device interrupts */
 	bool deferred;              /* ... or a timer tick or event fell due in it */
-	uint32_t sysnum;            /* the system call in progress */
-	uint64_t sys_start;         /* rdtime when it started */
-	uint64_t sleep_start;       /* rdtime when the process went to sleep, or 0 */
 	/* The physical pages of the user stack, found when the process joins
 	 * the profile: the sample handler may not walk page tables (it can
 	 * interrupt code changing them), but a process's stack pages stay put
@@ -106,42 +103,6 @@ static struct { bool open, deferred; uint64_t sie; } irqw;
 /* The scheduler's stack, where interrupts arrive while the CPU is idle
  * (kernel/arch/riscv/entry.S). */
 extern char boot_stack[], boot_stack_top[];
-
-/* ---- counters ------------------------------------------------------------ */
-
-static void count_syscall(struct exo_counts *c, uint64_t num, uint64_t op)
-{
-	c->syscalls++;
-	if (num < EXO_NSYSCALLS) c->by_syscall[num]++;
-	if (num == SYS_exodisk_request && op < EXO_NEDOPS) c->by_edop[op]++;
-}
-
-static void count_disk(struct exo_counts *c, const struct blkreq *r)
-{
-	switch (r->op) {
-	case BLK_READ:
-		c->disk_reads++;
-		c->sectors_read += r->nsectors;
-		break;
-	case BLK_WRITE:
-		c->disk_writes++;
-		c->sectors_written += r->nsectors;
-		if (r->flags & BLK_F_FUA) c->disk_fua++;
-		break;
-	case BLK_FLUSH:
-		c->disk_flushes++;
-		break;
-	}
-}
-
-/* The block layer tells us of every request it accepts.  One queued during
- * a system call is that process's; the system counts them all. */
-static void disk_request(const struct blkreq *r)
-{
-	count_disk(&kinfo->counts, r);
-	struct proc *p = myproc();
-	if (p && ps[p->slot].in_syscall) count_disk(&ps[p->slot].counts, r);
-}
 
 /* ---- the record ---------------------------------------------------------- */
 
@@ -335,7 +296,7 @@ static void take_samples(uint64_t now, int cur_mode)
 				int nk = kernel_chain(q, ktrap.pc, ktrap.ra, ktrap.fp, k);
 				sample(q, after_wfi(ktrap.pc) ? PROF_K_WAIT : PROF_K_KERNEL, k, nk, u, nu);
 			} else {
-				k[0] = s->sysnum;
+				k[0] = prof_sysnum(q);
 				k[1] = 0;
 				sample(q, PROF_K_SYSCALL, k, 2, u, nu);
 			}
@@ -345,7 +306,7 @@ static void take_samples(uint64_t now, int cur_mode)
 			/* In a system call it stopped in sched(), whose context
 			 * says where; otherwise it was preempted in user mode (or
 			 * has not started yet) and the kernel part says nothing. */
-			if (s->in_syscall) nk = kernel_chain(q, q->ctx.ra, 0, q->ctx.s0, k);
+			if (prof_in_syscall(q)) nk = kernel_chain(q, q->ctx.ra, 0, q->ctx.s0, k);
 			sample(q, kind, k, nk, u, nu);
 		}
 	}
@@ -414,21 +375,15 @@ bool prof_kernel_trap(uint64_t scause, uint64_t sepc, uint64_t ra, uint64_t s0)
 
 /* ---- the hooks ----------------------------------------------------------- */
 
-void prof_syscall_enter(struct proc *p)
+void prof_sample_syscall_enter(struct proc *p)
 {
 	struct pstate *s = &ps[p->slot];
-	uint64_t num = p->tf.a7;
-	count_syscall(&s->counts, num, p->tf.a0);
-	count_syscall(&kinfo->counts, num, p->tf.a0);
-	s->in_syscall = true;
-	s->sysnum = (uint32_t)num;
-	s->sys_start = rdtime();
 	if (s->profiled && P.active) {
 		window_open(s);
 	}
 }
 
-void prof_syscall_exit(struct proc *p)
+void prof_sample_syscall_exit(struct proc *p)
 {
 	struct pstate *s = &ps[p->slot];
 	if (s->window == WIN_CLOSED) {
@@ -438,10 +393,6 @@ void prof_syscall_exit(struct proc *p)
 		window_end(s);
 	}
 	s->window = WIN_OFF;
-	uint64_t t = rdtime() - s->sys_start;
-	s->counts.sys_time += t;
-	kinfo->counts.sys_time += t;
-	s->in_syscall = false;
 }
 
 /*
@@ -488,23 +439,16 @@ void prof_wait_end(int token)
 	window_open(&ps[p->slot]);
 }
 
-int prof_sched_out(struct proc *p)
+int prof_sample_sched_out(struct proc *p)
 {
 	struct pstate *s = &ps[p->slot];
 	window_end(s);   /* the scheduler runs with interrupts off */
-	s->sleep_start = p->state == P_SLEEPING ? rdtime() : 0;
 	return s->window != WIN_OFF;
 }
 
-void prof_sched_in(struct proc *p, int token)
+void prof_sample_sched_in(struct proc *p, int token)
 {
 	struct pstate *s = &ps[p->slot];
-	if (s->sleep_start) {
-		uint64_t t = rdtime() - s->sleep_start;
-		s->counts.wait_time += t;
-		kinfo->counts.wait_time += t;
-		s->sleep_start = 0;
-	}
 	if (token && s->window != WIN_OFF && P.active) window_open(s);
 }
 
@@ -513,7 +457,7 @@ static bool is_owner(struct proc *p)
 	return P.exists && P.owner == p && P.owner_pid == p->pid;
 }
 
-void prof_spawn(struct proc *parent, struct proc *child, const char *path)
+void prof_sample_spawn(struct proc *parent, struct proc *child, const char *path)
 {
 	struct pstate *s = &ps[child->slot];
 	memset(s, 0, sizeof *s);
@@ -540,7 +484,7 @@ static void prof_free(void)
 	timer_rearm();
 }
 
-static void prof_exit(struct proc *p)
+void prof_sample_exit(struct proc *p)
 {
 	struct pstate *s = &ps[p->slot];
 	/* Exiting in SYS_exit ends its window for good: interrupts stay off. */
@@ -549,7 +493,7 @@ static void prof_exit(struct proc *p)
 	if (s->profiled && P.exists) {
 		struct prof_exit *r = put(PROF_R_EXIT, 0, 0, 0, p->pid, sizeof *r);
 		if (r) {
-			r->proc = s->counts;
+			r->proc = *prof_counts(p);
 			r->all = kinfo->counts;
 		}
 	}
@@ -600,7 +544,7 @@ static int64_t prof_mark(struct proc *p, uint64_t uname, uint64_t units)
 	if (m) {
 		memcpy(m->name, name, sizeof name);
 		m->units = units;
-		m->proc = ps[p->slot].counts;
+		m->proc = *prof_counts(p);
 		m->all = kinfo->counts;
 	}
 	intr_restore(on);
@@ -622,15 +566,12 @@ static int64_t prof_image(struct proc *p, uint64_t upath, uint64_t off, uint64_t
 	return (int64_t)len;
 }
 
-static int64_t sys_prof(struct proc *p, uint64_t op, uint64_t a1, uint64_t a2,
-			uint64_t a3, uint64_t a4, uint64_t a5)
+int64_t prof_sample_call(struct proc *p, uint64_t op, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4)
 {
 	switch (op) {
 	case PROF_START:  return prof_start(p, a1);
 	case PROF_MARK:   return prof_mark(p, a1, a2);
 	case PROF_IMAGE:  return prof_image(p, a1, a2, a3, a4);
-	case PROF_COUNTS:
-		return copyout(p->pagetable, a1, &ps[p->slot].counts, sizeof(struct exo_counts)) < 0 ? K_E_FAULT : 0;
 	case PROF_STOP: case PROF_INFO: case PROF_READ: case PROF_FREE:
 		break;
 	default:
@@ -659,11 +600,4 @@ static int64_t sys_prof(struct proc *p, uint64_t op, uint64_t a1, uint64_t a2,
 		prof_free();
 		return 0;
 	}
-}
-
-void prof_init(void)
-{
-	syscall_register(SYS_prof, sys_prof, "prof");
-	proc_on_exit(prof_exit);
-	blk_set_submit_hook(disk_request);
 }
