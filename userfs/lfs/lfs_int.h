@@ -129,6 +129,7 @@ struct lfs {
 	uint64_t seq, prev, nonce;
 	int group;                /* PSs closed since the last commit               */
 	int unflushed;            /* ... some of them not yet flushed               */
+	int undurable;            /* the last commit's PS is not yet flushed        */
 	uint64_t pend;            /* bytes to be appended at the next commit (an
 	                             estimate: inodes, directory and indirect blocks) */
 	/* segments */
@@ -233,6 +234,9 @@ uint32_t lfs_trail_sect(uint32_t nent);
 /* Write every dirty inode, block and table change, then a commit record:
  * durable when it returns. */
 int  lfs_commit(struct lfs *fs);
+/* The same; durable 0: written, not yet flushed (the next commit's first
+ * flush covers it). */
+int  lfs_commit_mode(struct lfs *fs, int durable);
 /* Wait for the log's writes. */
 int  lfs_log_wait(struct lfs *fs);
 /* A flush, and the volume's map if it changed. */

@@ -88,6 +88,8 @@ int lfs_harden(struct lfs *fs)
 	fs->st.flushes++;
 	if (e < 0 && fs->err == 0)
 		fs->err = e;
+	if (e == 0)
+		fs->undurable = 0;   /* everything written before it is durable */
 	return e;
 }
 
@@ -393,14 +395,26 @@ static void clear_changes(struct lfs *fs)
 	fs->nschg = 0;
 }
 
-int lfs_commit(struct lfs *fs)
+/* A commit; `durable`: it is durable when this returns (fsync, sync,
+ * checkpoints).  Otherwise (a commit made because much is pending) its
+ * COMMIT PS is only written: the flush that the next commit makes before
+ * its own COMMIT PS, or the next durable one, covers it.  Ordering is all
+ * the crash argument needs - a COMMIT PS is never durable before its
+ * group - and a crash before that flush loses whole groups from the end,
+ * leaving a prefix of the operations. */
+int lfs_commit_mode(struct lfs *fs, int durable)
 {
 	if (fs->rdonly)
 		return 0;
 	if (fs->err)
 		return fs->err;
-	if (fs->dirty == NULL && fs->nimchg == 0 && fs->nschg == 0 && fs->nent == 0 && fs->group == 0)
+	if (fs->dirty == NULL && fs->nimchg == 0 && fs->nschg == 0 && fs->nent == 0 && fs->group == 0) {
+		if (durable && fs->undurable) {
+			TRY(lfs_harden(fs));
+			fs->undurable = 0;
+		}
 		return 0;
+	}
 	fs->in_commit = 1;
 	/* Directory and indirect blocks first (they change inodes), then the
 	 * inodes (they change the map), then the record of the changes. */
@@ -415,17 +429,19 @@ int lfs_commit(struct lfs *fs)
 		e = lfs_flush_inodes(fs);
 	if (e == 0)
 		e = write_deltas(fs);
-	/* The group's earlier PSs, and the map of any segment they took,
-	 * must be durable before the COMMIT PS can be. */
-	if (e == 0 && (fs->unflushed || fs->v.dirty.n > 0))
+	/* The group's earlier PSs (and an earlier commit not yet flushed),
+	 * and the map of any segment they took, must be durable before the
+	 * COMMIT PS can be. */
+	if (e == 0 && (fs->unflushed || fs->undurable || fs->v.dirty.n > 0))
 		e = lfs_harden(fs);
 	if (e == 0)
 		e = close_ps(fs, LFS_PS_COMMIT, 0);
-	if (e == 0)
+	if (e == 0 && durable)
 		e = lfs_harden(fs);
 	fs->in_commit = 0;
 	if (e < 0)
 		return e;
+	fs->undurable = !durable;
 	clear_changes(fs);
 	fs->group = 0;
 	fs->unflushed = 0;
@@ -436,4 +452,9 @@ int lfs_commit(struct lfs *fs)
 	if (fs->since_cp >= fs->cp_interval && !fs->cleaning && !fs->in_ckpt)
 		e = lfs_checkpoint(fs, 0);
 	return e;
+}
+
+int lfs_commit(struct lfs *fs)
+{
+	return lfs_commit_mode(fs, 1);
 }

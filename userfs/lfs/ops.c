@@ -290,12 +290,24 @@ static int begin(struct lfs *fs, uint64_t bytes, int freeing)
 	return lfs_reserve(fs, bytes, freeing);
 }
 
-/* After one: commit when a segment's worth is waiting, so memory and the
- * work a crash can lose stay bounded. */
+/* After one: commit when LFS_COMMIT_SEGS segments' worth is waiting (or
+ * an eighth of the room the log has left, on a small volume), so memory,
+ * the room the commit needs and the work a crash can lose stay bounded.
+ * Such a commit is not flushed on its own (lfs_commit_mode): durability
+ * is what fsync and sync ask for; larger and fewer groups mean fewer
+ * directory blocks written again and fewer flushes. */
+#define LFS_COMMIT_SEGS 4
 static int end(struct lfs *fs, int e)
 {
-	if (e >= 0 && fs->pend + (uint64_t)fs->group * LFS_SECT * 64 > lfs_segbytes(fs)) {
-		int c = lfs_commit(fs);
+	uint64_t sb = lfs_segbytes(fs), limit = LFS_COMMIT_SEGS * sb;
+	uint64_t waiting = fs->pend + (uint64_t)fs->group * LFS_SECT * 64;
+	if (e >= 0 && waiting > sb && waiting > limit / 4) {
+		uint64_t room = lfs_avail(fs) / 8;
+		if (room < limit)
+			limit = room > sb ? room : sb;
+	}
+	if (e >= 0 && waiting > limit) {
+		int c = lfs_commit_mode(fs, 0);
 		if (c < 0)
 			return c;
 	}
