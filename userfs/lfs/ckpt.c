@@ -76,12 +76,43 @@ static int write_record(struct lfs *fs, int clean)
 	free(buf);
 	if (r < 0)
 		return kit_err(r);
+	fs->st.cp_bytes += (uint64_t)nsect * LFS_SECT;
 	int e = kit_barrier(&fs->k);
 	fs->st.flushes++;
 	if (e < 0)
 		return e;
 	fs->cpseq = seq;
 	return 0;
+}
+
+/* A usage table block's copy leaves (-1) or enters (+1) the segment of
+ * lba: its live bytes, not its table entry (see nsut). */
+static void sut_copy(struct lfs *fs, uint64_t lba, int dir)
+{
+	uint64_t s = lfs_seg_of(fs, lba);
+	if (s == 0 || s >= fs->sb.nsegs)
+		return;
+	struct lfs_seg *g = &fs->sut[s];
+	if (dir < 0) {
+		if (g->nsut == 0 || g->e.live < LFS_BSIZE) {
+			lfs_damaged(fs, "segment usage below zero", s);
+			return;
+		}
+		g->nsut--;
+		g->e.live -= LFS_BSIZE;
+	} else {
+		g->nsut++;
+		g->e.live += LFS_BSIZE;
+		g->cpzero = 0;
+	}
+	lfs_seg_mark(fs, s);
+}
+
+static void settle(struct lfs *fs, uint64_t s)
+{
+	struct lfs_seg *g = &fs->sut[s];
+	g->dirty = 0;
+	g->cpzero = g->e.live == 0 && !g->reserved;
 }
 
 int lfs_checkpoint(struct lfs *fs, int clean)
@@ -111,32 +142,33 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 		fs->imaddr[i] = LFS_PTR(lba, LFS_BSECT);
 		lfs_seg_use(fs, lba, LFS_BSIZE);
 		m->dirty = 0;
+		fs->st.cp_bytes += LFS_BSIZE;
 	}
-	/* Every SUT block.  Each holds the table as it is without the SUT
-	 * blocks themselves (their old copies uncounted first, the new ones
-	 * counted after): a mount adds their bytes, and marks their segments
-	 * as holding sectors, from the record's pointers. */
-	uint64_t *lbas = calloc(fs->nsutblk ? fs->nsutblk : 1, sizeof *lbas);
-	if (lbas == NULL)
-		e = e ? e : -ENOMEM;
-	for (uint32_t i = 0; i < fs->nsutblk && e == 0; i++)
-		if (fs->sutaddr[i] != 0) {
-			lfs_seg_use(fs, LFS_PTR_LBA(fs->sutaddr[i]), -(int64_t)LFS_BSIZE);
-			fs->sutaddr[i] = 0;
-		}
-	for (uint32_t i = 0; i < fs->nsutblk && e == 0; i++) {
+	/* The usage table blocks that changed since the last checkpoint, and
+	 * only those: the cost follows what changed, not the volume.  A block
+	 * holds its segments' entries without the table blocks' own bytes
+	 * (struct lfs_seg.nsut), so moving a table block changes no block's
+	 * contents; a mount adds them back from the record's pointers.  A
+	 * segment the log enters while these are appended dirties its block
+	 * again: hence until none is left. */
+	while (e == 0 && fs->nsutchg > 0) {
+		uint32_t i = fs->sutchg[--fs->nsutchg];
 		struct lfs_psent pe = { 0, 0, i, LFS_K_SUT, LFS_BSECT, 0 };
-		uint8_t *p = lfs_log_append(fs, &pe, &lbas[i], &e);
-		if (p != NULL) {
-			lfs_sut_block(fs, i, p);
-			fs->sutaddr[i] = LFS_PTR(lbas[i], LFS_BSECT);
+		uint64_t lba;
+		uint8_t *p = lfs_log_append(fs, &pe, &lba, &e);
+		if (p == NULL) {
+			fs->nsutchg++;
+			break;
 		}
+		fs->sutdirty[i] = 0;
+		if (fs->sutaddr[i] != 0)
+			sut_copy(fs, LFS_PTR_LBA(fs->sutaddr[i]), -1);
+		sut_copy(fs, lba, 1);
+		fs->sutaddr[i] = LFS_PTR(lba, LFS_BSECT);
+		lfs_sut_block(fs, i, p);
+		fs->st.cp_sut_blocks++;
+		fs->st.cp_bytes += LFS_BSIZE;
 	}
-	for (uint32_t i = 0; i < fs->nsutblk && e == 0; i++) {
-		lfs_seg_use(fs, lbas[i], LFS_BSIZE);
-		fs->sut[lfs_seg_of(fs, lbas[i])].e.flags |= LFS_SEG_MAPPED;
-	}
-	free(lbas);
 	/* Durable, then the record that points at them. */
 	if (e == 0)
 		e = lfs_log_close(fs, LFS_PS_CKPT);
@@ -150,14 +182,21 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 			fs->err = e;
 		return e;
 	}
-	/* Durable: what it says is empty may be written again. */
-	for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
-		struct lfs_seg *g = &fs->sut[s];
-		g->changed = 0;
-		g->dirty = 0;
-		g->cpzero = g->e.live == 0 && !g->reserved;
-	}
+	/* Durable: what it says is empty may be written again.  Only the
+	 * segments whose state changed since the last checkpoint can have
+	 * changed their answer (lfs_seg_mark). */
+	for (uint32_t i = 0; i < fs->nschg; i++)
+		fs->sut[fs->schg[i]].changed = 0;
 	fs->nschg = 0;
+	if (fs->cpl_all) {
+		for (uint64_t s = 1; s < fs->sb.nsegs; s++)
+			settle(fs, s);
+	} else {
+		for (uint32_t i = 0; i < fs->ncpl; i++)
+			settle(fs, fs->cpl[i]);
+	}
+	fs->ncpl = 0;
+	fs->cpl_all = 0;
 	fs->since_cp = 0;
 	fs->av_valid = 0;
 	fs->st.checkpoints++;
@@ -256,8 +295,8 @@ static int apply(struct lfs *fs, const struct roll *r)
 				return -EIO;
 			struct lfs_seg *g = &fs->sut[ds[i].seg];
 			g->e = ds[i].e;
-			g->dirty = 1;
 			g->cpzero = 0;
+			lfs_sut_dirty(fs, ds[i].seg);
 		}
 		off += nsect * LFS_SECT;
 	}
@@ -347,6 +386,7 @@ static int roll_forward(struct lfs *fs, const struct lfs_cp *cp)
 		uint64_t s = lfs_seg_of(fs, lba);
 		fs->sut[s].tag = (uint32_t)fs->cpseq;
 		fs->sut[s].cpzero = 0;
+		lfs_seg_mark(fs, s);
 		if (h.ntrail > 0 && gather(fs, &r, &h) < 0)
 			break;
 		seq++;
@@ -453,6 +493,7 @@ int lfs_load(struct lfs *fs)
 		if (fs->sutaddr[i] != 0) {
 			struct lfs_seg *g = &fs->sut[lfs_seg_of(fs, LFS_PTR_LBA(fs->sutaddr[i]))];
 			g->e.live += LFS_BSIZE;
+			g->nsut++;
 			g->e.flags |= LFS_SEG_MAPPED;
 		}
 	for (uint64_t s = 1; s < fs->sb.nsegs; s++)

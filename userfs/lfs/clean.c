@@ -92,7 +92,12 @@ static int move(struct lfs *fs, const struct lfs_psent *e, uint64_t lba, const u
 		TRY(lfs_imap_block(fs, e->lbn, &m));
 		m->dirty = 1;
 	}
-	return 0;                      /* SUT blocks: every checkpoint rewrites them */
+	if (e->kind == LFS_K_SUT && e->lbn < fs->nsutblk &&
+	    fs->sutaddr[e->lbn] == LFS_PTR(lba, LFS_BSECT) && !fs->sutdirty[e->lbn]) {
+		fs->sutdirty[e->lbn] = 1;      /* the round's checkpoint writes it again */
+		fs->sutchg[fs->nsutchg++] = e->lbn;
+	}
+	return 0;
 }
 
 /* Walk segment s's partial segments (its bytes in mem), moving what is live. */

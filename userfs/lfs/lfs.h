@@ -60,6 +60,8 @@ struct lfs_stats {
 	uint64_t rd_reqs, rd_sect, wr_reqs, wr_sect;
 	uint64_t rc_hits, rc_misses;
 	uint64_t share_pubs;      /* share maps published                           */
+	uint64_t cp_bytes;        /* bytes checkpoints wrote: table blocks, records */
+	uint64_t cp_sut_blocks;   /* usage table blocks among them                  */
 	/* the last mount */
 	uint64_t roll_ps;         /* partial segments read by roll-forward          */
 	uint64_t roll_groups;     /* commits it applied                             */

@@ -54,7 +54,9 @@ struct lfs_seg {
 	uint32_t tag;             /* cpseq durable when it was last written: kept
 	                             while roll-forward from that one may read it    */
 	uint8_t changed;          /* since the last commit                          */
-	uint8_t dirty;            /* since the last checkpoint                      */
+	uint8_t dirty;            /* on the checkpoint's list (fs->cpl)             */
+	uint16_t nsut;            /* usage table blocks in it, per fs->sutaddr: its
+	                             table entry is e.live less their bytes        */
 	uint8_t reserved;         /* the current or next segment                    */
 	uint8_t cpzero;           /* live 0 in the newest durable checkpoint, and
 	                             not written since: it may be written again      */
@@ -136,6 +138,14 @@ struct lfs {
 	struct lfs_seg *sut;      /* [sb.nsegs]                                     */
 	uint64_t *sutaddr;        /* where each SUT block is, per the last checkpoint */
 	uint32_t nsutblk;
+	uint8_t *sutdirty;        /* [nsutblk]: the block changed since the last
+	                             checkpoint ...                                  */
+	uint32_t *sutchg;         /* ... and the list of those (nsutchg)          */
+	uint32_t nsutchg;
+	uint32_t *cpl;            /* segments whose state changed since the last
+	                             checkpoint (which then settles their cpzero) */
+	uint32_t ncpl, cplcap;
+	int cpl_all;              /* the list ran out of memory: look at all      */
 	uint32_t *schg;           /* segments changed since the last commit         */
 	uint32_t nschg, schgcap;
 	uint64_t scan;            /* where the next search for a segment starts     */
@@ -262,6 +272,11 @@ void lfs_sut_free(struct lfs *fs);
 /* Bytes became live (+) or dead (-) in the segment of lba. */
 void lfs_seg_use(struct lfs *fs, uint64_t lba, int64_t bytes);
 void lfs_seg_touch(struct lfs *fs, uint64_t seg);
+/* The segment's table entry changed (its table block is written at the
+ * next checkpoint), not for the commit record. */
+void lfs_sut_dirty(struct lfs *fs, uint64_t seg);
+/* Its reuse state may have changed: the next checkpoint looks at it. */
+void lfs_seg_mark(struct lfs *fs, uint64_t seg);
 /* Can the segment be written again (empty, and out of every roll-forward)? */
 int  lfs_seg_reusable(const struct lfs *fs, uint64_t s);
 /* A mapped, reusable segment for the log to go to next (0: none). */

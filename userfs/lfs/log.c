@@ -129,6 +129,7 @@ static int enter_next(struct lfs *fs)
 	b->base = b->valid = 0;
 	b->pl = pl;
 	fs->sut[fs->seg].reserved = 0;
+	lfs_seg_mark(fs, fs->seg);
 	fs->cur = nb;
 	fs->seg = s;
 	fs->ps = 0;
@@ -136,14 +137,17 @@ static int enter_next(struct lfs *fs)
 	struct lfs_seg *sg = &fs->sut[s];
 	sg->reserved = 1;
 	sg->cpzero = 0;
+	lfs_seg_mark(fs, s);
 	sg->tag = (uint32_t)fs->cpseq;
 	if (!(sg->e.flags & LFS_SEG_MAPPED)) {
 		sg->e.flags |= LFS_SEG_MAPPED;
 		lfs_seg_touch(fs, s);
 	}
 	fs->next = lfs_seg_take(fs);
-	if (fs->next)
+	if (fs->next) {
 		fs->sut[fs->next].reserved = 1;
+		lfs_seg_mark(fs, fs->next);
+	}
 	fs->av_valid = 0;
 	return 0;
 }
@@ -233,6 +237,7 @@ int lfs_log_start(struct lfs *fs, uint64_t seg, uint32_t pos, uint64_t next)
 	struct lfs_seg *g = &fs->sut[seg];
 	g->reserved = 1;
 	g->cpzero = 0;
+	lfs_seg_mark(fs, seg);
 	g->tag = (uint32_t)fs->cpseq;
 	if (!(g->e.flags & LFS_SEG_MAPPED)) {
 		g->e.flags |= LFS_SEG_MAPPED;
@@ -249,6 +254,7 @@ int lfs_log_start(struct lfs *fs, uint64_t seg, uint32_t pos, uint64_t next)
 	if (fs->next) {
 		fs->sut[fs->next].reserved = 1;
 		fs->sut[fs->next].cpzero = 0;
+		lfs_seg_mark(fs, fs->next);
 	}
 	if (pos + LFS_PS_MIN > fs->sb.seg_sect)
 		return enter_next(fs);

@@ -37,7 +37,12 @@ int lfs_sut_init(struct lfs *fs)
 	fs->sutaddr = calloc(fs->nsutblk, sizeof *fs->sutaddr);
 	fs->schgcap = 64;
 	fs->schg = malloc(fs->schgcap * sizeof *fs->schg);
-	return fs->sut && fs->sutaddr && fs->schg ? 0 : -ENOMEM;
+	fs->sutdirty = calloc(fs->nsutblk, 1);
+	fs->sutchg = malloc(fs->nsutblk * sizeof *fs->sutchg);
+	fs->cplcap = 64;
+	fs->cpl = malloc(fs->cplcap * sizeof *fs->cpl);
+	return fs->sut && fs->sutaddr && fs->schg && fs->sutdirty && fs->sutchg && fs->cpl ? 0
+	                                                                                  : -ENOMEM;
 }
 
 void lfs_sut_free(struct lfs *fs)
@@ -45,15 +50,49 @@ void lfs_sut_free(struct lfs *fs)
 	free(fs->sut);
 	free(fs->sutaddr);
 	free(fs->schg);
+	free(fs->sutdirty);
+	free(fs->sutchg);
+	free(fs->cpl);
+	fs->sutdirty = NULL;
+	fs->sutchg = NULL;
+	fs->cpl = NULL;
 	fs->sut = NULL;
 	fs->sutaddr = NULL;
 	fs->schg = NULL;
 }
 
+void lfs_seg_mark(struct lfs *fs, uint64_t s)
+{
+	struct lfs_seg *g = &fs->sut[s];
+	if (g->dirty || fs->cpl_all)
+		return;
+	if (fs->ncpl == fs->cplcap) {
+		uint32_t *v = realloc(fs->cpl, 2 * fs->cplcap * sizeof *v);
+		if (v == NULL) {
+			fs->cpl_all = 1;         /* the checkpoint looks at every one */
+			return;
+		}
+		fs->cpl = v;
+		fs->cplcap *= 2;
+	}
+	g->dirty = 1;
+	fs->cpl[fs->ncpl++] = (uint32_t)s;
+}
+
+void lfs_sut_dirty(struct lfs *fs, uint64_t s)
+{
+	uint32_t b = (uint32_t)(s / LFS_PER_BLK);
+	lfs_seg_mark(fs, s);
+	if (!fs->sutdirty[b]) {
+		fs->sutdirty[b] = 1;
+		fs->sutchg[fs->nsutchg++] = b;
+	}
+}
+
 void lfs_seg_touch(struct lfs *fs, uint64_t s)
 {
 	struct lfs_seg *g = &fs->sut[s];
-	g->dirty = 1;
+	lfs_sut_dirty(fs, s);
 	if (g->changed)
 		return;
 	if (fs->nschg == fs->schgcap) {
@@ -231,7 +270,7 @@ int lfs_release(struct lfs *fs)
 			return e;
 		fs->sut[s].e.flags &= ~LFS_SEG_MAPPED;
 		fs->sut[s].e.mtime = 0;
-		fs->sut[s].dirty = 1;
+		lfs_sut_dirty(fs, s);
 		fs->st.segs_released++;
 		fs->av_valid = 0;
 		released++;
@@ -247,8 +286,13 @@ void lfs_sut_block(struct lfs *fs, uint32_t i, void *blk)
 	struct lfs_sutent *e = (struct lfs_sutent *)((uint8_t *)blk + sizeof(struct lfs_blkhdr));
 	for (uint32_t j = 0; j < LFS_PER_BLK; j++) {
 		uint64_t s = (uint64_t)i * LFS_PER_BLK + j;
-		if (s < fs->sb.nsegs)
-			e[j] = fs->sut[s].e;
+		if (s >= fs->sb.nsegs)
+			break;
+		/* Without the table blocks' own bytes (a mount adds them). */
+		const struct lfs_seg *g = &fs->sut[s];
+		uint32_t own = (uint32_t)g->nsut * LFS_BSIZE;
+		e[j] = g->e;
+		e[j].live = g->e.live > own ? g->e.live - own : 0;
 	}
 	lfs_seal_block(blk, LFS_SUT_MAGIC, i);
 }

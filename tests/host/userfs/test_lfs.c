@@ -26,6 +26,9 @@
  *   powercut   the generic power-cut workload with tiny segments, frequent
  *              checkpoints and a volume small enough to need the cleaner
  *              (every request with LFS_PC_ALL=1)
+ *   cpcost     a checkpoint's bytes follow what changed, not the volume:
+ *              the same change on volumes of 1,000 and 64,000 segments
+ *              checkpoints the same number of usage table blocks
  *   cleancut   long-lived files among short-lived ones, rewritten, synced
  *              and cleaned on demand, cut at every request (LFS_PC_ALL=1)
  *              or 200 of them: every acknowledged version survives, the
@@ -684,6 +687,51 @@ static void t_powercut(void)
 	CHECK_EQ(fscut_run(&c, 63, all ? 100000 : 250, 77), 0);
 }
 
+/* One checkpoint after the same 40 files, on a volume with room for segs
+ * segments: its bytes and the usage table blocks among them. */
+static void cp_once(uint64_t segs, uint64_t *bytes, uint64_t *sutblk, uint64_t *nsutblk)
+{
+	char o[96];
+	snprintf(o, sizeof o, "key=cc,seg=64,segs=%llu,cp=1024", (unsigned long long)segs);
+	ufx_new(&u, 65536, HD_POLLED, 5);
+	uint64_t sb;
+	CHECK_EQ(lfs_mkfs(o, &sb), 0);
+	struct lfs *fs;
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	CHECK_EQ(lfs_checkpoint_now(fs), 0);
+	struct lfs_stats a, b;
+	lfs_get_stats(fs, &a, NULL);
+	for (int i = 0; i < 40; i++) {
+		char p[32];
+		snprintf(p, sizeof p, "f%d", i);
+		CHECK_EQ(lput(fs, p, 100, (uint64_t)i), 0);
+	}
+	CHECK_EQ(lfs_checkpoint_now(fs), 0);
+	lfs_get_stats(fs, &b, NULL);
+	*bytes = b.cp_bytes - a.cp_bytes;
+	*sutblk = b.cp_sut_blocks - a.cp_sut_blocks;
+	*nsutblk = fs->nsutblk;
+	CHECK_EQ(lfs_unmount(fs), 0);
+	fsck_clean(o);
+	ufx_free(&u);
+}
+
+static void t_cpcost(void)
+{
+	uint64_t b1, s1, n1, b2, s2, n2;
+	cp_once(1000, &b1, &s1, &n1);
+	cp_once(64000, &b2, &s2, &n2);
+	printf("  checkpoint after 40 creates: %llu segments: %llu bytes, %llu of %llu table blocks; "
+	       "%llu segments: %llu bytes, %llu of %llu table blocks\n",
+	       1000ull, (unsigned long long)b1, (unsigned long long)s1, (unsigned long long)n1,
+	       64000ull, (unsigned long long)b2, (unsigned long long)s2, (unsigned long long)n2);
+	CHECK(n2 > 60 * n1 / 2);
+	CHECK_EQ(s1, s2);
+	/* The record's block pointers are all it adds: 8 bytes per table block. */
+	CHECK(b2 <= b1 + (n2 - n1) * 8 + LFS_SECT);
+	printf("cpcost: ok\n");
+}
+
 int main(int argc, char **argv)
 {
 	const char *only = argc > 1 ? argv[1] : NULL;
@@ -703,6 +751,8 @@ int main(int argc, char **argv)
 		t_share();
 	if (!only || !strcmp(only, "powercut"))
 		t_powercut();
+	if (!only || !strcmp(only, "cpcost"))
+		t_cpcost();
 	if (!only || !strcmp(only, "cleancut"))
 		t_cleancut();
 	printf("test_lfs: ok\n");
