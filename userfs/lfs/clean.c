@@ -212,9 +212,30 @@ int lfs_autoclean(struct lfs *fs)
 	uint64_t sb = lfs_segbytes(fs);
 	if (lfs_avail(fs) / sb >= fs->clean_low)
 		return 0;
+	/* The marks, but no more than a quarter and a half of the segments
+	 * the live data leaves free (and no less than what the next change
+	 * reserves, and two): on a small or full volume the high mark may be
+	 * out of reach, and chasing it would clean the same data over and
+	 * over (each round gains a little, at a write cost without end). */
+	uint64_t live = 0;
+	for (uint64_t s = 1; s < fs->sb.nsegs; s++)
+		live += fs->sut[s].e.live;
+	uint64_t could = fs->sb.nsegs - 1 - (live + sb - 1) / sb;
+	uint64_t lo = fs->clean_low, hi = fs->clean_high;
+	uint64_t floor = (lfs_worst(fs, sb) + sb - 1) / sb + 2;   /* what lfs_reserve wants, and 2 */
+	if (lo > could / 4)
+		lo = could / 4;
+	if (lo < floor)
+		lo = floor;
+	if (hi > could / 2)
+		hi = could / 2;
+	if (hi < lo + 2)
+		hi = lo + 2;
+	if (lfs_avail(fs) / sb >= lo)
+		return 0;
 	/* Until the high mark, or until a round gains nothing (the disk is
 	 * full of live data: then writes get -ENOSPC). */
-	for (int round = 0; round < 256 && lfs_avail(fs) / sb < fs->clean_high; round++) {
+	for (int round = 0; round < 256 && lfs_avail(fs) / sb < hi; round++) {
 		int r = lfs_clean(fs, 4);
 		if (r <= 0)
 			return r < 0 ? r : 0;
