@@ -36,6 +36,7 @@ static const struct {
 	{ "ddio", ddio_main, "disk-directed I/O: N random reads at once against one at a time (Figure 5-6)" },
 	{ "persist", persist_main, "persistence models Memory, Metadata, Data (Table A.6)" },
 	{ "reqcost", reqcost_main, "cycles and time per exodisk_request, against getpid" },
+	{ "lfsclean", lfsclean_main, "lfs's cleaner: write cost and throughput against utilization (Sprite LFS)" },
 };
 
 int main(int argc, char **argv)

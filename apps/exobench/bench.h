@@ -66,5 +66,6 @@ int insert_main(int argc, char **argv);
 int ddio_main(int argc, char **argv);
 int persist_main(int argc, char **argv);
 int reqcost_main(int argc, char **argv);
+int lfsclean_main(int argc, char **argv);
 
 #endif
