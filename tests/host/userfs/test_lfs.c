@@ -26,6 +26,11 @@
  *   powercut   the generic power-cut workload with tiny segments, frequent
  *              checkpoints and a volume small enough to need the cleaner
  *              (every request with LFS_PC_ALL=1)
+ *   groupcut   hundreds of files created between syncs, so that commits
+ *              are made because much is pending (written, not flushed on
+ *              their own), cut at every request or 200 of them: every
+ *              synced file survives, and what survives is a prefix of the
+ *              creations (the one in flight may be empty), fsck clean
  *   cpcost     a checkpoint's bytes follow what changed, not the volume:
  *              the same change on volumes of 1,000 and 64,000 segments
  *              checkpoints the same number of usage table blocks
@@ -687,6 +692,122 @@ static void t_powercut(void)
 	CHECK_EQ(fscut_run(&c, 63, all ? 100000 : 250, 77), 0);
 }
 
+/* ---- commits made because much is pending, under power cuts ------------------ */
+
+#define GC_FILES 480
+#define GC_SYNC  160
+#define GC_OPTS  "key=pgc,seg=64,segs=96,cpkib=1024,autoclean=0"
+static uint64_t gc_commits;
+
+static int gc_prepare(struct pcut *pc)
+{
+	uint64_t sb;
+	struct lfs *fs;
+	int e = lfs_mkfs(GC_OPTS, &sb);
+	if (e == 0 && (e = lfs_mount(GC_OPTS, &fs)) == 0) {
+		for (int d = 0; d < 4 && e == 0; d++) {
+			char p[16];
+			snprintf(p, sizeof p, "d%d", d);
+			e = lfs_ops.mkdir(fs, p, 0755);
+		}
+		int u = lfs_unmount(fs);
+		e = e ? e : u;
+	}
+	return e;
+}
+
+static void gc_path(char *p, size_t n, int i, int vfs)
+{
+	snprintf(p, n, "%sd%d/f%d", vfs ? "/l/" : "", i % 4, i);
+}
+
+static size_t gc_size(int i)
+{
+	return 3000 + (size_t)(i * 389 % 6000);
+}
+
+static int gc_work(struct pcut *pc)
+{
+	struct lfs *fs;
+	char p[32];
+	if (lfs_mount(GC_OPTS, &fs) < 0)
+		return -1;
+	int e = 0;
+	for (int i = 0; i < GC_FILES && e == 0; i++) {
+		gc_path(p, sizeof p, i, 0);
+		e = lput(fs, p, gc_size(i), 7000 + (uint64_t)i);
+		if (e == 0 && (i + 1) % GC_SYNC == 0 && (e = lfs_ops.sync(fs)) == 0)
+			pc_ack(pc, (uint64_t)i + 1);
+	}
+	struct lfs_stats st;
+	lfs_get_stats(fs, &st, NULL);
+	if (st.commits > gc_commits)
+		gc_commits = st.commits;
+	if (e == 0)
+		return lfs_unmount(fs);
+	lfs_close_fs(fs);
+	return e;
+}
+
+static int gc_check(struct pcut *pc)
+{
+	int bad = 0;
+	char p[32];
+	if (vfs_mount("/l", "lfs", GC_OPTS, 1) < 0) {
+		fprintf(stderr, "group power cut: no mount\n");
+		return 1;
+	}
+	/* The first file missing; everything before it there, nothing after. */
+	int m = 0;
+	struct libfs_stat st;
+	for (; m < GC_FILES; m++) {
+		gc_path(p, sizeof p, m, 1);
+		if (vfs_stat(p, &st) < 0)
+			break;
+	}
+	if ((uint64_t)m < pc->acked) {
+		fprintf(stderr, "group power cut: %d files, %llu were synced\n", m,
+		        (unsigned long long)pc->acked);
+		bad++;
+	}
+	for (int i = 0; i < m; i++) {
+		gc_path(p, sizeof p, i, 1);
+		/* The last one may have been committed between its creation and
+		 * its write. */
+		if (!same(p, gc_size(i), 7000 + (uint64_t)i) && !(i == m - 1 && same(p, 0, 0))) {
+			fprintf(stderr, "group power cut: %s is wrong (%d files there)\n", p, m);
+			bad++;
+		}
+	}
+	for (int i = m + 1; i < GC_FILES; i++) {
+		gc_path(p, sizeof p, i, 1);
+		if (vfs_stat(p, &st) == 0) {
+			fprintf(stderr, "group power cut: %s is there, %s is not\n", p, "an earlier file");
+			bad++;
+			break;
+		}
+	}
+	if (vfs_umount("/l") < 0)
+		bad++;
+	if (fsck_problems(GC_OPTS) != 0)
+		bad++;
+	return bad;
+}
+
+static void t_groupcut(void)
+{
+	struct pcut pc = { .name = "lfs-groups", .nsectors = 16384, .seed = 9, .prepare = gc_prepare,
+	                   .work = gc_work, .check = gc_check, .quiet = 0 };
+	int failed = pc_run_spread(&pc, getenv("LFS_PC_ALL") ? 100000 : 100);
+	printf("group power cuts: %llu requests, %llu cuts, %d failed; %llu commits in the uncut run "
+	       "(%d syncs)\n", (unsigned long long)pc.requests, (unsigned long long)pc.runs - 1, failed,
+	       (unsigned long long)gc_commits, GC_FILES / GC_SYNC);
+	CHECK_EQ(failed, 0);
+	/* Commits of its own between the syncs, or the test tests nothing. */
+	CHECK(gc_commits > (uint64_t)(GC_FILES / GC_SYNC) + 2);
+	pc_free(&pc);
+}
+
 /* One checkpoint after the same 40 files, on a volume with room for segs
  * segments: its bytes and the usage table blocks among them. */
 static void cp_once(uint64_t segs, uint64_t *bytes, uint64_t *sutblk, uint64_t *nsutblk)
@@ -751,6 +872,8 @@ int main(int argc, char **argv)
 		t_share();
 	if (!only || !strcmp(only, "powercut"))
 		t_powercut();
+	if (!only || !strcmp(only, "groupcut"))
+		t_groupcut();
 	if (!only || !strcmp(only, "cpcost"))
 		t_cpcost();
 	if (!only || !strcmp(only, "cleancut"))
