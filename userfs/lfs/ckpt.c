@@ -142,6 +142,7 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 		fs->imaddr[i] = LFS_PTR(lba, LFS_BSECT);
 		lfs_seg_use(fs, lba, LFS_BSIZE);
 		m->dirty = 0;
+		fs->nimdirty--;
 		fs->st.cp_bytes += LFS_BSIZE;
 	}
 	/* The usage table blocks that changed since the last checkpoint, and
@@ -287,7 +288,7 @@ static int apply(struct lfs *fs, const struct roll *r)
 			struct lfs_imblk *m;
 			TRY(lfs_imap_block(fs, di[i].ino / LFS_PER_BLK, &m));
 			m->e[di[i].ino % LFS_PER_BLK] = di[i].e;
-			m->dirty = 1;
+			lfs_imap_dirty(fs, m);
 		}
 		const struct lfs_dsut *ds = (const void *)(di + d->nimap);
 		for (uint32_t i = 0; i < d->nsut; i++) {

@@ -90,7 +90,7 @@ static int move(struct lfs *fs, const struct lfs_psent *e, uint64_t lba, const u
 	    fs->imaddr[e->lbn] == LFS_PTR(lba, LFS_BSECT)) {
 		struct lfs_imblk *m;
 		TRY(lfs_imap_block(fs, e->lbn, &m));
-		m->dirty = 1;
+		lfs_imap_dirty(fs, m);
 	}
 	if (e->kind == LFS_K_SUT && e->lbn < fs->nsutblk &&
 	    fs->sutaddr[e->lbn] == LFS_PTR(lba, LFS_BSECT) && !fs->sutdirty[e->lbn]) {

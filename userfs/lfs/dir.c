@@ -29,6 +29,8 @@ struct ldir {
 	uint32_t *hx;             /* open addressing: record offset + 1, 0 empty      */
 	uint32_t hcap, hused, hlive;
 	uint32_t room;            /* a block that had room last time                 */
+	uint32_t last;            /* offset + 1 of room's last record (0: unknown)   */
+	uint8_t holes;            /* room may have free records before its last      */
 	uint32_t nlive;
 };
 
@@ -163,6 +165,7 @@ int lfs_dir_load(struct lfs *fs, struct lnode *n)
 	struct ldir *d = calloc(1, sizeof *d);
 	if (d == NULL)
 		return -ENOMEM;
+	d->holes = 1;
 	d->nblk = (uint32_t)(n->d.size / LFS_BSIZE);
 	d->data = malloc(d->nblk ? (size_t)d->nblk * LFS_BSIZE : 1);
 	d->bdirty = calloc(d->nblk ? d->nblk : 1, 1);
@@ -222,25 +225,47 @@ static void changed(struct lfs *fs, struct lnode *n, uint32_t off)
 	lfs_dirty(fs, n);
 }
 
+/* A record of r bytes carved from the record at off (free, or the slack
+ * of a live one): the new record's offset, or -1 if it has no room. */
+static int64_t carve(struct ldir *d, uint32_t off, uint32_t r)
+{
+	struct lfs_dirent *x = rec(d, off);
+	uint32_t used = x->ino ? need(x->namelen) : 0;
+	if (x->reclen - used < r)
+		return -1;
+	int islast = off % LFS_BSIZE + x->reclen == LFS_DIRSPACE;
+	if (used == 0) {
+		if (islast)
+			d->last = off + 1;
+		return off;
+	}
+	uint16_t rest = (uint16_t)(x->reclen - used);
+	x->reclen = (uint16_t)used;
+	struct lfs_dirent *y = rec(d, off + used);
+	memset(y, 0, LFS_DIRENT_HDR);
+	y->reclen = rest;
+	if (islast)
+		d->last = off + used + 1;
+	return off + used;
+}
+
 /* A record of r bytes in block b: the offset, or -1 if it has no room.
- * The record is carved from a free record or the slack of a live one. */
+ * Names added one after another go at the end of the block's last record
+ * (known without walking the block, unless something was removed). */
 static int64_t fit(struct ldir *d, uint32_t b, uint32_t r)
 {
+	if (d->last != 0 && (d->last - 1) / LFS_BSIZE == b) {
+		int64_t o = carve(d, d->last - 1, r);
+		if (o >= 0 || !d->holes)
+			return o;
+	}
 	for (uint32_t o = 0; o < LFS_DIRSPACE;) {
 		uint32_t off = b * LFS_BSIZE + o;
-		struct lfs_dirent *x = rec(d, off);
-		uint32_t used = x->ino ? need(x->namelen) : 0;
-		if (x->reclen - used >= r) {
-			if (used == 0)
-				return off;
-			uint16_t rest = (uint16_t)(x->reclen - used);
-			x->reclen = (uint16_t)used;
-			struct lfs_dirent *y = rec(d, off + used);
-			memset(y, 0, LFS_DIRENT_HDR);
-			y->reclen = rest;
-			return off + used;
-		}
-		o += x->reclen;
+		uint16_t reclen = rec(d, off)->reclen;
+		int64_t at = carve(d, off, r);
+		if (at >= 0)
+			return at;
+		o += reclen;
 	}
 	return -1;
 }
@@ -270,6 +295,8 @@ int lfs_dir_add(struct lfs *fs, struct lnode *n, const char *name, size_t len, u
 		d->bdirty[d->nblk] = 0;
 		empty_block(d->data + (size_t)d->nblk * LFS_BSIZE);
 		d->room = d->nblk;
+		d->last = d->nblk * LFS_BSIZE + 1;
+		d->holes = 0;
 		d->nblk = nb;
 		n->d.size = (uint64_t)nb * LFS_BSIZE;
 		off = fit(d, d->room, r);
@@ -316,6 +343,8 @@ int lfs_dir_remove(struct lfs *fs, struct lnode *n, const char *name, size_t len
 	}
 	d->nlive--;
 	d->room = b;
+	d->last = 0;
+	d->holes = 1;
 	changed(fs, n, off);
 	if (d->hused > d->hcap / 2 && d->hlive < d->hused / 2)
 		TRY(hx_rebuild(d));

@@ -34,6 +34,7 @@ int lfs_imap_init(struct lfs *fs, uint32_t nblk)
 	fs->im = calloc(fs->imcap, sizeof *fs->im);
 	fs->imaddr = calloc(fs->imcap, sizeof *fs->imaddr);
 	fs->nimblk = nblk;
+	fs->nimdirty = 0;
 	fs->imchgcap = 16;
 	fs->imchg = malloc(fs->imchgcap * sizeof *fs->imchg);
 	fs->nih = 4096;
@@ -121,7 +122,7 @@ void lfs_imap_changed(struct lfs *fs, uint32_t ino)
 {
 	uint32_t i = ino / LFS_PER_BLK, j = ino % LFS_PER_BLK;
 	struct lfs_imblk *m = fs->im[i];
-	m->dirty = 1;
+	lfs_imap_dirty(fs, m);
 	if (!(m->changed[j / 64] >> (j % 64) & 1))
 		fs->pend += sizeof(struct lfs_dimap);
 	m->changed[j / 64] |= 1ull << (j % 64);
@@ -167,11 +168,21 @@ static void hash_remove(struct lfs *fs, struct lnode *n)
 		*pp = n->hnext;
 }
 
-static void node_free(struct lnode *n)
+/* Nodes come in slabs and are recycled: one is made for every file
+ * created or looked up, and many malloc/free pairs of them cost more than
+ * the file system's own work. */
+#define NODE_SLAB 64
+struct lfs_nslab {
+	struct lfs_nslab *next;
+	struct lnode n[NODE_SLAB];
+};
+
+static void node_free(struct lfs *fs, struct lnode *n)
 {
 	lfs_maps_free(n);
 	lfs_dir_free(n);
-	free(n);
+	n->hnext = fs->nfree;
+	fs->nfree = n;
 }
 
 void lfs_node_drop(struct lfs *fs, struct lnode *n)
@@ -186,7 +197,7 @@ void lfs_node_drop(struct lfs *fs, struct lnode *n)
 			*pp = n->dnext;
 	}
 	fs->nnodes--;
-	node_free(n);
+	node_free(fs, n);
 }
 
 /* Drop clean, unheld inodes from the cold end while there are too many. */
@@ -208,9 +219,20 @@ static struct lnode *find(struct lfs *fs, uint32_t ino)
 
 static struct lnode *node_new(struct lfs *fs, uint32_t ino)
 {
-	struct lnode *n = calloc(1, sizeof *n);
-	if (n == NULL)
-		return NULL;
+	if (fs->nfree == NULL) {
+		struct lfs_nslab *s = malloc(sizeof *s);
+		if (s == NULL)
+			return NULL;
+		s->next = fs->slabs;
+		fs->slabs = s;
+		for (int i = 0; i < NODE_SLAB; i++) {
+			s->n[i].hnext = fs->nfree;
+			fs->nfree = &s->n[i];
+		}
+	}
+	struct lnode *n = fs->nfree;
+	fs->nfree = n->hnext;
+	memset(n, 0, sizeof *n);
 	n->ino = ino;
 	uint32_t h = hslot(fs, ino);
 	n->hnext = fs->ih[h];
@@ -424,11 +446,17 @@ void lfs_nodes_free(struct lfs *fs)
 		struct lnode *n = fs->ih[i];
 		while (n != NULL) {
 			struct lnode *nx = n->hnext;
-			node_free(n);
+			node_free(fs, n);
 			n = nx;
 		}
 		fs->ih[i] = NULL;
 	}
+	while (fs->slabs != NULL) {
+		struct lfs_nslab *s = fs->slabs;
+		fs->slabs = s->next;
+		free(s);
+	}
+	fs->nfree = NULL;
 	fs->nnodes = 0;
 	fs->dirty = fs->lru = fs->lru_tail = NULL;
 }

@@ -155,6 +155,7 @@ struct lfs {
 	struct lfs_imblk **im;    /* [imcap]: loaded blocks                          */
 	uint64_t *imaddr;         /* [imcap]: where each is, per the last checkpoint */
 	uint32_t nimblk, imcap;   /* blocks in use (max_ino's), room                */
+	uint32_t nimdirty;        /* blocks with dirty set (lfs_imap_dirty)         */
 	uint32_t *imchg;          /* blocks with changed entries                    */
 	uint32_t nimchg, imchgcap;
 	uint32_t max_ino, free_head;
@@ -165,6 +166,9 @@ struct lfs {
 	uint32_t nnodes;
 	struct lnode *dirty;      /* changed inodes                                 */
 	struct lnode *lru, *lru_tail;
+	struct lfs_nslab *slabs;  /* inodes in memory come from these ...           */
+	struct lnode *nfree;      /* ... and go back here (a node per create, and C
+	                             libraries' malloc is slow with many blocks)   */
 	/* the read cache */
 	struct lfs_rcent rc[LFS_RC_N];
 	uint32_t rcage;
@@ -310,6 +314,14 @@ void lfs_imap_free(struct lfs *fs);
 /* The map entry of ino (loading its block); NULL past max_ino or on error. */
 struct lfs_imapent *lfs_imap(struct lfs *fs, uint32_t ino, int *err);
 void lfs_imap_changed(struct lfs *fs, uint32_t ino);
+/* Block m of the map is to be written at the next checkpoint. */
+static inline void lfs_imap_dirty(struct lfs *fs, struct lfs_imblk *m)
+{
+	if (!m->dirty) {
+		m->dirty = 1;
+		fs->nimdirty++;
+	}
+}
 int  lfs_imap_block(struct lfs *fs, uint32_t i, struct lfs_imblk **out);
 /* Room for block i of the map (a new one past the end). */
 int  lfs_imap_grow(struct lfs *fs, uint32_t i);

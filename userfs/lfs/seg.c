@@ -196,14 +196,6 @@ uint64_t lfs_avail(struct lfs *fs)
 	       fs->av_segs * sb;
 }
 
-static uint64_t ndirty_im(const struct lfs *fs)
-{
-	uint64_t n = 0;
-	for (uint32_t i = 0; i < fs->nimblk; i++)
-		n += fs->im[i] != NULL && fs->im[i]->dirty;
-	return n;
-}
-
 /* What the next commit and checkpoint may take, with `bytes` more, in the
  * worst case: headers and trailers (1/16), a block's worth lost at each
  * segment's end, the inode map blocks changed and two more, every SUT
@@ -213,7 +205,7 @@ uint64_t lfs_worst(struct lfs *fs, uint64_t bytes)
 	uint64_t sb = lfs_segbytes(fs);
 	uint64_t b = fs->pend + bytes;
 	b += b / 16 + (b / sb + 2) * LFS_BSIZE;
-	b += (ndirty_im(fs) + 2 + fs->nsutblk) * LFS_BSIZE + 8 * LFS_SECT;
+	b += (fs->nimdirty + 2 + fs->nsutblk) * LFS_BSIZE + 8 * LFS_SECT;
 	return b + sb;
 }
 
