@@ -1,14 +1,25 @@
 /*
- * chacha.c - ChaCha20, Poly1305 and the ChaCha20-Poly1305 AEAD of RFC 8439
- * for the crypt layer (crypto.h).  Poly1305 works in five 26-bit limbs so
- * that every product fits 64 bits on any machine.
+ * chacha.c - ChaCha (8, 12 or 20 rounds), Poly1305 and the ChaCha-Poly1305
+ * AEAD of RFC 8439 for the crypt layer (crypto.h).
+ *
+ * ChaCha keeps its sixteen words in locals, so a compiler holds the whole
+ * state in registers: on RV64IMAC, which has no rotate, a quarter round is
+ * then its 20 ALU instructions and nothing else.  Poly1305 works in two
+ * 64-bit limbs and a small third one, with 64 x 64 -> 128-bit products
+ * (one mul and one mulhu each on RV64): four full products and two small
+ * ones per 16-byte block.
  */
 #include <string.h>
 #include "libos/stack/crypto.h"
 
+#if !defined(__SIZEOF_INT128__)
+#error "Poly1305 here needs a compiler with unsigned __int128 (64-bit GCC and Clang have it)"
+#endif
+typedef unsigned __int128 u128;
+
 /* Little-endian words; a whole word at a time where the machine is
- * little-endian and the address is aligned (the crypt layer's buffers are),
- * which is most of what this file costs. */
+ * little-endian and the address is aligned (the crypt layer's buffers are
+ * to 4 bytes), which is most of what this file costs. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define FAST_LE 1
 #else
@@ -30,6 +41,32 @@ static uint32_t le32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+static uint64_t le64(const uint8_t *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+/* A little-endian 64-bit word at p, which is aligned to `align` (8, 4 or
+ * 1) bytes: one load, two, or eight. */
+static inline __attribute__((always_inline)) uint64_t load64(const uint8_t *p, int align)
+{
+	uint64_t v;
+	uint32_t lo, hi;
+	if (FAST_LE && align == 8) {
+		memcpy(&v, __builtin_assume_aligned(p, 8), 8);
+		return v;
+	}
+	if (FAST_LE && align == 4) {
+		memcpy(&lo, __builtin_assume_aligned(p, 4), 4);
+		memcpy(&hi, __builtin_assume_aligned(p + 4, 4), 4);
+		return (uint64_t)lo | (uint64_t)hi << 32;
+	}
+	v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
 static void put32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)v;
@@ -38,29 +75,41 @@ static void put32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)(v >> 24);
 }
 
-/* ---- ChaCha20 --------------------------------------------------------------- */
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* ---- ChaCha ----------------------------------------------------------------- */
 
 #define ROTL(x, n) ((x) << (n) | (x) >> (32 - (n)))
 #define QR(a, b, c, d) do { \
 	a += b; d ^= a; d = ROTL(d, 16); c += d; b ^= c; b = ROTL(b, 12); \
 	a += b; d ^= a; d = ROTL(d, 8);  c += d; b ^= c; b = ROTL(b, 7); } while (0)
 
-/* One 64-byte block of key stream, as words. */
-static void block_words(const uint32_t in[16], uint32_t x[16])
+/* One 64-byte block of key stream, as words: `rounds` rounds (even),
+ * column and diagonal rounds in turn, then the input added. */
+static void block_words(const uint32_t in[16], uint32_t out[16], int rounds)
 {
-	memcpy(x, in, 16 * sizeof x[0]);
-	for (int i = 0; i < 10; i++) {
-		QR(x[0], x[4], x[8], x[12]);     /* columns */
-		QR(x[1], x[5], x[9], x[13]);
-		QR(x[2], x[6], x[10], x[14]);
-		QR(x[3], x[7], x[11], x[15]);
-		QR(x[0], x[5], x[10], x[15]);    /* diagonals */
-		QR(x[1], x[6], x[11], x[12]);
-		QR(x[2], x[7], x[8], x[13]);
-		QR(x[3], x[4], x[9], x[14]);
+	uint32_t x0 = in[0], x1 = in[1], x2 = in[2], x3 = in[3];
+	uint32_t x4 = in[4], x5 = in[5], x6 = in[6], x7 = in[7];
+	uint32_t x8 = in[8], x9 = in[9], x10 = in[10], x11 = in[11];
+	uint32_t x12 = in[12], x13 = in[13], x14 = in[14], x15 = in[15];
+	for (int i = 0; i < rounds; i += 2) {
+		QR(x0, x4, x8, x12);
+		QR(x1, x5, x9, x13);
+		QR(x2, x6, x10, x14);
+		QR(x3, x7, x11, x15);
+		QR(x0, x5, x10, x15);
+		QR(x1, x6, x11, x12);
+		QR(x2, x7, x8, x13);
+		QR(x3, x4, x9, x14);
 	}
-	for (int i = 0; i < 16; i++)
-		x[i] += in[i];
+	out[0] = x0 + in[0];    out[1] = x1 + in[1];    out[2] = x2 + in[2];    out[3] = x3 + in[3];
+	out[4] = x4 + in[4];    out[5] = x5 + in[5];    out[6] = x6 + in[6];    out[7] = x7 + in[7];
+	out[8] = x8 + in[8];    out[9] = x9 + in[9];    out[10] = x10 + in[10]; out[11] = x11 + in[11];
+	out[12] = x12 + in[12]; out[13] = x13 + in[13]; out[14] = x14 + in[14]; out[15] = x15 + in[15];
 }
 
 static void setup(uint32_t st[16], const uint8_t key[32], const uint8_t nonce[12], uint32_t counter)
@@ -76,14 +125,13 @@ static void setup(uint32_t st[16], const uint8_t key[32], const uint8_t nonce[12
 		st[13 + i] = le32(nonce + 4 * i);
 }
 
-void chacha20_xor(const uint8_t key[32], const uint8_t nonce[12], uint32_t counter,
-                  const uint8_t *in, uint8_t *out, size_t n)
+void chacha_xor(int rounds, const uint8_t key[32], const uint8_t nonce[12], uint32_t counter,
+                const uint8_t *in, uint8_t *out, size_t n)
 {
 	uint32_t st[16], x[16];
-	uint8_t ks[64];
 	setup(st, key, nonce, counter);
 	while (n > 0) {
-		block_words(st, x);
+		block_words(st, x, rounds);
 		st[12]++;
 		size_t k = n < 64 ? n : 64;
 		if (FAST_LE && k == 64 && aligned4(in) && aligned4(out)) {
@@ -94,6 +142,7 @@ void chacha20_xor(const uint8_t key[32], const uint8_t nonce[12], uint32_t count
 				memcpy(__builtin_assume_aligned(out + 4 * i, 4), &w, 4);
 			}
 		} else {
+			uint8_t ks[64];
 			for (int i = 0; i < 16; i++)
 				put32(ks + 4 * i, x[i]);
 			for (size_t i = 0; i < k; i++)
@@ -105,64 +154,92 @@ void chacha20_xor(const uint8_t key[32], const uint8_t nonce[12], uint32_t count
 	}
 }
 
+void chacha20_xor(const uint8_t key[32], const uint8_t nonce[12], uint32_t counter,
+                  const uint8_t *in, uint8_t *out, size_t n)
+{
+	chacha_xor(20, key, nonce, counter, in, out, n);
+}
+
 /* ---- Poly1305 --------------------------------------------------------------- */
 
+/* The accumulator h = h0 + h1 2^64 + h2 2^128, kept below about 2^131 (h2
+ * small) between blocks; r = r0 + r1 2^64 as clamped, s1 = 5 r1 / 4 (r1
+ * is a multiple of 4 after clamping, so this is exact). */
 struct poly {
-	uint32_t r[5], s5[4], h[5], pad[4];
+	uint64_t r0, r1, s1, h0, h1, h2, pad0, pad1;
 	uint8_t buf[16];
 	size_t nbuf;
 };
 
-#define M26 0x3ffffffu
-
 static void poly_init(struct poly *p, const uint8_t key[32])
 {
-	uint8_t k[16];
-	memcpy(k, key, 16);
-	/* Clamp r (section 2.5.1). */
-	k[3] &= 15; k[7] &= 15; k[11] &= 15; k[15] &= 15;
-	k[4] &= 252; k[8] &= 252; k[12] &= 252;
-	uint32_t t0 = le32(k), t1 = le32(k + 4), t2 = le32(k + 8), t3 = le32(k + 12);
-	p->r[0] = t0 & M26;
-	p->r[1] = (t0 >> 26 | t1 << 6) & M26;
-	p->r[2] = (t1 >> 20 | t2 << 12) & M26;
-	p->r[3] = (t2 >> 14 | t3 << 18) & M26;
-	p->r[4] = t3 >> 8;
-	for (int i = 0; i < 4; i++)
-		p->s5[i] = p->r[i + 1] * 5;
-	for (int i = 0; i < 4; i++)
-		p->pad[i] = le32(key + 16 + 4 * i);
-	memset(p->h, 0, sizeof p->h);
+	/* Clamp r (section 2.5.1): the top four bits of every 32-bit word
+	 * and the bottom two of the upper three cleared. */
+	p->r0 = le64(key) & 0x0ffffffc0fffffffull;
+	p->r1 = le64(key + 8) & 0x0ffffffc0ffffffcull;
+	p->s1 = p->r1 + (p->r1 >> 2);
+	p->pad0 = le64(key + 16);
+	p->pad1 = le64(key + 24);
+	p->h0 = p->h1 = p->h2 = 0;
 	p->nbuf = 0;
 }
 
-/* h = (h + m) * r mod 2^130 - 5 for one 16-byte block; hibit is 2^128 in
- * the top limb (1 << 24) for a whole block, 0 for the padded last one. */
-static void poly_block(struct poly *p, const uint8_t *m, uint32_t hibit)
+/* h = (h + m) r mod 2^130 - 5, partly reduced, for `blocks` 16-byte blocks
+ * (whose loads are aligned to `align` bytes);
+ * hibit is 1 (2^128 added to each block) for whole blocks, 0 for the
+ * padded last one.
+ *
+ * (h0 + h1 2^64 + h2 2^128)(r0 + r1 2^64) has the terms h1 r1 2^128,
+ * h2 r1 2^192 and h2 r0 2^128; as 2^130 = 5 (mod p) and 4 divides r1,
+ * h1 r1 2^128 = h1 (r1/4) 2^130 = h1 s1 and h2 r1 2^192 = h2 s1 2^64, so
+ *   d0 = h0 r0 + h1 s1,  d1 = h0 r1 + h1 r0 + h2 s1,  d2 = h2 r0.
+ * With r0, r1 < 2^60, s1 < 2^61 and h2 < 8 the sums fit 128 bits; the
+ * carry out of d1 and d2 stays below 2^64; then the bits above 2^130 are
+ * folded back in times 5. */
+static inline __attribute__((always_inline)) void
+poly_run(struct poly *p, const uint8_t *m, size_t blocks, uint64_t hibit, int align)
 {
-	uint32_t t0 = le32(m), t1 = le32(m + 4), t2 = le32(m + 8), t3 = le32(m + 12);
-	uint64_t h0 = p->h[0] + (t0 & M26);
-	uint64_t h1 = p->h[1] + ((t0 >> 26 | t1 << 6) & M26);
-	uint64_t h2 = p->h[2] + ((t1 >> 20 | t2 << 12) & M26);
-	uint64_t h3 = p->h[3] + ((t2 >> 14 | t3 << 18) & M26);
-	uint64_t h4 = p->h[4] + ((t3 >> 8) | hibit);
-	const uint32_t *r = p->r, *s = p->s5;
-	uint64_t d0 = h0 * r[0] + h1 * s[3] + h2 * s[2] + h3 * s[1] + h4 * s[0];
-	uint64_t d1 = h0 * r[1] + h1 * r[0] + h2 * s[3] + h3 * s[2] + h4 * s[1];
-	uint64_t d2 = h0 * r[2] + h1 * r[1] + h2 * r[0] + h3 * s[3] + h4 * s[2];
-	uint64_t d3 = h0 * r[3] + h1 * r[2] + h2 * r[1] + h3 * r[0] + h4 * s[3];
-	uint64_t d4 = h0 * r[4] + h1 * r[3] + h2 * r[2] + h3 * r[1] + h4 * r[0];
-	d1 += d0 >> 26;
-	d2 += d1 >> 26;
-	d3 += d2 >> 26;
-	d4 += d3 >> 26;
-	uint64_t c = d4 >> 26;
-	uint64_t n0 = (d0 & M26) + c * 5;
-	p->h[0] = (uint32_t)(n0 & M26);
-	p->h[1] = (uint32_t)((d1 & M26) + (n0 >> 26));
-	p->h[2] = (uint32_t)(d2 & M26);
-	p->h[3] = (uint32_t)(d3 & M26);
-	p->h[4] = (uint32_t)(d4 & M26);
+	uint64_t r0 = p->r0, r1 = p->r1, s1 = p->s1, h0 = p->h0, h1 = p->h1, h2 = p->h2;
+	for (; blocks > 0; blocks--, m += 16) {
+		u128 t = (u128)h0 + load64(m, align);
+		h0 = (uint64_t)t;
+		t = (u128)h1 + load64(m + 8, align) + (uint64_t)(t >> 64);
+		h1 = (uint64_t)t;
+		h2 += (uint64_t)(t >> 64) + hibit;
+
+		u128 d0 = (u128)h0 * r0 + (u128)h1 * s1;
+		u128 d1 = (u128)h0 * r1 + (u128)h1 * r0 + (u128)(h2 * s1);
+		uint64_t d2 = h2 * r0;
+
+		h0 = (uint64_t)d0;
+		d1 += (uint64_t)(d0 >> 64);
+		h1 = (uint64_t)d1;
+		d2 += (uint64_t)(d1 >> 64);
+		/* d2 holds bits 128 and up: keep two, fold the rest as c * 5. */
+		uint64_t c = d2 >> 2;
+		h2 = d2 & 3;
+		t = (u128)h0 + c + (c << 2);
+		h0 = (uint64_t)t;
+		t = (u128)h1 + (uint64_t)(t >> 64);
+		h1 = (uint64_t)t;
+		h2 += (uint64_t)(t >> 64);
+	}
+	p->h0 = h0;
+	p->h1 = h1;
+	p->h2 = h2;
+}
+
+/* The loop above, compiled once per alignment of the message (the crypt
+ * layer's ciphertext is 4-byte aligned), so no load is a byte at a time
+ * or a call. */
+static void poly_blocks(struct poly *p, const uint8_t *m, size_t blocks, uint64_t hibit)
+{
+	if (((uintptr_t)m & 7) == 0)
+		poly_run(p, m, blocks, hibit, 8);
+	else if (((uintptr_t)m & 3) == 0)
+		poly_run(p, m, blocks, hibit, 4);
+	else
+		poly_run(p, m, blocks, hibit, 1);
 }
 
 static void poly_update(struct poly *p, const uint8_t *m, size_t n)
@@ -175,11 +252,12 @@ static void poly_update(struct poly *p, const uint8_t *m, size_t n)
 		n -= k;
 		if (p->nbuf < 16)
 			return;
-		poly_block(p, p->buf, 1u << 24);
+		poly_blocks(p, p->buf, 1, 1);
 		p->nbuf = 0;
 	}
-	for (; n >= 16; m += 16, n -= 16)
-		poly_block(p, m, 1u << 24);
+	poly_blocks(p, m, n / 16, 1);
+	m += n / 16 * 16;
+	n %= 16;
 	memcpy(p->buf, m, n);
 	p->nbuf = n;
 }
@@ -197,35 +275,31 @@ static void poly_final(struct poly *p, uint8_t tag[16])
 	if (p->nbuf > 0) {
 		p->buf[p->nbuf] = 1;
 		memset(p->buf + p->nbuf + 1, 0, 15 - p->nbuf);
-		poly_block(p, p->buf, 0);
+		poly_blocks(p, p->buf, 1, 0);
 	}
-	uint32_t h0 = p->h[0], h1 = p->h[1], h2 = p->h[2], h3 = p->h[3], h4 = p->h[4], c;
-	/* Carry fully. */
-	c = h1 >> 26; h1 &= M26; h2 += c;
-	c = h2 >> 26; h2 &= M26; h3 += c;
-	c = h3 >> 26; h3 &= M26; h4 += c;
-	c = h4 >> 26; h4 &= M26; h0 += c * 5;
-	c = h0 >> 26; h0 &= M26; h1 += c;
-	/* g = h + 5 - 2^130; take it when it did not go below zero. */
-	uint32_t g0 = h0 + 5; c = g0 >> 26; g0 &= M26;
-	uint32_t g1 = h1 + c; c = g1 >> 26; g1 &= M26;
-	uint32_t g2 = h2 + c; c = g2 >> 26; g2 &= M26;
-	uint32_t g3 = h3 + c; c = g3 >> 26; g3 &= M26;
-	uint32_t g4 = h4 + c - (1u << 26);
-	uint32_t use_g = (g4 >> 31) - 1;          /* all ones when g >= 0 */
+	uint64_t h0 = p->h0, h1 = p->h1, h2 = p->h2;
+	/* Fold once more: h < 2^130 + a little, so h < 2p. */
+	uint64_t c = h2 >> 2;
+	h2 &= 3;
+	u128 t = (u128)h0 + c + (c << 2);
+	h0 = (uint64_t)t;
+	t = (u128)h1 + (uint64_t)(t >> 64);
+	h1 = (uint64_t)t;
+	h2 += (uint64_t)(t >> 64);
+	/* g = h + 5 - 2^130: if it is not negative (bit 130 of h + 5 is
+	 * set), h mod p is g; chosen with masks, not a branch. */
+	t = (u128)h0 + 5;
+	uint64_t g0 = (uint64_t)t;
+	t = (u128)h1 + (uint64_t)(t >> 64);
+	uint64_t g1 = (uint64_t)t;
+	uint64_t g2 = h2 + (uint64_t)(t >> 64);
+	uint64_t use_g = 0 - (g2 >> 2);           /* all ones when h + 5 >= 2^130 */
 	h0 = (h0 & ~use_g) | (g0 & use_g);
 	h1 = (h1 & ~use_g) | (g1 & use_g);
-	h2 = (h2 & ~use_g) | (g2 & use_g);
-	h3 = (h3 & ~use_g) | (g3 & use_g);
-	h4 = (h4 & ~use_g) | (g4 & use_g);
-	uint32_t w[4] = {
-		h0 | h1 << 26, h1 >> 6 | h2 << 20, h2 >> 12 | h3 << 14, h3 >> 18 | h4 << 8,
-	};
-	uint64_t f = 0;
-	for (int i = 0; i < 4; i++) {
-		f = (uint64_t)w[i] + p->pad[i] + (f >> 32);
-		put32(tag + 4 * i, (uint32_t)f);
-	}
+	/* tag = (h + s) mod 2^128 */
+	t = (u128)h0 + p->pad0;
+	put64(tag, (uint64_t)t);
+	put64(tag + 8, h1 + p->pad1 + (uint64_t)(t >> 64));
 }
 
 void poly1305(const uint8_t key[32], const uint8_t *msg, size_t n, uint8_t tag[16])
@@ -238,11 +312,11 @@ void poly1305(const uint8_t key[32], const uint8_t *msg, size_t n, uint8_t tag[1
 
 /* ---- the AEAD --------------------------------------------------------------- */
 
-static void aead_tag(const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad,
+static void aead_tag(int rounds, const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad,
                      size_t alen, const uint8_t *ct, size_t n, uint8_t tag[16])
 {
 	uint8_t otk[64] = { 0 };
-	chacha20_xor(key, nonce, 0, otk, otk, 64);     /* the one-time key: block 0 */
+	chacha_xor(rounds, key, nonce, 0, otk, otk, 64);     /* the one-time key: block 0 */
 	struct poly p;
 	poly_init(&p, otk);
 	poly_update(&p, aad, alen);
@@ -250,30 +324,40 @@ static void aead_tag(const uint8_t key[32], const uint8_t nonce[12], const uint8
 	poly_update(&p, ct, n);
 	poly_pad16(&p);
 	uint8_t lens[16];
-	put32(lens, (uint32_t)alen);
-	put32(lens + 4, (uint32_t)((uint64_t)alen >> 32));
-	put32(lens + 8, (uint32_t)n);
-	put32(lens + 12, (uint32_t)((uint64_t)n >> 32));
+	put64(lens, (uint64_t)alen);
+	put64(lens + 8, (uint64_t)n);
 	poly_update(&p, lens, 16);
 	poly_final(&p, tag);
+}
+
+void chacha_aead_seal(int rounds, const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad,
+                      size_t alen, const uint8_t *pt, size_t n, uint8_t *ct, uint8_t tag[16])
+{
+	chacha_xor(rounds, key, nonce, 1, pt, ct, n);
+	aead_tag(rounds, key, nonce, aad, alen, ct, n, tag);
+}
+
+int chacha_aead_open(int rounds, const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad,
+                     size_t alen, const uint8_t *ct, size_t n, const uint8_t tag[16], uint8_t *pt)
+{
+	uint8_t want[16];
+	aead_tag(rounds, key, nonce, aad, alen, ct, n, want);
+	if (!crypto_equal(want, tag, 16))
+		return -1;
+	chacha_xor(rounds, key, nonce, 1, ct, pt, n);
+	return 0;
 }
 
 void aead_seal(const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad, size_t alen,
                const uint8_t *pt, size_t n, uint8_t *ct, uint8_t tag[16])
 {
-	chacha20_xor(key, nonce, 1, pt, ct, n);
-	aead_tag(key, nonce, aad, alen, ct, n, tag);
+	chacha_aead_seal(20, key, nonce, aad, alen, pt, n, ct, tag);
 }
 
 int aead_open(const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad, size_t alen,
               const uint8_t *ct, size_t n, const uint8_t tag[16], uint8_t *pt)
 {
-	uint8_t want[16];
-	aead_tag(key, nonce, aad, alen, ct, n, want);
-	if (!crypto_equal(want, tag, 16))
-		return -1;
-	chacha20_xor(key, nonce, 1, ct, pt, n);
-	return 0;
+	return chacha_aead_open(20, key, nonce, aad, alen, ct, n, tag, pt);
 }
 
 int crypto_equal(const void *a, const void *b, size_t n)

@@ -7,6 +7,9 @@
  *   HMAC-SHA-256   RFC 2104 (vectors: RFC 4231)
  *   HKDF-SHA-256   RFC 5869: per-file keys from the mount's secret
  *   ChaCha20, Poly1305 and the AEAD ChaCha20-Poly1305   RFC 8439
+ *   ChaCha8 and ChaCha12 (Bernstein's ChaCha with 8 and 12 rounds; vectors:
+ *   draft-strombergson-chacha-test-vectors-01), and the same AEAD built
+ *   on them (RFC 8439's construction with the rounds changed)
  *
  * Portable C11, no allocation; constant-time where secrets meet data
  * (tag comparison).  Not hardened against side channels beyond that.
@@ -41,8 +44,14 @@ void hmac256(const void *key, size_t klen, const void *data, size_t n, uint8_t o
 void hkdf_extract(const void *salt, size_t slen, const void *ikm, size_t ilen, uint8_t prk[32]);
 int  hkdf_expand(const uint8_t prk[32], const void *info, size_t ilen, uint8_t *out, size_t olen);
 
-/* ChaCha20 (RFC 8439, section 2.4): out = in XOR the key stream for
- * (key, nonce) starting at block `counter`.  in may equal out. */
+/* ChaCha with `rounds` rounds (8, 12 or 20) in RFC 8439's layout (a
+ * 32-bit block counter, a 96-bit nonce): out = in XOR the key stream for
+ * (key, nonce) starting at block `counter`.  in may equal out.  The
+ * original ChaCha's 64-bit counter and 64-bit nonce are the same thing
+ * while the counter is below 2^32: nonce = 4 zero bytes, then the 8. */
+void chacha_xor(int rounds, const uint8_t key[32], const uint8_t nonce[12], uint32_t counter,
+                const uint8_t *in, uint8_t *out, size_t n);
+/* ChaCha20 (RFC 8439, section 2.4). */
 void chacha20_xor(const uint8_t key[32], const uint8_t nonce[12], uint32_t counter,
                   const uint8_t *in, uint8_t *out, size_t n);
 /* Poly1305 (section 2.5) of msg under a one-time key. */
@@ -55,6 +64,11 @@ void aead_seal(const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aa
                const uint8_t *pt, size_t n, uint8_t *ct, uint8_t tag[16]);
 int  aead_open(const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad, size_t alen,
                const uint8_t *ct, size_t n, const uint8_t tag[16], uint8_t *pt);
+/* The same construction over ChaCha with `rounds` rounds (20: the above). */
+void chacha_aead_seal(int rounds, const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad,
+                      size_t alen, const uint8_t *pt, size_t n, uint8_t *ct, uint8_t tag[16]);
+int  chacha_aead_open(int rounds, const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad,
+                      size_t alen, const uint8_t *ct, size_t n, const uint8_t tag[16], uint8_t *pt);
 
 /* Equal in time that does not depend on where they differ: 1 or 0. */
 int  crypto_equal(const void *a, const void *b, size_t n);

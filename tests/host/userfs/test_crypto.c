@@ -3,7 +3,10 @@
  * against the published test vectors: SHA-256 (FIPS 180-4's examples),
  * HMAC-SHA-256 (RFC 4231, test case 1 and the long-key case 6), HKDF
  * (RFC 5869, test case 1), ChaCha20's block function (RFC 8439, 2.3.2),
- * Poly1305 (2.5.2) and the AEAD (2.8.2); then properties the vectors do
+ * Poly1305 (2.5.2 and the edge cases of appendix A.3: carries, partial
+ * reduction, s overflowing) and the AEAD (2.8.2), ChaCha8 and ChaCha12
+ * (draft-strombergson-chacha-test-vectors-01: two blocks each of TC1, TC7
+ * and TC8, 256-bit keys); then properties the vectors do
  * not reach: streaming in pieces equals one call, any flipped bit of
  * ciphertext, tag, nonce or associated data is refused, and a refused
  * open writes nothing.
@@ -146,15 +149,151 @@ static void chacha_poly(void)
 	CHECK(ok, "round trips at every length");
 }
 
+/* RFC 8439 appendix A.3, vectors 5 to 11: the corners of the arithmetic
+ * mod 2^130 - 5 that a limb implementation can get wrong. */
+static void poly_edges(void)
+{
+	static const struct {
+		const char *key, *msg, *tag;
+	} v[] = {
+		{ "02000000000000000000000000000000" "00000000000000000000000000000000",
+		  "ffffffffffffffffffffffffffffffff", "03000000000000000000000000000000" },
+		{ "02000000000000000000000000000000" "ffffffffffffffffffffffffffffffff",
+		  "02000000000000000000000000000000", "03000000000000000000000000000000" },
+		{ "01000000000000000000000000000000" "00000000000000000000000000000000",
+		  "ffffffffffffffffffffffffffffffff" "f0ffffffffffffffffffffffffffffff"
+		  "11000000000000000000000000000000", "05000000000000000000000000000000" },
+		{ "01000000000000000000000000000000" "00000000000000000000000000000000",
+		  "ffffffffffffffffffffffffffffffff" "fbfefefefefefefefefefefefefefefe"
+		  "01010101010101010101010101010101", "00000000000000000000000000000000" },
+		{ "02000000000000000000000000000000" "00000000000000000000000000000000",
+		  "fdffffffffffffffffffffffffffffff", "faffffffffffffffffffffffffffffff" },
+		{ "01000000000000000400000000000000" "00000000000000000000000000000000",
+		  "e33594d7505e43b90000000000000000" "3394d7505e4379cd0100000000000000"
+		  "00000000000000000000000000000000" "01000000000000000000000000000000",
+		  "14000000000000005500000000000000" },
+		{ "01000000000000000400000000000000" "00000000000000000000000000000000",
+		  "e33594d7505e43b90000000000000000" "3394d7505e4379cd0100000000000000"
+		  "00000000000000000000000000000000", "13000000000000000000000000000000" },
+	};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		uint8_t key[32], msg[64], tag[16];
+		unhex(v[i].key, key);
+		size_t n = unhex(v[i].msg, msg);
+		poly1305(key, msg, n, tag);
+		char what[64];
+		snprintf(what, sizeof what, "Poly1305, RFC 8439 A.3 vector %zu", i + 5);
+		CHECK(same_hex(tag, 16, v[i].tag), what);
+	}
+}
+
+/* ChaCha8 and ChaCha12: the first two blocks of key stream (so the
+ * counter's step is checked too) from draft-strombergson-chacha-test-
+ * vectors-01, whose 64-bit IV is our nonce after four zero bytes. */
+static void chacha_rounds(void)
+{
+	static const struct {
+		int rounds;
+		const char *key, *iv, *stream;
+	} v[] = {
+		{ 8, "0000000000000000000000000000000000000000000000000000000000000000", "0000000000000000",
+		  "3e00ef2f895f40d67f5bb8e81f09a5a12c840ec3ce9a7f3b181be188ef711a1e"
+		  "984ce172b9216f419f445367456d5619314a42a3da86b001387bfdb80e0cfe42"
+		  "d2aefa0deaa5c151bf0adb6c01f2a5adc0fd581259f9a2aadcf20f8fd566a26b"
+		  "5032ec38bbc5da98ee0c6f568b872a65a08abf251deb21bb4b56e5d8821e68aa" },
+		{ 12, "0000000000000000000000000000000000000000000000000000000000000000", "0000000000000000",
+		  "9bf49a6a0755f953811fce125f2683d50429c3bb49e074147e0089a52eae155f"
+		  "0564f879d27ae3c02ce82834acfa8c793a629f2ca0de6919610be82f411326be"
+		  "0bd58841203e74fe86fc71338ce0173dc628ebb719bdcbcc151585214cc089b4"
+		  "42258dcda14cf111c602b8971b8cc843e91e46ca905151c02744a6b017e69316" },
+		{ 8, "00112233445566778899aabbccddeeffffeeddccbbaa99887766554433221100", "0f1e2d3c4b5a6978",
+		  "db43ad9d1e842d1272e4530e276b3f568f8859b3f7cf6d9d2c74fa53808cb515"
+		  "7a8ebf46ad3dcc4b6c7dadde131784b0120e0e22f6d5f9ffa7407d4a21b695d9"
+		  "c5dd30bf55612fab9bdd118920c19816470c7f5dcd42325dbbed8c57a56281c1"
+		  "44cb0f03e81b3004624e0650a1ce5afaf9a7cd8163f6dbd72602257dd96e471e" },
+		{ 12, "00112233445566778899aabbccddeeffffeeddccbbaa99887766554433221100", "0f1e2d3c4b5a6978",
+		  "7ed12a3a63912ae941ba6d4c0d5e862e568b0e5589346935505f064b8c2698db"
+		  "f7d850667d8e67be639f3b4f6a16f92e65ea80f6c7429445da1fc2c1b9365040"
+		  "e32e50c4106f3b3da1ce7ccb1e7140b153493c0f3ad9a9bcff077ec4596f1d0f"
+		  "29bf9cbaa502820f732af5a93c49eee33d1c4f12af3b4297af91fe41ea9e94a2" },
+		{ 8, "c46ec1b18ce8a878725a37e780dfb7351f68ed2e194c79fbc6aebee1a667975d", "1ada31d5cf688221",
+		  "838751b42d8ddd8a3d77f48825a2ba752cf4047cb308a5978ef274973be374c9"
+		  "6ad848065871417b08f034e681fe46a93f7d5c61d1306614d4aaf257a7cff08b"
+		  "16f2fda170cc18a4b58a2667ed962774af792a6e7f3c77992540711a7a136d7e"
+		  "8a2f8d3f93816709d45a3fa5f8ce72fde15be7b841acba3a2abd557228d9fe4f" },
+		{ 12, "c46ec1b18ce8a878725a37e780dfb7351f68ed2e194c79fbc6aebee1a667975d", "1ada31d5cf688221",
+		  "1482072784bc6d06b4e73bdc118bc0103c7976786ca918e06986aa251f7e9cc1"
+		  "b2749a0a16ee83b4242d2e99b08d7c20092b80bc466c87283b61b1b39d0ffbab"
+		  "d94b116bc1ebdb329b9e4f620db695544a8e3d9b68473d0c975a46ad966ed631"
+		  "e42aff530ad5eac7d8047adfa1e5113c91f3e3b883f1d189ac1c8fe07ba5a42b" },
+	};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		uint8_t key[32], nonce[12] = { 0 }, out[128] = { 0 }, odd[128] = { 0 };
+		unhex(v[i].key, key);
+		unhex(v[i].iv, nonce + 4);
+		chacha_xor(v[i].rounds, key, nonce, 0, out, out, sizeof out);
+		char what[64];
+		snprintf(what, sizeof what, "ChaCha%d, draft-strombergson vector %zu", v[i].rounds, i);
+		CHECK(same_hex(out, 128, v[i].stream), what);
+		/* The same stream through buffers that are not word-aligned. */
+		chacha_xor(v[i].rounds, key, nonce, 0, odd + 1, odd + 1, 127);
+		CHECK(memcmp(odd + 1, out, 127) == 0, "unaligned buffers give the same stream");
+	}
+	/* Rounds 20 through chacha_xor is ChaCha20. */
+	uint8_t key[32] = { 0 }, nonce[12] = { 0 }, a[64] = { 0 }, b[64] = { 0 };
+	chacha_xor(20, key, nonce, 0, a, a, 64);
+	chacha20_xor(key, nonce, 0, b, b, 64);
+	CHECK(same_hex(a, 64, "76b8e0ada0f13d90405d6ae55386bd28bdd219b8a08ded1aa836efcc8b770dc7"
+	                      "da41597c5157488d7724e03fb8d84a376a43b8f41518a11cc387b669b2ee6586") &&
+	      memcmp(a, b, 64) == 0, "ChaCha20, draft-strombergson TC1");
+}
+
+/* The AEAD over 8 and 12 rounds: round trips, refusals, and a different
+ * result from every other round count (the rounds are really used, in the
+ * one-time key as in the stream). */
+static void aead_rounds(void)
+{
+	uint8_t key[32], nonce[12], aad[25], pt[4096], ct[3][4096], tag[3][16], back[4096];
+	for (int i = 0; i < 32; i++)
+		key[i] = (uint8_t)(i * 29 + 3);
+	for (int i = 0; i < 12; i++)
+		nonce[i] = (uint8_t)(i + 100);
+	for (int i = 0; i < 25; i++)
+		aad[i] = (uint8_t)(i ^ 0x5a);
+	for (int i = 0; i < 4096; i++)
+		pt[i] = (uint8_t)(i * 31 + (i >> 8));
+	static const int rounds[3] = { 8, 12, 20 };
+	for (int r = 0; r < 3; r++) {
+		chacha_aead_seal(rounds[r], key, nonce, aad, 25, pt, 4096, ct[r], tag[r]);
+		CHECK(chacha_aead_open(rounds[r], key, nonce, aad, 25, ct[r], 4096, tag[r], back) == 0 &&
+		      memcmp(back, pt, 4096) == 0, "ChaCha-Poly1305 round trip");
+		ct[r][4000] ^= 0x10;
+		CHECK(chacha_aead_open(rounds[r], key, nonce, aad, 25, ct[r], 4096, tag[r], back) == -1,
+		      "a flipped bit refused");
+		ct[r][4000] ^= 0x10;
+		CHECK(chacha_aead_open(rounds[(r + 1) % 3], key, nonce, aad, 25, ct[r], 4096, tag[r], back) == -1,
+		      "opening with other rounds is refused");
+	}
+	CHECK(memcmp(ct[0], ct[1], 4096) != 0 && memcmp(tag[0], tag[1], 16) != 0 &&
+	      memcmp(ct[1], ct[2], 4096) != 0, "8, 12 and 20 rounds differ");
+	uint8_t t20[16];
+	aead_seal(key, nonce, aad, 25, pt, 4096, back, t20);
+	CHECK(memcmp(back, ct[2], 4096) == 0 && memcmp(t20, tag[2], 16) == 0,
+	      "aead_seal is ChaCha-Poly1305 with 20 rounds");
+}
+
 int main(void)
 {
 	sha();
 	hmac_hkdf();
 	chacha_poly();
+	poly_edges();
+	chacha_rounds();
+	aead_rounds();
 	if (failures) {
 		printf("test_crypto: %d failures\n", failures);
 		return 1;
 	}
-	printf("test_crypto: ok (SHA-256, HMAC, HKDF, ChaCha20, Poly1305, AEAD vectors)\n");
+	printf("test_crypto: ok (SHA-256, HMAC, HKDF, ChaCha8/12/20, Poly1305, AEAD vectors)\n");
 	return 0;
 }
