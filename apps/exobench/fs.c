@@ -16,7 +16,8 @@
  * the file system alone - e.g. -L none,null,null*10,crypt.  Each run does
  * the whole workload once on every stack in turn, so the stacks share the
  * boot's conditions (interleaved); records name the stack as their "org"
- * ("null*10/unixfs").  crypt is given a fixed benchmark key.
+ * ("null*10/unixfs").  crypt is given a fixed benchmark key; NAME:OPT
+ * adds one mount option to a layer (crypt:cipher=chacha20).
  *
  * TYPE is a libFS name (libfs_type: unixfs, kvfs, ...); OPTIONS its mount
  * options (default unit=UNIT).  If the unit holds no such file system for
@@ -76,7 +77,7 @@ static int stack_up(void)
  * into stk; its name for the records into label.  0, or -1. */
 static int stack_parse(const char *spec, char *label, size_t lsize)
 {
-	char names[MAXLAYERS][24];
+	char names[MAXLAYERS][24], extra[MAXLAYERS][40];
 	int n = 0;
 	const char *p = spec;
 	while (strcmp(spec, "none") != 0 && *p) {
@@ -92,10 +93,16 @@ static int stack_parse(const char *spec, char *label, size_t lsize)
 			*star = 0;
 			k = strtol(star + 1, NULL, 10);
 		}
+		/* NAME:OPTION passes one more mount option: crypt:cipher=chacha8 */
+		char *colon = strchr(one, ':');
+		if (colon != NULL)
+			*colon++ = 0;
 		if (k < 1 || n + k > MAXLAYERS || strlen(one) >= sizeof names[0] || libfs_type(one) == NULL)
 			return -1;
-		while (k-- > 0)
+		while (k-- > 0) {
+			snprintf(extra[n], sizeof extra[n], "%s%s", colon ? "," : "", colon ? colon : "");
 			strcpy(names[n++], one);
+		}
 		p += len;
 		if (*p == '+')
 			p++;
@@ -109,8 +116,11 @@ static int stack_parse(const char *spec, char *label, size_t lsize)
 		else
 			snprintf(stk[i].prefix, sizeof stk[i].prefix, "/xl%d", i);
 		strcpy(stk[i].type, names[i - 1]);
-		snprintf(stk[i].opts, sizeof stk[i].opts, "over=%s%s", stk[i - 1].prefix,
-		         strcmp(names[i - 1], "crypt") == 0 ? ",key=exobench-stack-secret" : "");
+		int len = snprintf(stk[i].opts, sizeof stk[i].opts, "over=%s%s%.39s", stk[i - 1].prefix,
+		                   strcmp(names[i - 1], "crypt") == 0 ? ",key=exobench-stack-secret" : "",
+		                   extra[i - 1]);
+		if (len < 0 || (size_t)len >= sizeof stk[i].opts)
+			return -1;
 	}
 	if (n == 0)
 		snprintf(label, lsize, "%s", type);

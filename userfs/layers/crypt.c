@@ -31,23 +31,28 @@
 
 #define CB        4096                   /* plaintext bytes per block          */
 #define CSTORE    (12 + CB + 16)         /* a stored block: nonce, data, tag   */
-#define CHDR      32                     /* file header: magic, version, id    */
+#define CHDR      32                     /* file header: magic, id, rounds     */
 #define CBATCH    16                     /* blocks per call to the layer below */
 #define META      ".crypt"               /* not base64url: never a file's name */
+#define METALEN   80                     /* .crypt: magic, check, epoch, rounds, MAC */
 #define SIVLEN    12
+#define ROUNDS    12                     /* ChaCha rounds for new files (cipher=) */
 
 struct crypt {
 	struct stack_mount s;
 	uint8_t master[32], name_key[32], name_mac[32];
 	uint32_t epoch;
 	uint64_t counter;
+	int rounds;                          /* of the files this mount makes       */
 	char pbuf[2][LIBFS_PATH_MAX];        /* translated paths                    */
 	uint8_t *io;                         /* CBATCH stored blocks                */
+	uint8_t *pt;                         /* CBATCH plaintext blocks             */
 };
 
 struct crypt_file {
 	struct stack_file sf;
 	int isdir;
+	int rounds;                          /* 20 for a format 1 file             */
 	uint8_t id[16];
 	uint8_t key[32];
 };
@@ -210,7 +215,7 @@ static void seal(struct crypt *c, struct crypt_file *f, uint64_t b, int last, co
 	uint8_t aad[25];
 	block_aad(f, b, last, aad);
 	fresh(c, st);
-	aead_seal(f->key, st, aad, sizeof aad, pt, len, st + 12, st + 12 + len);
+	chacha_aead_seal(f->rounds, f->key, st, aad, sizeof aad, pt, len, st + 12, st + 12 + len);
 }
 
 static int unseal(struct crypt_file *f, uint64_t b, int last, const uint8_t *st, size_t len,
@@ -218,7 +223,8 @@ static int unseal(struct crypt_file *f, uint64_t b, int last, const uint8_t *st,
 {
 	uint8_t aad[25];
 	block_aad(f, b, last, aad);
-	return aead_open(f->key, st, aad, sizeof aad, st + 12, len, st + 12 + len, pt) == 0 ? 0 : -EBADMSG;
+	return chacha_aead_open(f->rounds, f->key, st, aad, sizeof aad, st + 12, len, st + 12 + len, pt) == 0
+	       ? 0 : -EBADMSG;
 }
 
 static int lower_size(struct crypt *c, struct crypt_file *f, int64_t *size)
@@ -266,25 +272,26 @@ static long crypt_read(void *fs, void *file, void *buf, size_t n, uint64_t off)
 		return 0;
 	if (n > (uint64_t)size - off)
 		n = (size_t)((uint64_t)size - off);
-	uint8_t *pt = malloc(CBATCH * CB);
-	if (pt == NULL)
-		return -ENOMEM;
 	size_t done = 0;
 	while (done < n) {
-		uint64_t pos = off + done, b = pos / CB;
-		uint64_t nb = ((pos % CB) + (n - done) + CB - 1) / CB;
+		uint64_t pos = off + done, b = pos / CB, want = n - done;
+		uint64_t nb = ((pos % CB) + want + CB - 1) / CB;
 		if (nb > CBATCH)
 			nb = CBATCH;
-		r = get_blocks(c, f, b, nb, size, pt);
+		/* Whole blocks the caller wants all of (the file's short last
+		 * one included) are opened straight into its buffer. */
+		int direct = pos % CB == 0 && (nb * CB <= want || pos + want == (uint64_t)size);
+		uint8_t *dst = direct ? (uint8_t *)buf + done : c->pt;
+		r = get_blocks(c, f, b, nb, size, dst);
 		if (r < 0)
 			break;
 		size_t k = (size_t)(nb * CB - pos % CB);
-		if (k > n - done)
-			k = n - done;
-		memcpy((uint8_t *)buf + done, pt + pos % CB, k);
+		if (k > want)
+			k = (size_t)want;
+		if (!direct)
+			memcpy((uint8_t *)buf + done, c->pt + pos % CB, k);
 		done += k;
 	}
-	free(pt);
 	return r < 0 ? r : (long)done;
 }
 
@@ -295,9 +302,7 @@ static long put_range(struct crypt *c, struct crypt_file *f, const uint8_t *buf,
 {
 	uint64_t newsize = off + n > (uint64_t)size ? off + n : (uint64_t)size;
 	uint64_t newlast = (newsize - 1) / CB;
-	uint8_t *pt = malloc(CBATCH * CB);
-	if (pt == NULL)
-		return -ENOMEM;
+	uint8_t *pt = c->pt;
 	int r = 0;
 	/* The old last block, whole and outside the range, stops being the
 	 * last: seal it again as an inner block. */
@@ -320,22 +325,28 @@ static long put_range(struct crypt *c, struct crypt_file *f, const uint8_t *buf,
 		size_t k = (size_t)(nb * CB - pos % CB);
 		if (k > n - done)
 			k = n - done;
-		/* The first and last blocks keep what the write does not cover. */
-		memset(pt, 0, nb * CB);
-		uint64_t have = size > 0 ? ((uint64_t)size + CB - 1) / CB : 0;
-		if (pos % CB != 0 && b < have)
-			r = get_blocks(c, f, b, 1, size, pt);
-		uint64_t lb = b + nb - 1;
-		if (r == 0 && (pos + k) % CB != 0 && lb < have && (lb != b || pos % CB == 0))
-			r = get_blocks(c, f, lb, 1, size, pt + (nb - 1) * CB);
-		if (r < 0)
-			break;
-		memcpy(pt + pos % CB, buf + done, k);
+		/* Whole blocks, or blocks that end at or past the file's end,
+		 * are sealed straight from the caller's buffer; otherwise the
+		 * first and last blocks keep what the write does not cover. */
+		int direct = pos % CB == 0 && (k % CB == 0 || pos + k >= (uint64_t)size);
+		if (!direct) {
+			memset(pt, 0, nb * CB);
+			uint64_t have = size > 0 ? ((uint64_t)size + CB - 1) / CB : 0;
+			if (pos % CB != 0 && b < have)
+				r = get_blocks(c, f, b, 1, size, pt);
+			uint64_t lb = b + nb - 1;
+			if (r == 0 && (pos + k) % CB != 0 && lb < have && (lb != b || pos % CB == 0))
+				r = get_blocks(c, f, lb, 1, size, pt + (nb - 1) * CB);
+			if (r < 0)
+				break;
+			memcpy(pt + pos % CB, buf + done, k);
+		}
+		const uint8_t *src = direct ? buf + done : pt;
 		uint64_t stored = 0;
 		for (uint64_t i = 0; i < nb; i++) {
 			uint64_t blk = b + i;
 			size_t len = blk == newlast && newsize % CB ? (size_t)(newsize % CB) : CB;
-			seal(c, f, blk, blk == newlast, pt + i * CB, len, c->io + i * CSTORE);
+			seal(c, f, blk, blk == newlast, src + i * CB, len, c->io + i * CSTORE);
 			stored += len + 12 + 16;
 		}
 		long w = c->s.below.ops->write(c->s.below.fs, f->sf.lower, c->io, stored,
@@ -348,7 +359,6 @@ static long put_range(struct crypt *c, struct crypt_file *f, const uint8_t *buf,
 		if (pos + k > (uint64_t)size)
 			size = (int64_t)(pos + k);
 	}
-	free(pt);
 	return r < 0 ? r : (long)done;
 }
 
@@ -395,9 +405,7 @@ static int crypt_truncate(void *fs, void *file, uint64_t len)
 	}
 	if (len > 0) {
 		/* The new last block: sealed again, shorter and marked last. */
-		uint8_t *pt = malloc(CB);
-		if (pt == NULL)
-			return -ENOMEM;
+		uint8_t *pt = c->pt;
 		uint64_t b = (len - 1) / CB;
 		r = get_blocks(c, f, b, 1, size, pt);
 		if (r == 0) {
@@ -407,7 +415,6 @@ static int crypt_truncate(void *fs, void *file, uint64_t len)
 			                               CHDR + b * CSTORE);
 			r = w < 0 ? (int)w : 0;
 		}
-		free(pt);
 		if (r < 0)
 			return r;
 	}
@@ -416,11 +423,34 @@ static int crypt_truncate(void *fs, void *file, uint64_t len)
 
 /* ---- files and names ---------------------------------------------------------------- */
 
-static void file_key(struct crypt *c, struct crypt_file *f)
+/* The file's key from the master key and its id; a format 2 file's also
+ * from its rounds, so that no key serves two ciphers. */
+static void file_key(struct crypt *c, struct crypt_file *f, int v1)
 {
-	uint8_t info[20] = "file";
+	uint8_t info[21] = "file";
 	memcpy(info + 4, f->id, 16);
-	hkdf_expand(c->master, info, sizeof info, f->key, 32);
+	info[20] = (uint8_t)f->rounds;
+	hkdf_expand(c->master, info, v1 ? 20 : 21, f->key, 32);
+}
+
+static int rounds_ok(int r)
+{
+	return r == 8 || r == 12 || r == 20;
+}
+
+/* A file's header: format 2 is "EXCRYPT2", the id, the rounds; format 1
+ * ("EXCRYPT1", the first version of this layer) is ChaCha20 and still
+ * reads and writes.  -EBADMSG for anything else. */
+static int parse_header(struct crypt_file *f, const uint8_t hdr[CHDR], int *v1)
+{
+	memcpy(f->id, hdr + 8, 16);
+	*v1 = memcmp(hdr, "EXCRYPT1", 8) == 0;
+	if (*v1) {
+		f->rounds = 20;
+		return 0;
+	}
+	f->rounds = hdr[24];
+	return memcmp(hdr, "EXCRYPT2", 8) == 0 && rounds_ok(f->rounds) ? 0 : -EBADMSG;
 }
 
 static int crypt_open(void *fs, const char *path, int flags, uint32_t perm, void **file)
@@ -441,20 +471,22 @@ static int crypt_open(void *fs, const char *path, int flags, uint32_t perm, void
 	if (r < 0 || f->isdir)
 		return r < 0 ? (stack_close(fs, f), r) : 0;
 	uint8_t hdr[CHDR];
+	int v1 = 0;
 	if (st.size == 0 && (flags & LIBFS_O_WRITE)) {
 		/* New (or truncated): a header with a fresh id. */
 		memset(hdr, 0, sizeof hdr);
-		memcpy(hdr, "EXCRYPT1", 8);
+		memcpy(hdr, "EXCRYPT2", 8);
 		fresh(c, hdr + 8);
-		memcpy(f->id, hdr + 8, 16);
+		hdr[24] = (uint8_t)c->rounds;
+		r = parse_header(f, hdr, &v1);
 		long w = c->s.below.ops->write(c->s.below.fs, f->sf.lower, hdr, CHDR, 0);
-		r = w < 0 ? (int)w : w != CHDR ? -EIO : 0;
+		r = w < 0 ? (int)w : w != CHDR ? -EIO : r;
 	} else if (st.size == 0) {
 		memset(f->id, 0, sizeof f->id);         /* empty: nothing to read */
+		f->rounds = c->rounds;
 	} else {
 		long n = c->s.below.ops->read(c->s.below.fs, f->sf.lower, hdr, CHDR, 0);
-		r = n < 0 ? (int)n : (n != CHDR || memcmp(hdr, "EXCRYPT1", 8) != 0) ? -EBADMSG : 0;
-		memcpy(f->id, hdr + 8, 16);
+		r = n < 0 ? (int)n : n != CHDR ? -EBADMSG : parse_header(f, hdr, &v1);
 	}
 	if (r == 0 && (flags & LIBFS_O_TRUNC) && st.size > CHDR)
 		r = c->s.below.ops->truncate(c->s.below.fs, f->sf.lower, CHDR);
@@ -462,7 +494,7 @@ static int crypt_open(void *fs, const char *path, int flags, uint32_t perm, void
 		stack_close(fs, f);
 		return r;
 	}
-	file_key(c, f);
+	file_key(c, f, v1);
 	return 0;
 }
 
@@ -552,8 +584,13 @@ static int crypt_readdir(void *fs, void *dir, uint64_t *cookie, struct libfs_dir
 
 /* ---- mounting ------------------------------------------------------------------- */
 
-/* The directory's .crypt file: magic, a check of the key, the epoch. */
-static int meta(struct crypt *c)
+/* The directory's .crypt file, 80 bytes: "EXCRYPT2", a check value of
+ * the key (32), the epoch (8), the rounds new files get (1, then 7 zero
+ * bytes), and an HMAC of the 56 before it under the master key, so that a
+ * changed epoch or cipher is refused.  A format 1 record (48 bytes:
+ * magic, check, epoch) is read and rewritten as format 2.  `want` is the
+ * cipher= option's rounds, 0 for none: it replaces the recorded choice. */
+static int meta(struct crypt *c, int want)
 {
 	struct stack_file mf = { 0 };
 	const char *lp;
@@ -564,28 +601,43 @@ static int meta(struct crypt *c)
 	r = stack_open_lower(&c->s, lp, LIBFS_O_READ | LIBFS_O_WRITE | LIBFS_O_CREAT, 0600, &mf);
 	if (r < 0)
 		return r;
-	uint8_t rec[48], check[32];
+	uint8_t rec[METALEN + 1], check[32], mac[32];
 	hmac256(c->master, 32, "exodisk crypt key check", 23, check);
 	long n = c->s.below.ops->read(c->s.below.fs, mf.lower, rec, sizeof rec, 0);
+	int v1 = n == 48 && memcmp(rec, "EXCRYPT1", 8) == 0;
 	if (n == 0) {
-		memcpy(rec, "EXCRYPT1", 8);
 		memcpy(rec + 8, check, 32);
 		stack_put_le64(rec + 40, 0);
-	} else if (n != sizeof rec || memcmp(rec, "EXCRYPT1", 8) != 0) {
-		r = -EBADMSG;
+		rec[48] = ROUNDS;
+	} else if (n < 0) {
+		r = (int)n;
+	} else if (!v1 && (n != METALEN || memcmp(rec, "EXCRYPT2", 8) != 0)) {
+		r = -EBADMSG;                    /* not a .crypt this layer wrote */
 	} else if (!crypto_equal(rec + 8, check, 32)) {
 		r = -EACCES;                     /* the wrong key */
+	} else if (v1) {
+		rec[48] = ROUNDS;                /* from now on, format 2 */
+	} else {
+		hmac256(c->master, 32, rec, 56, mac);
+		if (!crypto_equal(mac, rec + 56, 24) || !rounds_ok(rec[48]))
+			r = -EBADMSG;
 	}
 	if (r == 0) {
 		uint64_t epoch = stack_get_le64(rec + 40) + 1;
 		if (epoch > 0xffffffffu)
 			r = -EOVERFLOW;
 		c->epoch = (uint32_t)epoch;
+		c->rounds = want ? want : rec[48];
+		memcpy(rec, "EXCRYPT2", 8);
 		stack_put_le64(rec + 40, epoch);
+		rec[48] = (uint8_t)c->rounds;
+		memset(rec + 49, 0, 7);
+		hmac256(c->master, 32, rec, 56, mac);
+		memcpy(rec + 56, mac, 24);
 	}
 	/* The new epoch is durable before any nonce uses it. */
 	if (r == 0) {
-		n = c->s.below.ops->write(c->s.below.fs, mf.lower, rec, sizeof rec, 0);
+		n = c->s.below.ops->write(c->s.below.fs, mf.lower, rec, METALEN, 0);
 		r = n < 0 ? (int)n : 0;
 	}
 	if (r == 0)
@@ -597,9 +649,16 @@ static int meta(struct crypt *c)
 
 static int crypt_mount(const char *opts, void **fs)
 {
-	char key[256];
+	char key[256], cipher[16];
 	if (libfs_opt(opts, "key", key, sizeof key) != 1 || key[0] == 0)
 		return -EINVAL;                  /* key=SECRET is required */
+	int want = 0;                            /* cipher=chacha8|chacha12|chacha20 */
+	if (libfs_opt(opts, "cipher", cipher, sizeof cipher) == 1) {
+		want = strcmp(cipher, "chacha8") == 0 ? 8 : strcmp(cipher, "chacha12") == 0 ? 12
+		     : strcmp(cipher, "chacha20") == 0 ? 20 : -1;
+		if (want < 0)
+			return -EINVAL;
+	}
 	int r = stack_mount(opts, sizeof(struct crypt), fs);
 	if (r < 0)
 		return r;
@@ -613,9 +672,11 @@ static int crypt_mount(const char *opts, void **fs)
 	if (c->s.file_max != 0)
 		c->s.file_max = (c->s.file_max - CHDR) / CSTORE * CB;
 	c->io = malloc(CBATCH * CSTORE);
-	r = c->io == NULL ? -ENOMEM : c->s.name_max == 0 ? -ENAMETOOLONG : meta(c);
+	c->pt = malloc(CBATCH * CB);
+	r = c->io == NULL || c->pt == NULL ? -ENOMEM : c->s.name_max == 0 ? -ENAMETOOLONG : meta(c, want);
 	if (r < 0) {
 		free(c->io);
+		free(c->pt);
 		stack_unmount(c);
 		return r;
 	}
@@ -626,6 +687,7 @@ static int crypt_unmount(void *fs)
 {
 	struct crypt *c = fs;
 	free(c->io);
+	free(c->pt);
 	memset(c->master, 0, sizeof c->master);
 	return stack_unmount(fs);
 }
@@ -634,6 +696,7 @@ static void crypt_abandon(void *fs)
 {
 	struct crypt *c = fs;
 	free(c->io);
+	free(c->pt);
 	stack_abandon(fs);
 }
 

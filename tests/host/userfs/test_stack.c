@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "libos/stack/crypto.h"
 #include "libos/stack/stack.h"
 #include "tests/host/userfs/ufsfix.h"
 #include "userfs/fssuite.h"
@@ -440,6 +441,165 @@ static void crypt_refuses(void)
 	pop_all();
 }
 
+/* ---- crypt: its formats ---------------------------------------------------------- */
+
+static void read_below(const char *p, uint8_t *buf, size_t n, uint64_t off)
+{
+	struct vfile *f;
+	CHECK_EQ(vfs_open(p, LIBFS_O_READ, 0, &f), 0);
+	CHECK_EQ(vfs_pread(f, buf, n, off), (long)n);
+	CHECK_EQ(vfs_close(f), 0);
+}
+
+static void write_below(const char *p, const uint8_t *buf, size_t n, uint64_t off)
+{
+	struct vfile *f;
+	CHECK_EQ(vfs_open(p, LIBFS_O_WRITE, 0, &f), 0);
+	CHECK_EQ(vfs_pwrite(f, buf, n, off), (long)n);
+	CHECK_EQ(vfs_close(f), 0);
+}
+
+/* The rounds byte of the only file's header below /u/base/c. */
+static int header_rounds(void)
+{
+	char la[300];
+	uint8_t hdr[HDR];
+	stored_name(la);
+	read_below(la, hdr, HDR, 0);
+	CHECK(memcmp(hdr, "EXCRYPT2", 8) == 0);
+	return hdr[24];
+}
+
+/* Format 2 (ChaCha12 by default, cipher= for 8 or 20, recorded in .crypt
+ * under a MAC) beside format 1 (ChaCha20, the layer's first version):
+ * format 1 files and .crypt records still read and write; anything else is
+ * refused. */
+static long below_size_crypt(void)
+{
+	struct libfs_stat st;
+	long r = vfs_stat("/u/base/c/.crypt", &st);
+	return r < 0 ? r : (long)st.size;
+}
+
+static void crypt_formats(void)
+{
+	push("/u", "unixfs", "key=suite");
+	CHECK_EQ(vfs_unlink("/u/base/c/.crypt"), 0);        /* crypt_refuses' directory, empty */
+	CHECK_EQ(vfs_rmdir("/u/base/c"), 0);
+	CHECK_EQ(vfs_mkdir("/u/base/c", 0755), 0);
+	CHECK_EQ(vfs_mount("/s", "crypt", "over=/u/base/c,cipher=rot13," CK, 1), -EINVAL);
+	push("/s", "crypt", "over=/u/base/c," CK);
+	cput("f", 9000, 5);
+	CHECK_EQ(header_rounds(), 12);
+	uint8_t rec[80];
+	CHECK_EQ(below_size_crypt(), 80);
+	read_below("/u/base/c/.crypt", rec, 80, 0);
+	CHECK(memcmp(rec, "EXCRYPT2", 8) == 0 && rec[48] == 12);
+	pop_all();
+
+	/* cipher= changes what new files get, and is remembered; the files
+	 * made before keep theirs. */
+	static const char *ciphers[] = { "chacha8", "chacha20" };
+	static const int rounds[] = { 8, 20 };
+	for (int i = 0; i < 2; i++) {
+		char opts[128];
+		snprintf(opts, sizeof opts, "over=/u/base/c,cipher=%s," CK, ciphers[i]);
+		push("/u", "unixfs", "key=suite");
+		push("/s", "crypt", opts);
+		CHECK_EQ(cread("f"), 9000);
+		CHECK_EQ(vfs_unlink("/s/f"), 0);
+		cput("f", 9000, 6 + i);
+		CHECK_EQ(header_rounds(), rounds[i]);
+		pop_all();
+	}
+	push("/u", "unixfs", "key=suite");
+	push("/s", "crypt", "over=/u/base/c," CK);
+	CHECK_EQ(vfs_unlink("/s/f"), 0);
+	cput("f", 9000, 8);
+	CHECK_EQ(header_rounds(), 20);                  /* as recorded */
+	nstk--;
+	CHECK_EQ(vfs_umount("/s"), 0);
+
+	/* A changed .crypt (its rounds here) is refused at mount. */
+	read_below("/u/base/c/.crypt", rec, 80, 0);
+	rec[48] = 8;
+	write_below("/u/base/c/.crypt", rec, 80, 0);
+	CHECK_EQ(vfs_mount("/s", "crypt", "over=/u/base/c," CK, 1), -EBADMSG);
+
+	/* A format 1 .crypt (magic, key check, epoch) is taken and rewritten
+	 * as format 2, with the epoch counted on. */
+	uint8_t master[32], v1rec[48];
+	const char *secret = strchr(CK, '=') + 1;
+	hkdf_extract("exodisk crypt v1", 16, secret, strlen(secret), master);
+	memcpy(v1rec, "EXCRYPT1", 8);
+	hmac256(master, 32, "exodisk crypt key check", 23, v1rec + 8);
+	memcpy(v1rec + 40, rec + 40, 8);
+	struct vfile *f;
+	CHECK_EQ(vfs_open("/u/base/c/.crypt", LIBFS_O_WRITE | LIBFS_O_TRUNC, 0, &f), 0);
+	CHECK_EQ(vfs_pwrite(f, v1rec, 48, 0), 48);
+	CHECK_EQ(vfs_close(f), 0);
+	push("/s", "crypt", "over=/u/base/c," CK);
+	CHECK_EQ(cread("f"), 9000);
+	read_below("/u/base/c/.crypt", rec, 80, 0);
+	CHECK(memcmp(rec, "EXCRYPT2", 8) == 0 && rec[48] == 12);
+	CHECK_EQ(stack_get_le64(rec + 40), stack_get_le64(v1rec + 40) + 1);
+
+	/* A format 1 file, written here the way the first version did: its
+	 * header, and per block ChaCha20-Poly1305 under HKDF(master, "file" ||
+	 * id), the id, index and last flag as associated data.  It reads, and
+	 * a write into its middle keeps it format 1. */
+	char la[300];
+	static uint8_t plain[9000], stored[HDR + 3 * STORED], got[9000];
+	stored_name(la);
+	fill(plain, sizeof plain, 9);
+	uint8_t id[16], info[20] = "file", fkey[32];
+	for (int i = 0; i < 16; i++)
+		id[i] = (uint8_t)(0xa0 + i);
+	memcpy(info + 4, id, 16);
+	CHECK_EQ(hkdf_expand(master, info, 20, fkey, 32), 0);
+	memset(stored, 0, HDR);
+	memcpy(stored, "EXCRYPT1", 8);
+	memcpy(stored + 8, id, 16);
+	size_t at = HDR;
+	for (uint64_t b = 0; b * 4096 < sizeof plain; b++) {
+		size_t len = sizeof plain - b * 4096 < 4096 ? sizeof plain - b * 4096 : 4096;
+		uint8_t aad[25], *nonce = stored + at;
+		memcpy(aad, id, 16);
+		stack_put_le64(aad + 16, b);
+		aad[24] = (b + 1) * 4096 >= sizeof plain;
+		memset(nonce, 0, 12);
+		nonce[0] = 0xff;                        /* an epoch no mount has used */
+		nonce[4] = (uint8_t)b;
+		aead_seal(fkey, nonce, aad, 25, plain + b * 4096, len, nonce + 12, nonce + 12 + len);
+		at += 12 + len + 16;
+	}
+	CHECK_EQ(vfs_open(la, LIBFS_O_WRITE | LIBFS_O_TRUNC, 0, &f), 0);
+	CHECK_EQ(vfs_pwrite(f, stored, at, 0), (long)at);
+	CHECK_EQ(vfs_close(f), 0);
+	CHECK_EQ(vfs_open("/s/f", LIBFS_O_READ | LIBFS_O_WRITE, 0, &f), 0);
+	CHECK_EQ(vfs_pread(f, got, sizeof got, 0), (long)sizeof got);
+	CHECK(memcmp(got, plain, sizeof plain) == 0);
+	CHECK_EQ(vfs_pwrite(f, "format one", 10, 5000), 10);
+	memcpy(plain + 5000, "format one", 10);
+	CHECK_EQ(vfs_pread(f, got, sizeof got, 0), (long)sizeof got);
+	CHECK(memcmp(got, plain, sizeof plain) == 0);
+	CHECK_EQ(vfs_close(f), 0);
+	uint8_t hdr[HDR];
+	read_below(la, hdr, HDR, 0);
+	CHECK(memcmp(hdr, "EXCRYPT1", 8) == 0);
+
+	/* A header of no known format, or with rounds ChaCha does not have. */
+	hdr[7] = '3';
+	write_below(la, hdr, HDR, 0);
+	CHECK_EQ(cread("f"), -EBADMSG);
+	memcpy(hdr, "EXCRYPT2", 8);
+	hdr[24] = 9;
+	write_below(la, hdr, HDR, 0);
+	CHECK_EQ(cread("f"), -EBADMSG);
+	CHECK_EQ(vfs_unlink("/s/f"), 0);
+	pop_all();
+}
+
 /* ---- compress ---------------------------------------------------------------------- */
 
 static uint64_t below_size(const char *p)
@@ -635,6 +795,7 @@ int main(void)
 
 	rules();
 	crypt_refuses();
+	crypt_formats();
 	compress_works();
 	read_only();
 	one_sync();
