@@ -28,6 +28,9 @@ sample spread evenly), from the same prepared image:
      must be clean at once.
   4. `exotool check` again after that boot.
 
+Stacks of layers (STACKS below: crypt and compress over unixfs) run the
+same way, the workload on the top layer, the checks on the file system.
+
 Usage:
     crashtest.py [-t TYPE,...] [--steps N] [--cuts K | --all] [--modes none,random]
                  [-j JOBS] [-v] [--keep DIR]
@@ -69,6 +72,25 @@ CUT_STATUS = 250          # tools/run-qemu.sh: the power failed
 # The exodisk alone: edtest's workload of extents and exonodes
 # (apps/edtest/t_powercut.c), no library file system.
 EXODISK = "exodisk"
+# Stacks of layers over a file system (docs/stacking.md), named as pcwork
+# and exobench name them: LAYER[+LAYER]/TYPE.  The layers that rewrite
+# whole blocks say how big (pcwork -g): a cut may leave the blocks the step
+# in flight was rewriting unreadable (EBADMSG), and nothing else.
+STACKS = ["crypt/unixfs", "compress/unixfs"]
+GRAIN = {"crypt": 4096, "compress": 4096}
+
+
+def base_type(typ):
+    """The file system at the bottom of a stack (the type itself if none)."""
+    return typ.split("/")[-1]
+
+
+def grain_args(typ):
+    """pcwork's -g for a stack's block-rewriting layers, or ""."""
+    if "/" not in typ:
+        return ""
+    g = max([GRAIN.get(l, 0) for l in typ.split("/")[0].split("+")] + [0])
+    return "-g %d " % g if g else ""
 
 
 def libfs_types():
@@ -151,7 +173,7 @@ class TypeRun:
 
     def __init__(self, typ, steps, work):
         self.typ, self.steps, self.work = typ, steps, work
-        self.base = os.path.join(work, typ + "-base.img")
+        self.base = os.path.join(work, typ.replace("/", "-").replace("+", "-") + "-base.img")
 
     def prepare(self, log):
         scratch = tempfile.mkdtemp(prefix="pc-prep-", dir=self.work)
@@ -167,7 +189,7 @@ class TypeRun:
         subprocess.run([EXOTOOL, "format", img, "-s", DISK_SIZE, "-l", str(log)], cwd=ROOT,
                        check=True, stdout=subprocess.DEVNULL)
         if self.typ != EXODISK:
-            status, out, _ = boot(scratch, "pcwork prep %s %s" % (self.typ, OPTS))
+            status, out, _ = boot(scratch, "pcwork %sprep %s %s" % (grain_args(self.typ), self.typ, OPTS))
             if status != 0 or "pcwork: %s made" % self.typ not in out:
                 raise RuntimeError("%s: preparing failed (%s):\n%s" % (self.typ, status, out[-1500:]))
         shutil.copyfile(os.path.join(scratch, "disk0.img"), self.base)
@@ -184,7 +206,8 @@ class TypeRun:
     def one(self, mode, cut, keep=None):
         """Cut at request `cut` (0: never).  Returns (status, output, stats, why);
         why is "" when everything recovered."""
-        scratch = tempfile.mkdtemp(prefix="pc-%s-%s-%d-" % (self.typ, mode, cut), dir=self.work)
+        scratch = tempfile.mkdtemp(prefix="pc-%s-%s-%d-" % (self.typ.replace("/", "-").replace("+", "-"),
+                                                           mode, cut), dir=self.work)
         img = os.path.join(scratch, "disk0.img")
         shutil.copyfile(self.base, img)
         why, out = "", ""
@@ -193,7 +216,7 @@ class TypeRun:
             if self.typ == EXODISK:
                 run = "edtest powercut-run %d" % self.steps
             else:
-                run = "pcwork run %s %s %d" % (self.typ, OPTS, self.steps)
+                run = "pcwork %srun %s %s %d" % (grain_args(self.typ), self.typ, OPTS, self.steps)
             status, out, st = boot(scratch, run, powercut=pc)
             if "kernel panic" in out:
                 return status, out, st, "kernel panic during the workload"
@@ -213,16 +236,17 @@ class TypeRun:
             if rc != 0:
                 return status, out + text, st, "exotool check after the cut: " + \
                     (text.strip().splitlines() or ["?"])[-1]
-            if self.typ in HOST_CHECK:
-                why = HOST_CHECK[self.typ](img, scratch)
+            if base_type(self.typ) in HOST_CHECK:
+                why = HOST_CHECK[base_type(self.typ)](img, scratch)
                 if why:
                     return status, out, st, why
-            fsck = "fsck -t %s %s" % (self.typ, OPTS)
+            fsck = "fsck -t %s %s" % (base_type(self.typ), OPTS)
             if self.typ == EXODISK:
                 cmd = "edtest powercut-check %d %d; echo pcwork=$?" % (self.steps, acked)
             else:
-                cmd = "pcwork check %s %s %d %d; echo pcwork=$?; %s; fsck -t %s -r %s; %s" % (
-                    self.typ, OPTS, self.steps, acked, fsck, self.typ, OPTS, fsck)
+                cmd = "pcwork %scheck %s %s %d %d; echo pcwork=$?; %s; fsck -t %s -r %s; %s" % (
+                    grain_args(self.typ), self.typ, OPTS, self.steps, acked, fsck, base_type(self.typ),
+                    OPTS, fsck)
             cstatus, cout, _ = boot(scratch, cmd)
             out = out + "\n--- after the power came back ---\n" + cout
             if "kernel panic" in cout:
@@ -240,7 +264,7 @@ class TypeRun:
                 first = cout[cout.index("pcwork=0"):]
                 first = first[:re.search(r"^fsck: .*: \d+ problems?", first, re.M).start()]
                 found = [l for l in first.splitlines() if l.startswith("fsck: ")]
-                allowed = REPAIRABLE.get(self.typ)
+                allowed = REPAIRABLE.get(base_type(self.typ))
                 unexpected = [l for l in found if allowed is None or not re.search(allowed, l)]
                 if unexpected or not found:
                     return status, out, st, "fsck found %d problems: %s" % (
@@ -271,7 +295,7 @@ def cut_points(n, k):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("-t", "--types", default=",".join([EXODISK] + libfs_types()))
+    ap.add_argument("-t", "--types", default=",".join([EXODISK] + libfs_types() + STACKS))
     ap.add_argument("--steps", type=int, default=int(os.environ.get("PC_STEPS", "12")))
     ap.add_argument("--cuts", type=int, default=4, help="cut points per type and mode")
     ap.add_argument("--all", action="store_true", help="cut at every request")
