@@ -91,11 +91,11 @@ HOST_TESTS += $(UFS_HOST_DIR)/test_fat_interop
 # exotool by kernel/exodisk/exodisk.mk.
 EXOTOOL_UFS_SRCS := $(LIBFS_SRCS) libos/edc_host.c libos/clock_host.c libos/share_host.c \
 	tools/exotool-src/unixfs.c \
-	tools/exotool-src/fat.c
+	tools/exotool-src/fat.c tools/exotool-src/explain.c
 EXOTOOL_UFS_OBJS := $(patsubst %.c,$(BUILD)/tools/ufsobj/%.o,$(EXOTOOL_UFS_SRCS))
 
 $(EXOTOOL_UFS_OBJS): $(BUILD)/tools/ufsobj/%.o: %.c $(UFS_HDRS) tools/exotool-src/exotool_unixfs.h \
-		tools/exotool-src/exotool_fat.h
+		tools/exotool-src/exotool_fat.h tools/exotool-src/exotool_explain.h
 	@mkdir -p $(@D)
 	$(HOSTCC) $(HOST_TOOL_CFLAGS) -c -o $@ $<
 

@@ -59,6 +59,15 @@ $(ED_TEST_DIR)/test_exotool: tests/host/exodisk/test_exotool.sh $(BUILD)/tools/e
 		"$(abspath $(BUILD)/tools/exotool)" > $@ && chmod +x $@
 HOST_TESTS += $(ED_TEST_DIR)/test_exotool
 
+# Its errors in words on images it cannot use (a program that seals
+# superblocks of another version, run over every subcommand).
+$(ED_TEST_DIR)/test_exotool_errors_bin: tests/host/exodisk/test_exotool_errors.c $(ED_TEST_OBJS) $(ED_HDRS)
+	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ $< $(ED_TEST_OBJS)
+$(ED_TEST_DIR)/test_exotool_errors: $(ED_TEST_DIR)/test_exotool_errors_bin $(BUILD)/tools/exotool
+	printf '#!/bin/sh\nexec %s %s\n' "$(abspath $<)" "$(abspath $(BUILD)/tools/exotool)" > $@ \
+		&& chmod +x $@
+HOST_TESTS += $(ED_TEST_DIR)/test_exotool_errors
+
 # `make ed-crash-exhaustive`: the power-failure tests at full strength (make
 # test runs a bounded sample of each): every request of a checkpoint and of
 # a growing tree cut, with many landings of the volatile cache, bigger

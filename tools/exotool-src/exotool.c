@@ -32,6 +32,7 @@
 #include "kernel/exodisk/xnode.h"
 #include "tools/exotool-src/exotool_unixfs.h"
 #include "tools/exotool-src/exotool_fat.h"
+#include "tools/exotool-src/exotool_explain.h"
 
 static const char *prog = "exotool";
 static struct harness H;
@@ -68,41 +69,16 @@ static void usage(void)
 	exit(2);
 }
 
-/* Words for what the core answered. */
-static const char *why(long code)
-{
-	switch (code) {
-	case ED_E_FORMAT:  return "this is not an exodisk (no valid superblock at sector 0 or 8)";
-	case ED_E_VERSION: return "this exodisk is of another format version (format it again)";
-	case ED_E_BADMAC:  return "its metadata does not verify: the wrong key (-k), or the image "
-	                          "is damaged";
-	case ED_E_STALE:   return "its metadata is an older version than the exodisk expects "
-	                          "(replayed or damaged)";
-	case ED_E_CORRUPT: return "its metadata is malformed (damaged)";
-	case ED_E_NOMEM:   return "out of memory";
-	case ED_E_RANGE:   return "the disk is too small for an exodisk";
-	case ED_E_TOOBIG:  return "too big: the exodisk addresses at most 32 TiB (or the log is too big)";
-	case ED_E_NOSPACE: return "the disk is full";
-	case BLK_E_IO:     return "the image could not be read or written";
-	default:           return NULL;
-	}
-}
+/* A message and the reason in words (explain.c): what is wrong with the
+ * image, where the damage is if known. */
+static const char *cur_image = "";
 
-/* A message, the reason in words, and where the damage is if known. */
 static void die(const char *what, long code)
 {
-	const char *w = why(code);
-	uint64_t bad = ED ? ed_bad_sector(ED) : UINT64_MAX;
-	if (w != NULL)
-		fprintf(stderr, "%s: %s: %s", prog, what, w);
-	else if (code != 0)
-		fprintf(stderr, "%s: %s: error %ld", prog, what, code);
+	if (code != 0)
+		fprintf(stderr, "%s: %s: %s\n", prog, what, exotool_why(cur_image, code, ED));
 	else
-		fprintf(stderr, "%s: %s", prog, what);
-	if ((code == ED_E_BADMAC || code == ED_E_CORRUPT || code == ED_E_STALE) && bad != UINT64_MAX)
-		fprintf(stderr, " (%s at sector %llu)", bad <= 8 ? "a superblock" : "first damage",
-		        (unsigned long long)bad);
-	fprintf(stderr, "\n");
+		fprintf(stderr, "%s: %s\n", prog, what);
 	exit(1);
 }
 
@@ -164,6 +140,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	if (argc < 3)
 		usage();
 	o->image = argv[2];
+	cur_image = o->image;
 	for (int i = 3; i < argc; i++) {
 		if (i + 1 >= argc) {
 			fprintf(stderr, "%s: %s wants a value\n", prog, argv[i]);
@@ -203,15 +180,8 @@ static void open_image(const struct opts *o, uint64_t nsectors, bool load)
 
 static uint64_t image_sectors(const char *path)
 {
-	struct stat st;
-	if (stat(path, &st) != 0)
-		die_errno("cannot open", path);
-	if (st.st_size == 0 || st.st_size % 512 != 0) {
-		fprintf(stderr, "%s: %s: %lld bytes is not a whole number of 512-byte sectors\n", prog,
-		        path, (long long)st.st_size);
-		exit(1);
-	}
-	return (uint64_t)st.st_size / 512;
+	cur_image = path;
+	return exotool_image_sectors(path);
 }
 
 /* Fresh entropy for the disk's identity. */
@@ -416,15 +386,7 @@ static int cmd_check(const struct opts *o)
 	struct ed_check_stats st;
 	int e = ed_check_disk(ED, 0, report, NULL, NULL, &st);
 	if (e != 0) {
-		const char *w = why(e);
-		uint64_t bad = ed_bad_sector(ED);
-		printf("VIOLATION: the exodisk cannot be read: %s", w ? w : "error");
-		if (w == NULL)
-			printf(" %d", e);
-		if (bad != UINT64_MAX && (e == ED_E_BADMAC || e == ED_E_CORRUPT || e == ED_E_STALE))
-			printf(" (%s at sector %llu)", bad <= 8 ? "a superblock" : "first damage",
-			       (unsigned long long)bad);
-		printf("\n");
+		printf("VIOLATION: the exodisk cannot be read: %s\n", exotool_why(o->image, e, ED));
 		return 1;
 	}
 	summary(&st);

@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "tools/exotool-src/exotool_fat.h"
+#include "tools/exotool-src/exotool_explain.h"
 #include "tests/host/exodisk/edharness.h"
 #include "tests/host/exodisk/hostdisk.h"
 #include "libos/edc_host.h"
@@ -42,11 +43,11 @@ static struct exodisk *ED;
 static struct edc_host P;
 static char key[16];
 
+static const char *disk_image = "";
+
 static void die(const char *what, long code)
 {
-	fprintf(stderr, "exotool: %s%s%s\n", what, code ? ": " : "",
-	        code ? (code < 0 && code > -128 ? strerror((int)-code) : "error") : "");
-	exit(1);
+	exotool_die(disk_image, key, ED, what, code);
 }
 
 static int usage(void)
@@ -61,17 +62,16 @@ static int usage(void)
 /* Load the disk image and mount its exodisk; our process is P. */
 static void boot(const char *image)
 {
-	struct stat st;
-	if (stat(image, &st) != 0 || st.st_size == 0 || st.st_size % 512 != 0)
-		die("cannot use the disk image", -(errno ? errno : EINVAL));
+	disk_image = image;
+	uint64_t n = exotool_image_sectors(image);
 	blk_reset();
 	h_init(&H, 0x66617474ull);
-	if (hostdisk_init(&HD, (uint64_t)st.st_size / 512, HD_SYNC, false, 1) != 0 ||
-	    hostdisk_load(&HD, image) != 0)
-		die("cannot read the disk image", -errno);
+	if (hostdisk_init(&HD, n, HD_SYNC, false, 1) != 0 || hostdisk_load(&HD, image) != 0)
+		die("cannot read the disk image", -(errno ? errno : EIO));
 	ED = h_core(&H, NULL, key);
-	if (ed_mount(ED, 0) != 0)
-		die("no exodisk on the disk image (make one with exotool format)", 0);
+	int e = ed_mount(ED, 0);
+	if (e != 0)
+		die("cannot mount the exodisk on the disk image", e);
 	edc_host_init(&P, &H, ED);
 	edc_set_default(&P.edc);
 }
@@ -167,7 +167,8 @@ static int export(const char *disk, const char *out, const char *opts)
 	struct fatfs_vol *v;
 	int e = fatfs_vol_open(opts, 0, 0, 0, &v);
 	if (e == -ENODEV)
-		die("no fatfs volume for this key on the disk", 0);
+		die("no fatfs volume for this key on the disk (give -o key=... as it was imported "
+		    "with, or import one with exotool fat-import)", 0);
 	if (e < 0)
 		die("cannot open the volume", e);
 	uint64_t nsect = fatfs_vol_size(v), chunk = fatfs_vol_chunk(v);
@@ -207,6 +208,9 @@ static int check(const char *disk, const char *opts, int repair)
 	snprintf(o, sizeof o, "%s%s%s", opts, opts[0] && repair ? "," : "", repair ? "repair" : "");
 	struct fatfs_stats st;
 	int e = fatfs_fsck(o, say, NULL, &st);
+	if (e == -ENODEV)
+		die("no fatfs volume for this key on the disk (give -o key=... as it was imported "
+		    "with, or import one with exotool fat-import)", 0);
 	if (e < 0)
 		die("cannot check the volume", e);
 	printf("fatfs: %llu files, %llu directories, %llu bytes, %llu of %llu clusters free: %llu "

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "tools/exotool-src/exotool_unixfs.h"
+#include "tools/exotool-src/exotool_explain.h"
 #include "tests/host/exodisk/edharness.h"
 #include "tests/host/exodisk/hostdisk.h"
 #include "kernel/exodisk/check.h"
@@ -40,9 +41,17 @@ static char key[16];
 
 static void die(const char *what, long code)
 {
-	fprintf(stderr, "exotool: %s%s%s\n", what, code ? ": " : "",
-	        code ? (code < 0 && code > -128 ? strerror((int)-code) : "error") : "");
-	exit(1);
+	exotool_die(image, key, ED, what, code);
+}
+
+/* A libFS's mount failed: ENODEV means none for this key (explain.c words
+ * the rest). */
+static void die_mount(const char *what, int e)
+{
+	if (e == -ENODEV)
+		die("no unixfs on this exodisk under this unixfs key (give -o key=... as it was made with, or "
+		    "make one with exotool ufs-mkfs)", 0);
+	die(what, e);
 }
 
 static int usage(void)
@@ -59,18 +68,15 @@ static int usage(void)
 /* Load the image and mount its exodisk; our process is P. */
 static void boot(void)
 {
-	struct stat st;
-	if (stat(image, &st) != 0 || st.st_size == 0 || st.st_size % 512 != 0)
-		die("cannot use the image", -(errno ? errno : EINVAL));
+	uint64_t n = exotool_image_sectors(image);
 	blk_reset();
 	h_init(&H, 0x75667374ull);
-	if (hostdisk_init(&HD, (uint64_t)st.st_size / 512, HD_SYNC, false, 1) != 0 ||
-	    hostdisk_load(&HD, image) != 0)
-		die("cannot read the image", -errno);
+	if (hostdisk_init(&HD, n, HD_SYNC, false, 1) != 0 || hostdisk_load(&HD, image) != 0)
+		die("cannot read the image", -(errno ? errno : EIO));
 	ED = h_core(&H, NULL, key);
 	int e = ed_mount(ED, 0);
 	if (e != 0)
-		die("no exodisk on the image (make one with exotool format)", 0);
+		die("cannot mount the exodisk on the image", e);
 	edc_host_init(&P, &H, ED);
 	edc_set_default(&P.edc);
 }
@@ -91,7 +97,7 @@ static void mount_it(void)
 {
 	int e = vfs_mount("/", "unixfs", opts, 1);
 	if (e < 0)
-		die("cannot mount the unixfs", e);
+		die_mount("cannot mount the unixfs", e);
 }
 
 static void umount_it(void)
@@ -248,19 +254,16 @@ static void ed_say(void *arg, int sev, const char *what, uint64_t sector, uint64
 static int check(void)
 {
 	/* The exodisk as the next mount would see it, read only. */
-	struct stat st;
-	if (stat(image, &st) != 0)
-		die("cannot use the image", -errno);
+	uint64_t n = exotool_image_sectors(image);
 	blk_reset();
 	h_init(&H, 0x75667374ull);
-	if (hostdisk_init(&HD, (uint64_t)st.st_size / 512, HD_SYNC, false, 1) != 0 ||
-	    hostdisk_load(&HD, image) != 0)
-		die("cannot read the image", -errno);
+	if (hostdisk_init(&HD, n, HD_SYNC, false, 1) != 0 || hostdisk_load(&HD, image) != 0)
+		die("cannot read the image", -(errno ? errno : EIO));
 	ED = h_core(&H, NULL, key);
 	struct ed_check_stats es;
 	int e = ed_check_disk(ED, 0, ed_say, NULL, NULL, &es);
 	if (e != 0)
-		die("the exodisk cannot be read", 0);
+		die("the exodisk cannot be read", e);
 	printf("exodisk: %llu bindings, %llu exonodes, %llu sectors allocated: %llu violations\n",
 	       (unsigned long long)es.bindings, (unsigned long long)es.exonodes,
 	       (unsigned long long)es.allocated, (unsigned long long)es.violations);
@@ -271,7 +274,7 @@ static int check(void)
 	struct ufs_fsck_stats us;
 	int r = unixfs_fsck(opts, say, NULL, &us);
 	if (r < 0)
-		die("cannot check the unixfs", r);
+		die_mount("cannot check the unixfs", r);
 	printf("unixfs: %llu files, %llu directories, %llu bytes, %llu extents: %llu problems\n",
 	       (unsigned long long)us.files, (unsigned long long)us.dirs,
 	       (unsigned long long)us.bytes, (unsigned long long)us.extents,
