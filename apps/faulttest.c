@@ -17,12 +17,19 @@
  *   faulttest peer                try to read/write another process's memory
  *   faulttest handles             bad handles, pipe misuse, handle passing (expects errors)
  *   faulttest procs               bad kill, wait and cons_ctl arguments (expects errors)
+ *   faulttest quota FILE          write FILE, then hold this process's whole exodisk
+ *                                 cache quota and exit: FILE must still be written
+ *                                 back (expects status 0)
+ *   faulttest nomem FILE          write FILE, then take all the heap and exit: the
+ *                                 write-back fails, and the exit status says so
+ *                                 (expects status 1 and a message)
  *   faulttest peer-child ADDR V   (helper for peer)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "libos/edc.h"
 #include "libos/exo.h"
 #include "libos/sys.h"
 #include "kernel/uapi/errno.h"
@@ -185,6 +192,61 @@ static int procs(void)
 	return bad;
 }
 
+/* Issue 17, F3: write a file (accepted: write and fclose succeed), then
+ * take every exodisk cache entry this process may hold, with exonodes it
+ * never writes back.  The file system must still write FILE back at exit
+ * (it makes room among its own entries). */
+static int quota(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (f == NULL || fputs("accepted\n", f) < 0 || fclose(f) != 0) {
+		printf("FAIL: writing %s\n", path);
+		return 2;
+	}
+	struct edc *c = edc_default();
+	struct edc_fm fm;
+	if (c == NULL || edc_fm_open(c, 0, &fm) != 0) {
+		printf("FAIL: no exodisk on unit 0\n");
+		return 2;
+	}
+	struct ed_cap rc = { { 0x71756f7461ull, 1 } }, wc = { { 0x71756f7461ull, 2 } };
+	int held = 0;
+	int64_t r = 0;
+	for (uint64_t s = fm.nsectors - 8; s > 8 && r != ED_E_QUOTA && r != ED_E_CACHEFULL &&
+	     r != ED_E_CACHEDIRTY; s -= 8) {
+		if (edc_fm_test(&fm, s))
+			continue;
+		struct ed_protector p = edc_prot_xn(0, s, 0, &rc, &wc);
+		p.length = 128;
+		r = edc_xn_alloc(c, &p);
+		held += r == 0;
+	}
+	printf("holding %d exodisk cache entries (then refused: %s); exiting with 0\n", held,
+	       exo_strerror(r));
+	return 0;
+}
+
+/* The same with memory: write FILE, then take all the heap there is, so
+ * the write-back at exit cannot allocate what it needs.  main returns 0;
+ * libos must make the exit status 1 and say why. */
+static int nomem(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (f == NULL || fputs("accepted\n", f) < 0 || fclose(f) != 0) {
+		printf("FAIL: writing %s\n", path);
+		return 2;
+	}
+	size_t total = 0;
+	for (size_t n = (size_t)1 << 30; n >= 16; )
+		if (malloc(n) != NULL)
+			total += n;
+		else
+			n /= 2;
+	printf("holding %zu KiB of heap; exiting with 0\n", total / 1024);
+	fflush(stdout);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) { fprintf(stderr, "usage: faulttest CASE\n"); return 2; }
@@ -243,6 +305,8 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "procs")) return procs();
 	if (!strcmp(c, "peer")) return peer();
 	if (!strcmp(c, "peer-child") && argc == 4) return peer_child(argv[2], argv[3]);
+	if (!strcmp(c, "quota") && argc == 3) return quota(argv[2]);
+	if (!strcmp(c, "nomem") && argc == 3) return nomem(argv[2]);
 	fprintf(stderr, "faulttest: unknown case %s\n", c);
 	return 2;
 }

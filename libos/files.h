@@ -36,5 +36,11 @@ int fs_mount_info(int i, const char **prefix, const char **type, const char **op
  * redirections from the environment; and at exit: unmount everything. */
 void libos_fs_init(void);
 void libos_fs_exit(void);
+/* Set by libos_fs_exit when closing a file or writing files back failed:
+ * _exit then turns a status of 0 into 1, so the parent sees the loss and
+ * not only the message (issue 17, F3). */
+extern int libos_exit_failed;
+/* argv[0], for messages libos prints on the program's behalf. */
+extern const char *libos_prog_name;
 
 #endif

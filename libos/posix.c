@@ -383,15 +383,24 @@ void libos_fs_init(void)
 	}
 }
 
+int libos_exit_failed;
+
 void libos_fs_exit(void)
 {
 	/* Close descriptors first (stdout may be a file), then give 0..2 back
 	 * to the console so a message about a failed write-back can be seen. */
+	int closing = 0;
 	for (int fd = 0; fd < LIBOS_NFD; fd++)
-		if (fd_object(fd, &file_ops) != NULL)
-			close(fd);
+		if (fd_object(fd, &file_ops) != NULL && close(fd) < 0 && closing == 0)
+			closing = errno;
 	fd_init();
 	int r = vfs_shutdown();
-	if (r < 0)
-		fprintf(stderr, "libos: writing files back at exit: %s\n", strerror(-r));
+	if (closing != 0 || r < 0) {
+		/* What was written is in memory only: say so where it can be
+		 * seen, and in the exit status (start.c's _exit). */
+		fprintf(stderr, "%s: at exit, writing files back failed: %s; what it wrote since "
+		        "its last successful sync may be lost\n", libos_prog_name,
+		        strerror(r < 0 ? -r : closing));
+		libos_exit_failed = 1;
+	}
 }

@@ -4,7 +4,7 @@
  * directory and redirections inherited through the environment), answer -h
  * with the program's usage, call main, and exit with its status.  At exit
  * stdio is flushed first, then every file system is written back and
- * unmounted.
+ * unmounted; if that fails, the exit status is 1 instead of 0.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,9 +47,13 @@ static void usage_check(int argc, char **argv)
 	exit(0);
 }
 
+const char *libos_prog_name = "libos";
+
 void libos_start(int argc, char **argv, char **envp)
 {
 	environ = envp;
+	if (argc > 0 && argv[0] != NULL)
+		libos_prog_name = argv[0];
 	fd_init();
 	edc_sys_init();
 	/* atexit handlers run last-registered first: stdio, then files. */
@@ -63,5 +67,7 @@ void libos_start(int argc, char **argv, char **envp)
 
 void _exit(int status)
 {
-	sys_exit(status);
+	/* A program whose files could not be written back at exit did not
+	 * succeed, whatever main returned (libos_fs_exit). */
+	sys_exit(status == 0 && libos_exit_failed ? 1 : status);
 }

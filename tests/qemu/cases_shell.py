@@ -316,6 +316,19 @@ CASES = [
     Case("clock-date-stat", "mkfs > /dev/null; date; date +year=%Y; touch /f; stat /f",
          check=year_now),
 
+    # ---- a resource runs out (issue 17, F3) ----
+    # A file written and closed survives the exodisk cache quota held at
+    # exit; a write-back that fails at exit (no memory left) is the exit
+    # status, not only a message.
+    Case("exit-with-cache-quota-held-keeps-files",
+         "mkfs > /dev/null; faulttest quota /qf; echo status=$?; cat /qf",
+         expect=[r"holding \d+ exodisk cache entries", r"^status=0\naccepted$"]),
+    Case("exit-status-when-write-back-fails",
+         "mkfs > /dev/null; faulttest nomem /qf; echo status=$?; echo alive",
+         env={"MEM": "128M"},
+         expect=[r"faulttest: at exit, writing files back failed: Not enough space",
+                 r"^status=1\nalive$"]),
+
     # ---- the kernel ----
     Case("boot-option-unknown", "echo up", env={"BOOTARGS": "bogus=1 edcahce=5"},
          expect=[r"unknown boot option 'bogus=1' ignored", r"unknown boot option 'edcahce=5'",

@@ -271,9 +271,14 @@ static int u_close(void *fsp, void *file)
 		fs->files = f->next;
 	if (f->next)
 		f->next->prev = f->prev;
+	/* Bytes written through it that the last sync could not write back
+	 * (issue 17, F3): they stay dirty for the next sync, and close says
+	 * so, as fsync did. */
+	int err = (f->flags & LIBFS_O_WRITE) && f->ip->ent && f->ip->ent->failed
+	          ? -f->ip->ent->failed : 0;
 	ufs_iput(fsp, f->ip);
 	free(f);
-	return 0;
+	return err;
 }
 
 static long u_read(void *fsp, void *file, void *buf, size_t n, uint64_t off)

@@ -209,7 +209,7 @@ static int write_files(struct ufs *fs, struct uinode **v, uint32_t n, uint32_t *
 		ip->ent->failed = 0;
 		int err = ufs_flush_data(fs, ip, w, slack);
 		if (err < 0) {
-			ip->ent->failed = 1;
+			ip->ent->failed = (uint8_t)(err < -255 ? EIO : -err);
 			if (first == 0)
 				first = err;
 		}

@@ -102,7 +102,8 @@ struct uent {
 	uint8_t  moved;           /* removed as a rename's old name: 1 within the
 	                             directory (the new name has its bytes too),
 	                             2 from another (only what a node holds moved) */
-	uint8_t  failed;          /* its data could not be written this sync     */
+	uint8_t  failed;          /* its data could not be written this sync: the
+	                             errno (close reports it)                    */
 	uint8_t  ongone;          /* on its directory's gone list                */
 	struct ufs_drec r;        /* now (reclen, namelen: of this name)         */
 	struct ufs_drec dr;       /* as committed                                */
