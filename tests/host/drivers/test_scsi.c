@@ -27,6 +27,7 @@
 #include "drivers/scsi.h"
 #include "check.h"
 #include "simscsi.h"
+#include "treq.h"
 
 static struct simscsi sim;
 
@@ -167,89 +168,6 @@ static int setup_host(uint32_t max_segs, uint32_t max_bytes, bool clock)
 }
 
 /* ---- block requests --------------------------------------------------------- */
-
-struct treq {
-	struct blkreq r;
-	struct blk_seg seg[BLK_MAX_SEGS];
-	uint8_t *mem;
-	int ndone, status;
-	bool busy;
-};
-
-static uint8_t *shadow[2];             /* test_random_io: what units 0 and 1 should hold */
-static uint64_t reads_checked;
-static void req_copy(struct treq *t, uint8_t *flat, bool to_req);
-
-static void treq_done(struct blkreq *r)
-{
-	struct treq *t = r->priv;
-	if (shadow[0] != NULL && r->op == BLK_READ && r->status == 0) {
-		/* Nothing that overlaps a read is outstanding with it, so the
-		 * shadow holds what it must have read. */
-		uint8_t *flat = malloc(r->nsectors * 512);
-		req_copy(t, flat, false);
-		CHECK(memcmp(flat, shadow[r->unit] + r->sector * 512, r->nsectors * 512) == 0);
-		free(flat);
-		reads_checked++;
-	}
-	t->ndone++;
-	t->status = r->status;
-	t->busy = false;
-}
-
-/* Cut nbytes of fresh memory into random pieces of minpiece..maxpiece bytes. */
-static void fragment(struct treq *t, uint32_t nbytes, uint32_t minpiece, uint32_t maxpiece)
-{
-	free(t->mem);
-	t->mem = malloc((size_t)nbytes * 2 + BLK_MAX_SEGS * 16 + 64);
-	CHECK(t->mem != NULL);
-	size_t at = rng_below(13);
-	uint32_t done = 0;
-	int n = 0;
-	while (done < nbytes) {
-		uint32_t left = nbytes - done;
-		uint32_t piece = minpiece + (uint32_t)rng_below(maxpiece - minpiece + 1);
-		if (piece > left || n == BLK_MAX_SEGS - 1) piece = left;
-		t->seg[n].addr = (uint64_t)(uintptr_t)(t->mem + at);
-		t->seg[n].len = piece;
-		n++;
-		done += piece;
-		at += piece + rng_below(9);
-	}
-	t->r.nseg = (uint16_t)n;
-	t->r.seg = t->seg;
-}
-
-static void req_set(struct treq *t, int unit, uint8_t op, uint8_t flags, uint64_t sector, uint32_t nsectors)
-{
-	memset(&t->r, 0, sizeof t->r);
-	t->r.op = op;
-	t->r.flags = flags;
-	t->r.unit = unit;
-	t->r.sector = sector;
-	t->r.nsectors = nsectors;
-	t->r.done = treq_done;
-	t->r.priv = t;
-	t->ndone = 0;
-	t->status = 1;
-	t->busy = true;
-	if (op == BLK_FLUSH) {
-		t->r.nseg = 0;
-		t->r.seg = NULL;
-	}
-}
-
-/* Bytes of a request's buffer, in order, to/from flat memory. */
-static void req_copy(struct treq *t, uint8_t *flat, bool to_req)
-{
-	size_t at = 0;
-	for (int i = 0; i < t->r.nseg; i++) {
-		uint8_t *p = blk_seg_ptr(t->seg[i].addr);
-		if (to_req) memcpy(p, flat + at, t->seg[i].len);
-		else memcpy(flat + at, p, t->seg[i].len);
-		at += t->seg[i].len;
-	}
-}
 
 /* Poll (moving the clock 1 ms at a time) until every given request is done. */
 static void wait_all(struct treq *t, int n)
@@ -511,14 +429,7 @@ static void test_random_io(bool sync)
 				fragment(t, n * 512, 1, maxp);
 			}
 			if (op == BLK_WRITE) {
-				uint8_t *flat = malloc(n * 512);
-				for (uint32_t b = 0; b < n * 512; b += 8) {
-					uint64_t w = rng_next();
-					memcpy(flat + b, &w, 8);
-				}
-				req_copy(t, flat, true);
-				memcpy(shadow[u] + sector * 512, flat, n * 512);
-				free(flat);
+				req_fill_random(t);
 				nfua += flags != 0;
 			}
 			nflush += op == BLK_FLUSH;

@@ -27,6 +27,7 @@
 #include "check.h"
 #include "simvirtio.h"
 #include "simscsi.h"
+#include "treq.h"
 
 static uint8_t ring[65536] __attribute__((aligned(4096)));
 static uint8_t evring[4096] __attribute__((aligned(4096)));
@@ -219,91 +220,17 @@ static int setup(uint16_t qsize, bool indirect, struct vscsi_limits lim)
 
 /* ---- requests ---------------------------------------------------------------- */
 
-struct treq {
-	struct blkreq r;
-	struct blk_seg seg[BLK_MAX_SEGS];
-	uint8_t *mem;
-	int ndone, status;
-	bool busy;
-};
-
 #define NT 128
 static struct treq tr[NT];
-static uint8_t *shadow[BLK_MAX_UNITS];
-static uint64_t reads_checked;
-
-static void req_copy(struct treq *t, uint8_t *flat, bool to_req)
-{
-	size_t at = 0;
-	for (int i = 0; i < t->r.nseg; i++) {
-		uint8_t *p = blk_seg_ptr(t->seg[i].addr);
-		if (to_req) memcpy(p, flat + at, t->seg[i].len);
-		else memcpy(flat + at, p, t->seg[i].len);
-		at += t->seg[i].len;
-	}
-}
-
-static void treq_done(struct blkreq *r)
-{
-	struct treq *t = r->priv;
-	if (r->op == BLK_READ && r->status == 0 && shadow[r->unit] != NULL) {
-		uint8_t *flat = malloc(r->nsectors * 512);
-		req_copy(t, flat, false);
-		CHECK(memcmp(flat, shadow[r->unit] + r->sector * 512, r->nsectors * 512) == 0);
-		free(flat);
-		reads_checked++;
-	}
-	t->ndone++;
-	t->status = r->status;
-	t->busy = false;
-}
-
-static void fragment(struct treq *t, uint32_t nbytes, uint32_t minpiece, uint32_t maxpiece)
-{
-	free(t->mem);
-	t->mem = malloc((size_t)nbytes * 2 + BLK_MAX_SEGS * 16 + 64);
-	size_t at = rng_below(13);
-	uint32_t done = 0;
-	int n = 0;
-	while (done < nbytes) {
-		uint32_t left = nbytes - done;
-		uint32_t piece = minpiece + (uint32_t)rng_below(maxpiece - minpiece + 1);
-		if (piece > left || n == BLK_MAX_SEGS - 1) piece = left;
-		t->seg[n].addr = (uint64_t)(uintptr_t)(t->mem + at);
-		t->seg[n].len = piece;
-		n++;
-		done += piece;
-		at += piece + rng_below(9);
-	}
-	t->r.nseg = (uint16_t)n;
-	t->r.seg = t->seg;
-}
 
 static void start(struct treq *t, int unit, uint8_t op, uint8_t flags, uint64_t sector, uint32_t n,
                   uint32_t minpiece, uint32_t maxpiece)
 {
-	memset(&t->r, 0, sizeof t->r);
-	t->r.op = op;
-	t->r.flags = flags;
-	t->r.unit = unit;
-	t->r.sector = sector;
-	t->r.nsectors = n;
-	t->r.done = treq_done;
-	t->r.priv = t;
-	t->busy = true;
-	t->ndone = 0;
+	req_set(t, unit, op, flags, sector, n);
 	if (op != BLK_FLUSH)
 		fragment(t, n * 512, minpiece, maxpiece);
-	if (op == BLK_WRITE) {
-		uint8_t *flat = malloc(n * 512);
-		for (uint32_t b = 0; b < n * 512; b += 8) {
-			uint64_t w = rng_next();
-			memcpy(flat + b, &w, 8);
-		}
-		req_copy(t, flat, true);
-		memcpy(shadow[unit] + sector * 512, flat, n * 512);
-		free(flat);
-	}
+	if (op == BLK_WRITE)
+		req_fill_random(t);
 	CHECK_EQ(blk_submit(&t->r), 0);
 }
 
