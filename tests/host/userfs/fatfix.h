@@ -1,6 +1,6 @@
 /*
  * fatfix.h - helpers for the fatfs host tests: files through fatfs_ops on
- * a mounted image, patterns, fatfs's own fsck on an image, and the host's
+ * a mounted image, patterns (vfsio.h), fatfs's own fsck on an image, and the host's
  * dosfstools and mtools on the same image (written to a temporary file),
  * for the byte-compatibility checks.
  */
@@ -13,18 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "tests/host/userfs/ufsfix.h"
+#include "tests/host/userfs/vfsio.h"
 #include "userfs/fatfs/fat.h"
-
-static inline void pattern_fill(uint8_t *p, size_t n, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 7;
-	for (size_t i = 0; i < n; i++) {
-		x = x * 1103515245u + 12345u;
-		p[i] = (uint8_t)(x >> 16);
-		if (p[i] == 0xEE)
-			p[i] = 0x11;         /* never the power-cut harness's garbage */
-	}
-}
 
 static inline long file_put(void *fs, const char *path, const uint8_t *data, size_t n)
 {
@@ -79,17 +69,6 @@ static inline int fat_lists(void *fs, const char *dir, const char *name)
 		found = strcmp(de.name, name) == 0;
 	fatfs_ops.close(fs, d);
 	return found;
-}
-
-static inline long vfs_put(const char *path, const uint8_t *data, size_t n)
-{
-	struct vfile *f;
-	int e = vfs_open(path, LIBFS_O_WRITE | LIBFS_O_CREAT | LIBFS_O_TRUNC, 0644, &f);
-	if (e < 0)
-		return e;
-	long w = vfs_write(f, data, n);
-	int c = vfs_close(f);
-	return w < 0 ? w : w != (long)n ? -EIO : c;
 }
 
 static inline void fix_say(void *arg, const char *what)

@@ -12,45 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tests/host/userfs/ufsfix.h"
+#include "tests/host/userfs/vfsio.h"
 
 #define OPTS "unit=0,key=exhaust"
-
-static void pattern(uint8_t *p, size_t n, uint64_t seed)
-{
-	for (size_t i = 0; i < n; i++) {
-		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-		p[i] = (uint8_t)(seed >> 56);
-	}
-}
-
-/* Write a whole file; 0, or the first error of open, write or close. */
-static int put(const char *path, const void *data, size_t n)
-{
-	struct vfile *f;
-	int e = vfs_open(path, LIBFS_O_WRITE | LIBFS_O_CREAT | LIBFS_O_TRUNC, 0644, &f);
-	if (e < 0)
-		return e;
-	long w = vfs_write(f, data, n);
-	e = vfs_close(f);
-	if (w < 0)
-		return (int)w;
-	if (w != (long)n)
-		return -ENOSPC;
-	return e;
-}
-
-static int same(const char *path, const void *data, size_t n)
-{
-	struct vfile *f;
-	if (vfs_open(path, LIBFS_O_READ, 0, &f) < 0)
-		return 0;
-	uint8_t *buf = malloc(n + 16);
-	long r = vfs_read(f, buf, n + 16);
-	int ok = r == (long)n && memcmp(buf, data, n) == 0;
-	free(buf);
-	vfs_close(f);
-	return ok;
-}
 
 static void say(void *arg, const char *path, const char *what)
 {
@@ -62,7 +26,7 @@ static void say(void *arg, const char *path, const char *what)
 struct kept {
 	char path[32];
 	size_t size;
-	uint64_t seed;
+	uint32_t seed;
 };
 
 static int check_kept(const struct kept *k, int n, const char *when)
@@ -70,8 +34,8 @@ static int check_kept(const struct kept *k, int n, const char *when)
 	static uint8_t buf[1 << 20];
 	int lost = 0;
 	for (int i = 0; i < n; i++) {
-		pattern(buf, k[i].size, k[i].seed);
-		if (!same(k[i].path, buf, k[i].size)) {
+		pattern_fill(buf, k[i].size, k[i].seed);
+		if (!vfs_same(k[i].path, buf, k[i].size)) {
 			if (lost < 5)
 				fprintf(stderr, "  %s: %s (%zu bytes, written and closed without error) "
 				        "is lost or wrong\n", when, k[i].path, k[i].size);
@@ -108,9 +72,9 @@ static void test_disk_full(int small)
 	static uint8_t buf[1 << 20];
 	int n = 0, refused = 0;
 	/* Most of the disk in one file first, so the rest fills fast. */
-	pattern(buf, sizeof buf, 1);
+	pattern_fill(buf, sizeof buf, 1);
 	snprintf(k[n].path, sizeof k[n].path, "/big");
-	CHECK_EQ(put("/big", buf, 2 << 19), 0);
+	CHECK_EQ(vfs_put("/big", buf, 2 << 19), 0);
 	k[n].size = 2 << 19;
 	k[n++].seed = 1;
 	CHECK_EQ(vfs_mkdir("/d", 0755), 0);
@@ -118,9 +82,9 @@ static void test_disk_full(int small)
 		struct kept *f = &k[n];
 		snprintf(f->path, sizeof f->path, "/d/f%d", i);
 		f->size = small ? 200 + (size_t)(i % 7) * 300 : 3 * 4096 + (size_t)(i % 5) * 4096;
-		f->seed = 1000 + (uint64_t)i;
-		pattern(buf, f->size, f->seed);
-		int e = put(f->path, buf, f->size);
+		f->seed = 1000 + (uint32_t)i;
+		pattern_fill(buf, f->size, f->seed);
+		int e = vfs_put(f->path, buf, f->size);
 		if (e == 0) {
 			n++;
 			continue;
@@ -157,8 +121,8 @@ static void test_extent_limit(void)
 	static struct kept k[8];
 	static uint8_t buf[4096 * 4];
 	int n = 0;
-	pattern(buf, 5000, 7);
-	CHECK_EQ(put("/before", buf, 5000), 0);
+	pattern_fill(buf, 5000, 7);
+	CHECK_EQ(vfs_put("/before", buf, 5000), 0);
 	snprintf(k[n].path, sizeof k[n].path, "/before");
 	k[n].size = 5000;
 	k[n++].seed = 7;
@@ -186,13 +150,13 @@ static void test_extent_limit(void)
 		fprintf(stderr, "  /frag: %ld blocks, then error %d (want EFBIG)\n", i, err);
 	CHECK_EQ(err, -EFBIG);
 	/* An unrelated file written afterwards. */
-	pattern(buf, sizeof buf, 8);
-	CHECK_EQ(put("/after", buf, sizeof buf), 0);
+	pattern_fill(buf, sizeof buf, 8);
+	CHECK_EQ(vfs_put("/after", buf, sizeof buf), 0);
 	snprintf(k[n].path, sizeof k[n].path, "/after");
 	k[n].size = sizeof buf;
 	k[n++].seed = 8;
-	pattern(buf, 300, 9);
-	CHECK_EQ(put("/small-after", buf, 300), 0);
+	pattern_fill(buf, 300, 9);
+	CHECK_EQ(vfs_put("/small-after", buf, 300), 0);
 	snprintf(k[n].path, sizeof k[n].path, "/small-after");
 	k[n].size = 300;
 	k[n++].seed = 9;
@@ -255,9 +219,9 @@ static void test_cache_held(void)
 		struct kept *f = &k[n];
 		snprintf(f->path, sizeof f->path, "/d%d/f%d", i % 4, i);
 		f->size = i % 3 == 0 ? sizeof buf : 100 + (size_t)i;
-		f->seed = 5000 + (uint64_t)i;
-		pattern(buf, f->size, f->seed);
-		int e = put(f->path, buf, f->size);
+		f->seed = 5000 + (uint32_t)i;
+		pattern_fill(buf, f->size, f->seed);
+		int e = vfs_put(f->path, buf, f->size);
 		if (e == 0)
 			n++;
 		else
