@@ -29,7 +29,8 @@
 #include "userfs/unixfs/ufs.h"
 
 #define DIRECT_MIN  (64u * 1024)        /* reads/writes at least this large bypass the cache */
-#define READAHEAD   8                   /* blocks one miss may bring in together */
+#define READAHEAD   8                   /* blocks a sequential miss brings in together */
+#define CLUSTER     16                  /* blocks a random miss brings in: 64 KiB, aligned */
 #define SMALL_AHEAD 128u                /* sectors read ahead in a large directory */
 
 static const uint8_t zero_block[UFS_BSIZE];
@@ -156,9 +157,25 @@ static int small_promise(struct ufs *fs, struct uinode *ip, uint64_t size)
 
 /* ---- large files: reading -------------------------------------------------------- */
 
+/* Is logical block lb of ip free to read into the cache (not cached, not
+ * cut off), and at disk sector `sector`? */
+static int around_ok(struct ufs *fs, struct uinode *ip, uint64_t lb, uint64_t sector)
+{
+	uint64_t run;
+	return lb < ip->b->zero_from && bc_lookup(&fs->bc, ip->id, lb) == NULL &&
+	       ufs_map_lookup(ip, lb * UFS_BSECT, &run) == sector;
+}
+
 /* Bring block b (lblk) into the cache: zeros if unmapped (or cut off by a
- * truncate), else read it - together with the uncached blocks after it in
- * the same extent, up to the end of the file, in one request. */
+ * truncate), else read it in one request with its neighbours:
+ *  - a reader going forward from the start or from where it left off gets
+ *    the uncached blocks after it, up to READAHEAD, in the same extent;
+ *  - any other miss gets its cluster (the CLUSTER-block aligned piece of
+ *    the file around it, as far as the same extent holds it uncached).  A
+ *    request costs about the same for 4 KiB and 64 KiB (its fixed cost,
+ *    not the bytes, is what a disk request costs under QEMU, and a seek
+ *    on a real disk), so a program reading the file in a random order
+ *    finds more and more of it cached, as Linux's read-around gives it. */
 static int fill(struct ufs *fs, struct uinode *ip, struct bbuf *b)
 {
 	struct ubig *B = ip->b;
@@ -169,34 +186,39 @@ static int fill(struct ufs *fs, struct uinode *ip, struct bbuf *b)
 		b->flags |= BB_VALID;
 		return 0;
 	}
-	static uint8_t stage[READAHEAD * UFS_BSIZE];
+	static uint8_t stage[CLUSTER * UFS_BSIZE];
 	uint64_t eof = (ip->ent->r.size + UFS_BSIZE - 1) / UFS_BSIZE;
 	if (eof > B->zero_from)
 		eof = B->zero_from;
-	uint64_t k = 1;
-	/* Only for readers going forward from the start or where they left
-	 * off: random reads would pay for blocks nobody wants. */
 	int seq = b->lblk == 0 || b->lblk == B->ra_next;
-	B->ra_next = b->lblk + 1;
-	while (seq && k < READAHEAD && k < run / UFS_BSECT && b->lblk + k < eof &&
-	       bc_lookup(&fs->bc, ip->id, b->lblk + k) == NULL)
-		k++;
-	int err = ufs_io_sync(fs, ufs_map_prot(fs, ip, sector), 0, sector, k > 1 ? stage : b->data,
-	                      k * UFS_BSIZE);
+	uint64_t lo = b->lblk, hi = b->lblk + 1;     /* the blocks to read: [lo, hi) */
+	uint64_t limit = seq ? b->lblk + READAHEAD : (b->lblk / CLUSTER + 1) * CLUSTER;
+	while (hi < limit && hi - b->lblk < run / UFS_BSECT && hi < eof &&
+	       bc_lookup(&fs->bc, ip->id, hi) == NULL)
+		hi++;
+	if (!seq)
+		while (lo > b->lblk / CLUSTER * CLUSTER &&
+		       around_ok(fs, ip, lo - 1, sector - (b->lblk - lo + 1) * UFS_BSECT))
+			lo--;
+	B->ra_next = seq ? hi : b->lblk + 1;
+	uint64_t first = sector - (b->lblk - lo) * UFS_BSECT;
+	int err = ufs_io_sync(fs, ufs_map_prot(fs, ip, sector), 0, first, hi - lo > 1 ? stage : b->data,
+	                      (hi - lo) * UFS_BSIZE);
 	if (err < 0)
 		return err;
-	if (k > 1) {
-		B->ra_next = b->lblk + k;
-		memcpy(b->data, stage, UFS_BSIZE);
+	if (hi - lo > 1) {
+		memcpy(b->data, stage + (b->lblk - lo) * UFS_BSIZE, UFS_BSIZE);
 		/* The rest goes into the cache if it can without writing
 		 * anything out; b is pinned so it cannot be the one replaced. */
 		bc_pin(b);
-		for (uint64_t i = 1; i < k; i++) {
-			struct bbuf *x = bc_get(&fs->bc, ip->id, b->lblk + i);
+		for (uint64_t i = lo; i < hi; i++) {
+			if (i == b->lblk)
+				continue;
+			struct bbuf *x = bc_get(&fs->bc, ip->id, i);
 			if (x == NULL)
 				break;
 			if (!(x->flags & BB_VALID)) {
-				memcpy(x->data, stage + i * UFS_BSIZE, UFS_BSIZE);
+				memcpy(x->data, stage + (i - lo) * UFS_BSIZE, UFS_BSIZE);
 				x->flags |= BB_VALID;
 			}
 		}

@@ -546,11 +546,12 @@ int ufs_dir_load(struct ufs *fs, struct udir *d, uint64_t id)
 		return ufs_damage(fs, "not the dnode its name says", d->x.sector, id);
 	int err = ds_load(fs, d, page);
 	if (err == 0 && m->head != 0) {
-		/* A small directory comes in whole, small files and all, when the
-		 * caller is about to read a file (open for reading); otherwise
-		 * only its blocks, and the whole of it on the first read of a
-		 * small file's bytes (ds_read). */
-		if (fs->want_data)
+		/* A small directory (its space a group, dspace.c) comes in
+		 * whole, names and small files in one request, whatever the
+		 * caller wants of it: one request costs about what reading the
+		 * head alone does, and reading the head, then its record blocks,
+		 * is two waits in a row.  A larger one: only its blocks, here. */
+		if (!ufs_ahead_take(fs, d))
 			err = ds_read_all(fs, d);
 		if (err == 0)
 			err = load_blocks(fs, d);

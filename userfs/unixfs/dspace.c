@@ -27,7 +27,6 @@
 #include <string.h>
 #include "userfs/unixfs/ufs.h"
 
-#define UFS_GROUP_MAX   (256u * 1024)         /* read whole at load          */
 #define READ_MAX        (256u * 1024)         /* one read at most (cache fill) */
 #define SLACK_MIN       128u                  /* sectors: 64 KiB              */
 #define SLACK_MAX       2048u                 /* 1 MiB                        */
@@ -541,6 +540,37 @@ const uint8_t *ds_group(struct udir *d, uint64_t sector, uint64_t n)
 	return e->g + (sector - e->sector) * ED_SECTOR;
 }
 
+/* Room for a group of `bytes` in the mount's budget: the groups used
+ * longest ago go. */
+void ds_group_room(struct ufs *fs, size_t bytes)
+{
+	while (fs->gbytes + bytes > fs->gmax && fs->gtail != NULL)
+		ds_group_drop(fs, fs->gtail);
+}
+
+/* buf (from upool_alloc_raw) holds the whole space, its extents in order:
+ * it becomes the directory's group. */
+void ds_group_attach(struct ufs *fs, struct udir *d, uint8_t *buf)
+{
+	struct udspace *sp = &d->sp;
+	uint64_t off = 0;
+	for (uint32_t i = 0; i < sp->next; i++) {
+		sp->ext[i].g = buf + off;
+		sp->ext[i].gn = sp->ext[i].nsect;
+		off += (uint64_t)sp->ext[i].nsect * ED_SECTOR;
+	}
+	sp->gtried = 1;
+	sp->gbuf = buf;
+	sp->gbytes = off;
+	fs->gbytes += off;
+	sp->gnext = fs->ghead;
+	if (fs->ghead)
+		fs->ghead->sp.gprev = d;
+	fs->ghead = d;
+	if (fs->gtail == NULL)
+		fs->gtail = d;
+}
+
 int ds_read_all(struct ufs *fs, struct udir *d)
 {
 	struct udspace *sp = &d->sp;
@@ -548,9 +578,7 @@ int ds_read_all(struct ufs *fs, struct udir *d)
 	if (bytes > UFS_GROUP_MAX || bytes == 0 || sp->gbuf != NULL)
 		return 0;
 	sp->gtried = 1;
-	/* Room in the budget: the groups used longest ago go. */
-	while (fs->gbytes + bytes > fs->gmax && fs->gtail != NULL)
-		ds_group_drop(fs, fs->gtail);
+	ds_group_room(fs, bytes);
 	uint8_t *buf = upool_alloc_raw(fs, bytes);
 	if (buf == NULL)
 		return 0;                /* no memory: read what is needed, as needed */
@@ -571,20 +599,6 @@ int ds_read_all(struct ufs *fs, struct udir *d)
 		upool_free(fs, buf);
 		return err;
 	}
-	off = 0;
-	for (uint32_t i = 0; i < sp->next; i++) {
-		sp->ext[i].g = buf + off;
-		sp->ext[i].gn = sp->ext[i].nsect;
-		off += (uint64_t)sp->ext[i].nsect * ED_SECTOR;
-	}
-	sp->gbuf = buf;
-	sp->gbytes = bytes;
-	fs->gbytes += bytes;
-	sp->gnext = fs->ghead;
-	if (fs->ghead)
-		fs->ghead->sp.gprev = d;
-	fs->ghead = d;
-	if (fs->gtail == NULL)
-		fs->gtail = d;
+	ds_group_attach(fs, d, buf);
 	return 0;
 }

@@ -175,6 +175,8 @@ int ufs_iget(struct ufs *fs, struct uent *e, struct uinode **ipp)
 			fs->ndirs++;
 			ip->d->self = ip;
 			ufs_xn_set(&ip->d->x, ufs_xref_sector(e->r.loc), (uint16_t)ufs_xref_slot(e->r.loc));
+			if (e->dir != NULL)
+				ufs_ahead(fs, e->dir, e);
 			err = ufs_dir_load(fs, ip->d, e->r.id);
 		}
 	} else if (e->r.where == UFS_W_NODE) {

@@ -63,6 +63,7 @@ static int read_sb(struct ufs *fs)
 static void teardown(struct ufs *fs)
 {
 	ufs_idrop_all(fs);
+	ufs_ahead_drop(fs);
 	bc_destroy(&fs->bc);
 	free(fs->dblk);
 	free(fs->doomed);

@@ -14,6 +14,7 @@
  *             growing, trimming, reading blocks of it through the cache
  *   dir.c     directories: loading one (its blocks, checked), names and
  *             records, and preparing a commit (copy-on-write blocks)
+ *   ahead.c   directory read-ahead: siblings' dnodes and groups together
  *   inode.c   in-memory objects (struct uinode) for files and directories:
  *             the table, creating, loading fnodes, freeing
  *   map.c     a large file's extents: find, grow, shrink, map nodes
@@ -302,7 +303,7 @@ struct ufs {
 	struct upool pool;
 	struct udir *ghead, *gtail;   /* directories' groups, most recent first  */
 	uint64_t gbytes, gmax;
-	int want_data;            /* a path walk for a read: load groups at once  */
+	struct uahead *ahead;     /* directory read-ahead (ahead.c)              */
 	char damage[160];         /* the last damage found, for messages         */
 };
 
@@ -425,11 +426,26 @@ int  ds_read(struct ufs *fs, struct udir *d, uint64_t sector, void *buf, uint64_
 void ds_written(struct ufs *fs, struct udir *d, uint64_t sector, const void *data, uint64_t bytes);
 /* A small space is read whole at load (the directory's names and small
  * files, in a request or two) and kept as its group. */
+#define UFS_GROUP_MAX   (256u * 1024)
 int  ds_read_all(struct ufs *fs, struct udir *d);
 void ds_group_drop(struct ufs *fs, struct udir *d);
+/* Make room in the mount's budget for a group of `bytes`; make buf (the
+ * whole space, extents in order, from upool_alloc_raw) d's group. */
+void ds_group_room(struct ufs *fs, size_t bytes);
+void ds_group_attach(struct ufs *fs, struct udir *d, uint8_t *buf);
 /* The group's copy of [sector, sector + n), or NULL. */
 const uint8_t *ds_group(struct udir *d, uint64_t sector, uint64_t n);
 uint64_t ds_owner(const struct udir *d);
+
+/* ---- ahead.c ------------------------------------------------------------------------------ */
+/* first (a cold subdirectory of p) is about to be loaded: read it and the
+ * next cold siblings' dnodes and groups in, together. */
+void ufs_ahead(struct ufs *fs, struct udir *p, struct uent *first);
+/* d's dnode is loaded (ds_load done): make what was read ahead for it its
+ * group if it is still what the dnode names; 1 if so, else 0. */
+int  ufs_ahead_take(struct ufs *fs, struct udir *d);
+/* Forget everything read ahead (unmount). */
+void ufs_ahead_drop(struct ufs *fs);
 
 /* ---- dir.c ----------------------------------------------------------------------------- */
 /* Load a directory's dnode and names (dir->d must be set up with its dnode). */

@@ -6,7 +6,7 @@
  * the mount lock, a wrong key, two owners on one disk, another process
  * taking the sectors unixfs chose, a small exodisk cache, and bad input
  * (long names, missing files, a full disk, damaged, stale and misplaced
- * directory blocks, malformed nodes).  The on-disk format is read here
+ * directory blocks, malformed nodes), and directory read-ahead.  The on-disk format is read here
  * independently of unixfs, from ufs_format.h, to find what to damage.
  * test_unixfs_model.c does the long randomized runs against a model.
  */
@@ -893,6 +893,156 @@ static void test_alloc_race(void)
 	ufx_free(&u);
 }
 
+/* Directory read-ahead (ahead.c): subdirectories loaded in the order they
+ * were made use what was read ahead, in reverse order or at random they
+ * are still right, and a directory changed after its group was read ahead
+ * is read again. */
+static int ahead_used(void)
+{
+	struct vfs_lower lo;
+	struct ufs_counters c;
+	CHECK_EQ(vfs_pin("/", &lo), 0);
+	unixfs_counters(lo.fs, &c);
+	vfs_unpin(&lo);
+	return (int)c.ahead_used;
+}
+
+static void ahead_path(char *p, size_t n, int d, int f)
+{
+	snprintf(p, n, "/t/s%02d/f%d", d, f);
+}
+
+static void test_dir_ahead(void)
+{
+	enum { NDIR = 40, NFILE = 5 };
+	struct ufx u;
+	ufx_new(&u, 65536, HD_POLLED, 12);
+	ufx_mkfs(&u, OPTS);
+	mount_it();
+	static uint8_t buf[NDIR * NFILE + 40000];
+	pattern(buf, sizeof buf, 77);
+	CHECK_EQ(vfs_mkdir("/t", 0755), 0);
+	char p[48];
+	for (int d = 0; d < NDIR; d++) {
+		snprintf(p, sizeof p, "/t/s%02d", d);
+		CHECK_EQ(vfs_mkdir(p, 0755), 0);
+		for (int f = 0; f < NFILE; f++) {
+			ahead_path(p, sizeof p, d, f);
+			put(p, buf + d * NFILE + f, 100 + (size_t)(d * 131 + f * 17) % 3000);
+		}
+	}
+	put("/t/s07/big", buf, 40000);           /* a large file among them */
+	umount_it();
+	ufx_reboot(&u);
+	/* In the order they were made: nearly all from the read-ahead. */
+	mount_it();
+	for (int f = 0; f < NFILE; f++)
+		for (int d = 0; d < NDIR; d++) {
+			ahead_path(p, sizeof p, d, f);
+			expect(p, buf + d * NFILE + f, 100 + (size_t)(d * 131 + f * 17) % 3000);
+		}
+	expect("/t/s07/big", buf, 40000);
+	CHECK(ahead_used() >= NDIR - 4);
+	umount_it();
+	/* Backwards, and then every other one, changing some on the way. */
+	mount_it();
+	for (int d = NDIR - 1; d >= 0; d--) {
+		ahead_path(p, sizeof p, d, 1);
+		expect(p, buf + d * NFILE + 1, 100 + (size_t)(d * 131 + 17) % 3000);
+	}
+	umount_it();
+	mount_it();
+	for (int d = 0; d < NDIR; d += 2) {
+		ahead_path(p, sizeof p, d, 0);
+		put(p, buf + 1000 + d, 500);     /* loads s(d), whose siblings were read ahead */
+		ahead_path(p, sizeof p, d + 1, 0);
+		expect(p, buf + (d + 1) * NFILE, 100 + (size_t)((d + 1) * 131) % 3000);
+	}
+	CHECK_EQ(vfs_sync(), 0);
+	umount_it();
+	ufx_reboot(&u);
+	/* Round-robin deletes, as the benchmark does, then the directories. */
+	mount_it();
+	for (int d = 0; d < NDIR; d += 2) {
+		ahead_path(p, sizeof p, d, 0);
+		expect(p, buf + 1000 + d, 500);
+	}
+	for (int f = 0; f < NFILE; f++)
+		for (int d = 0; d < NDIR; d++) {
+			ahead_path(p, sizeof p, d, f);
+			CHECK_EQ(vfs_unlink(p), 0);
+		}
+	CHECK_EQ(vfs_unlink("/t/s07/big"), 0);
+	for (int d = 0; d < NDIR; d++) {
+		snprintf(p, sizeof p, "/t/s%02d", d);
+		CHECK_EQ(vfs_rmdir(p), 0);
+	}
+	CHECK_EQ(vfs_rmdir("/t"), 0);
+	umount_it();
+	struct ufs_fsck_stats st;
+	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
+	ufx_free(&u);
+}
+
+/* Random 4 KiB reads of a large file read their 64 KiB cluster around
+ * them (data.c): every block right, blocks cut off by a truncate not yet
+ * committed read as zeros, and the cache stays consistent with writes. */
+static void test_read_around(void)
+{
+	enum { NB = 640 };                       /* 2.5 MiB: past the cache below */
+	struct ufx u;
+	ufx_new(&u, 65536, HD_POLLED, 13);
+	ufx_mkfs(&u, OPTS);
+	CHECK_EQ(vfs_mount("/", "unixfs", OPTS ",cache=256", 1), 0);
+	static uint8_t data[NB * 4096], b[4096];
+	static const uint8_t zero[4096];
+	pattern(data, sizeof data, 99);
+	put("/r", data, sizeof data);
+	umount_it();
+	ufx_reboot(&u);
+	CHECK_EQ(vfs_mount("/", "unixfs", OPTS ",cache=256", 1), 0);
+	static uint32_t order[NB];
+	for (uint32_t i = 0; i < NB; i++)
+		order[i] = i;
+	uint64_t seed = 5;
+	for (uint32_t i = NB - 1; i > 0; i--) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		uint32_t j = (uint32_t)((seed >> 33) % (i + 1)), t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	struct vfile *f;
+	CHECK_EQ(vfs_open("/r", LIBFS_O_READ | LIBFS_O_WRITE, 0, &f), 0);
+	for (uint32_t i = 0; i < NB; i++) {
+		CHECK_EQ(vfs_pread(f, b, 4096, (uint64_t)order[i] * 4096), 4096);
+		CHECK(memcmp(b, data + (size_t)order[i] * 4096, 4096) == 0);
+	}
+	/* Rewrite some blocks, cut the file and grow it back: the cut part
+	 * reads as zeros, the rest as last written. */
+	for (uint32_t i = 0; i < NB; i += 37) {
+		pattern(data + (size_t)i * 4096, 4096, 1000 + i);
+		CHECK_EQ(vfs_pwrite(f, data + (size_t)i * 4096, 4096, (uint64_t)i * 4096), 4096);
+	}
+	CHECK_EQ(vfs_ftruncate(f, 300 * 4096 + 100), 0);
+	CHECK_EQ(vfs_ftruncate(f, sizeof data), 0);
+	memset(data + 300 * 4096 + 100, 0, sizeof data - (300 * 4096 + 100));
+	for (uint32_t i = 0; i < NB; i++) {
+		uint32_t k = order[(i * 7) % NB];
+		CHECK_EQ(vfs_pread(f, b, 4096, (uint64_t)k * 4096), 4096);
+		CHECK(memcmp(b, data + (size_t)k * 4096, 4096) == 0);
+		CHECK(k < 301 || memcmp(b, zero, 4096) == 0);
+	}
+	CHECK_EQ(vfs_close(f), 0);
+	umount_it();
+	ufx_reboot(&u);
+	mount_it();
+	expect("/r", data, sizeof data);
+	umount_it();
+	struct ufs_fsck_stats st;
+	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
+	ufx_free(&u);
+}
+
 int main(int argc, char **argv)
 {
 	/* test_unixfs cut [N]: the power-cut workload alone, cut at N of its
@@ -917,6 +1067,8 @@ int main(int argc, char **argv)
 	test_alloc_race();
 	test_rename_cuts();
 	test_deep_tree();
+	test_dir_ahead();
+	test_read_around();
 	printf("test_unixfs: ok\n");
 	return 0;
 }
