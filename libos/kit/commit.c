@@ -58,14 +58,45 @@ int kit_publish(struct kit *k, uint64_t sector, uint16_t slot)
 	return e < 0 ? e : kit_commit(k, sector, slot);
 }
 
+static uint32_t dslot(uint64_t sector, uint32_t icap)
+{
+	return (uint32_t)((sector * 0x9e3779b97f4a7c15ull) >> 32) & (icap - 1);
+}
+
+/* (Re)build the index for at least want entries; 0 or -ENOMEM. */
+static int dindex(struct kit_dirty *d, uint32_t want)
+{
+	uint32_t icap = 64;
+	while (icap < want * 2)
+		icap *= 2;
+	uint32_t *idx = calloc(icap, sizeof *idx);
+	if (idx == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < d->n; i++) {
+		uint32_t h = dslot(d->v[i].sector, icap);
+		while (idx[h] != 0)
+			h = (h + 1) & (icap - 1);
+		idx[h] = i + 1;
+	}
+	free(d->idx);
+	d->idx = idx;
+	d->icap = icap;
+	return 0;
+}
+
 int kit_dirty_add(struct kit_dirty *d, uint64_t sector, uint16_t slot, int depth)
 {
-	for (uint32_t i = 0; i < d->n; i++)
-		if (d->v[i].sector == sector) {
-			if (depth > d->v[i].depth)
-				d->v[i].depth = (int16_t)depth;
+	if ((d->n + 1) * 2 > d->icap && dindex(d, d->n + 1) < 0)
+		return -ENOMEM;
+	uint32_t h = dslot(sector, d->icap);
+	for (; d->idx[h] != 0; h = (h + 1) & (d->icap - 1)) {
+		struct kit_dblk *b = &d->v[d->idx[h] - 1];
+		if (b->sector == sector) {
+			if (depth > b->depth)
+				b->depth = (int16_t)depth;
 			return 0;
 		}
+	}
 	if (d->n == d->cap) {
 		uint32_t cap = d->cap ? d->cap * 2 : 32;
 		struct kit_dblk *v = realloc(d->v, cap * sizeof *v);
@@ -74,7 +105,8 @@ int kit_dirty_add(struct kit_dirty *d, uint64_t sector, uint16_t slot, int depth
 		d->v = v;
 		d->cap = cap;
 	}
-	d->v[d->n++] = (struct kit_dblk){ sector, slot, (int16_t)depth };
+	d->v[d->n] = (struct kit_dblk){ sector, slot, (int16_t)depth };
+	d->idx[h] = ++d->n;
 	return 0;
 }
 
@@ -114,11 +146,13 @@ int kit_dirty_commit(struct kit *k, struct kit_dirty *d)
 	}
 	memmove(d->v, d->v + i, (d->n - i) * sizeof *d->v);
 	d->n -= i;
+	d->icap = 0;               /* v was reordered: index it again when next added to */
 	return kit_err(err);
 }
 
 void kit_dirty_free(struct kit_dirty *d)
 {
 	free(d->v);
+	free(d->idx);
 	memset(d, 0, sizeof *d);
 }

@@ -364,10 +364,15 @@ int kit_commit(struct kit *k, uint64_t sector, uint16_t slot);
 int kit_publish(struct kit *k, uint64_t sector, uint16_t slot);
 
 /* A set of changed exonode blocks, committed deepest first so that a
- * durable descendant entry never names a block that is not. */
+ * durable descendant entry never names a block that is not.  Adding is
+ * O(1) (an index by sector beside the list), so a file system may note
+ * every change it makes.  A block's depth only rises: noted at several
+ * depths, it is written at the deepest. */
 struct kit_dirty {
 	struct kit_dblk { uint64_t sector; uint16_t slot; int16_t depth; } *v;
 	uint32_t n, cap;
+	uint32_t *idx;             /* open addressing: position in v + 1, 0 empty */
+	uint32_t icap;             /* a power of two; 0: to be built             */
 };
 int  kit_dirty_add(struct kit_dirty *d, uint64_t sector, uint16_t slot, int depth);
 /* Write back every block, one depth at a time, deepest first, each level

@@ -783,7 +783,7 @@ int ufs_dir_publish(struct ufs *fs, struct udir *d)
 	if (memcmp(&m, &d->pm, sizeof m) != 0) {
 		int64_t r = ufs_xn_add_data(fs, &d->x, UFS_E_META, &m, sizeof m, 0);
 		if (r < 0)
-			return ufs_err(r);
+			return kit_err(r);
 		d->pm = m;
 	}
 	d->m = m;

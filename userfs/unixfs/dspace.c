@@ -264,7 +264,7 @@ static int grow(struct ufs *fs, struct udir *d, uint64_t need, uint64_t want, in
 				r = ufs_xn_combine(fs, &d->x, last->idx, idx, 0);
 				if (r < 0) {
 					ufs_xn_remove(fs, &d->x, idx, 0);
-					return ufs_err(r);
+					return kit_err(r);
 				}
 				uint8_t *m = realloc(last->used, (last->nsect + n + 7) / 8 + 1);
 				if (m == NULL)
@@ -279,7 +279,7 @@ static int grow(struct ufs *fs, struct udir *d, uint64_t need, uint64_t want, in
 				return 0;
 			}
 			if (!kit_taken(r) && r != ED_E_XNFULL)
-				return ufs_err(r);
+				return kit_err(r);
 		}
 	}
 	idx = free_idx(sp, 1);
@@ -297,7 +297,7 @@ static int grow(struct ufs *fs, struct udir *d, uint64_t need, uint64_t want, in
 			continue;
 		}
 		if (r < 0)
-			return ufs_err(r);
+			return kit_err(r);
 		int err = add_ext(sp, start, (uint32_t)n, (uint16_t)idx);
 		if (err < 0)
 			return err;
@@ -361,7 +361,7 @@ int ds_trim(struct ufs *fs, struct udir *d)
 		if (e->nused == 0) {
 			int64_t r = ufs_xn_remove(fs, &d->x, e->idx, 0);
 			if (r < 0)
-				return ufs_err(r);
+				return kit_err(r);
 			bc_drop_range(&fs->bc, ds_owner(d), e->sector / UFS_BSECT,
 			              (e->sector + e->nsect) / UFS_BSECT);
 			if (sp->hint >= e->sector && sp->hint <= e->sector + e->nsect)
@@ -381,7 +381,7 @@ int ds_trim(struct ufs *fs, struct udir *d)
 				if (r >= 0)
 					r = ufs_xn_remove(fs, &d->x, idx, 0);
 				if (r < 0)
-					return ufs_err(r);
+					return kit_err(r);
 				bc_drop_range(&fs->bc, ds_owner(d), (e->sector + keep) / UFS_BSECT,
 				              (e->sector + e->nsect) / UFS_BSECT);
 				uint64_t oldend = e->sector + e->nsect;

@@ -337,7 +337,7 @@ int ufs_create(struct ufs *fs, struct uinode *dir, const char *name, int type, u
 		int64_t rr = ufs_xn_add_data(fs, &x, UFS_E_META, &m, sizeof m, 0);
 		if (rr < 0) {
 			ufs_xn_dealloc(fs, &x);
-			return ufs_err(rr);
+			return kit_err(rr);
 		}
 		r.where = UFS_W_NODE;
 		r.loc = ufs_xref(x.sector, x.slot);
@@ -398,7 +398,7 @@ int ufs_make_big(struct ufs *fs, struct uinode *ip)
 	struct ubig *b = r >= 0 ? calloc(1, sizeof *b) : NULL;
 	if (b == NULL) {
 		ufs_xn_dealloc(fs, &x);
-		return r < 0 ? ufs_err(r) : -ENOMEM;
+		return r < 0 ? kit_err(r) : -ENOMEM;
 	}
 	b->zero_from = UINT64_MAX;
 	b->node[UN_INODE] = (struct unode){ x, 0, 1 };
@@ -434,7 +434,7 @@ int ufs_free_node(struct ufs *fs, uint64_t xref)
 	if (r == ED_E_SLOT || r == ED_E_NOTBOUND || r == ED_E_KIND || r == ED_E_CORRUPT)
 		return 0;                 /* gone already */
 	if (r < 0)
-		return ufs_err(r);
+		return kit_err(r);
 	const struct ed_xnmap_hdr *h = (const void *)fs->page;
 	const struct ed_xnmap_ent *ent = (const void *)(h + 1);
 	int children = 0;
@@ -463,7 +463,7 @@ int ufs_free_node(struct ufs *fs, uint64_t xref)
 	}
 	r = ufs_xn_dealloc(fs, &x);
 	if (r < 0 && r != ED_E_SLOT && r != ED_E_NOTBOUND)
-		return ufs_err(r);
+		return kit_err(r);
 	ufs_xn_freed(fs, x.sector, x.slot);
 	/* A directory's space blocks were cached by its dnode's place. */
 	bc_drop(&fs->bc, (1ull << 63) | xref, 0);

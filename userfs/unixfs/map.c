@@ -189,7 +189,7 @@ static int new_node(struct ufs *fs, struct uinode *ip, int parent, int idx, int 
 			return 0;
 		}
 		if (!kit_taken(r))
-			return ufs_err(r);
+			return kit_err(r);
 		goal = start + UFS_MAP_SECT;
 	}
 	return -ENOSPC;
@@ -264,7 +264,7 @@ int ufs_map_grow(struct ufs *fs, struct uinode *ip, uint64_t upto)
 						/* Cannot happen (adjacent, same list); keep the
 						 * entry consistent with what we know. */
 						ufs_xn_remove(fs, &nd->x, idx, depth);
-						return ufs_err(r);
+						return kit_err(r);
 					}
 					last->nsect += (uint32_t)n;
 					B->mapped += n;
@@ -272,7 +272,7 @@ int ufs_map_grow(struct ufs *fs, struct uinode *ip, uint64_t upto)
 					continue;
 				}
 				if (!kit_taken(r) && r != ED_E_XNFULL)
-					return ufs_err(r);
+					return kit_err(r);
 			}
 		}
 		/* A new extent elsewhere. */
@@ -291,7 +291,7 @@ int ufs_map_grow(struct ufs *fs, struct uinode *ip, uint64_t upto)
 		if (kit_taken(r) && ++fails < 16)
 			continue;              /* taken meanwhile: choose again */
 		if (r < 0)
-			return ufs_err(r);
+			return kit_err(r);
 		err = push_ext(ip, start, (uint32_t)n, node, idx);
 		if (err < 0)
 			return err;
@@ -308,7 +308,7 @@ static int drop_node(struct ufs *fs, struct uinode *ip, int node)
 	struct unode *p = &B->node[parent];
 	int64_t r = ufs_xn_remove(fs, &p->x, idx, node_depth(parent));
 	if (r < 0)
-		return ufs_err(r);
+		return kit_err(r);
 	memset(&B->node[node], 0, sizeof B->node[node]);
 	p->nent--;
 	return 0;
@@ -328,14 +328,14 @@ int ufs_map_shrink(struct ufs *fs, struct uinode *ip, uint64_t keep)
 			if (r >= 0)
 				r = ufs_xn_remove(fs, &nd->x, e->idx + 1, depth);
 			if (r < 0)
-				return ufs_err(r);
+				return kit_err(r);
 			B->mapped -= e->nsect - k;
 			e->nsect = (uint32_t)k;
 			break;
 		}
 		int64_t r = ufs_xn_remove(fs, &nd->x, e->idx, depth);
 		if (r < 0)
-			return ufs_err(r);
+			return kit_err(r);
 		B->mapped -= e->nsect;
 		B->next--;
 		nd->nent--;

@@ -27,7 +27,7 @@
 static int kit_writeback(struct kit *k)
 {
 	struct ufs *fs = k->fs;
-	if (fs->readonly || fs->ndblk == 0)
+	if (fs->readonly || fs->dx.n == 0)
 		return -1;
 	return ufs_writeback_all(fs);
 }
@@ -54,7 +54,7 @@ static int read_sb(struct ufs *fs)
 	fs->sb_sector = fs->k.anchor;
 	int64_t r = kit_xn_get(&fs->k, fs->sb_sector, 0, UFS_E_SUPER, &fs->sb, sizeof fs->sb);
 	if (r < 0)
-		return r == ED_E_ENTRY ? -EIO : ufs_err(r);
+		return r == ED_E_ENTRY ? -EIO : kit_err(r);
 	if (r != sizeof fs->sb || !sb_valid(&fs->sb, fs->k.fm.nsectors))
 		return -EIO;
 	return 0;
@@ -65,7 +65,7 @@ static void teardown(struct ufs *fs)
 	ufs_idrop_all(fs);
 	ufs_ahead_drop(fs);
 	bc_destroy(&fs->bc);
-	free(fs->dblk);
+	kit_dirty_free(&fs->dx);
 	free(fs->doomed);
 	free(fs->wfiles);
 	free(fs->wbufs);
@@ -190,7 +190,7 @@ int unixfs_mkfs(const char *opts, uint64_t *sbp)
 		m.mtime = m.ctime = fs->k.a.created;
 		int64_t r = ufs_xn_add_data(fs, &rx, UFS_E_META, &m, sizeof m, 0);
 		if (r < 0)
-			err = ufs_err(r);
+			err = kit_err(r);
 	}
 	if (err == 0) {
 		sb->root = ufs_xref(rx.sector, rx.slot);
@@ -211,6 +211,7 @@ void unixfs_counters(void *fsp, struct ufs_counters *out)
 	*out = fs->cnt;
 	out->cache_hits = fs->bc.hits;
 	out->cache_misses = fs->bc.misses;
+	out->writebacks = fs->k.st.commits;
 }
 
 const char *unixfs_damage(void *fsp)

@@ -58,7 +58,7 @@ int ufs_push_sb(struct ufs *fs)
 	struct uxn x;
 	ufs_xn_set(&x, fs->sb_sector, 0);
 	int64_t r = ufs_xn_add_data(fs, &x, UFS_E_SUPER, &fs->sb, sizeof fs->sb, -1);
-	return r < 0 ? ufs_err(r) : 0;
+	return r < 0 ? kit_err(r) : 0;
 }
 
 static int intent_free(struct ufs *fs)

@@ -251,14 +251,6 @@ struct upool {
 
 /* ---- the mount -------------------------------------------------------------------- */
 
-/* An exonode block we changed and have not written back. */
-struct udblk {
-	uint64_t sector;
-	uint16_t slot;             /* a slot whose write capability we hold      */
-	int8_t   depth;            /* write-back order: deeper first             */
-	int8_t   used;
-};
-
 #define UFS_OHASH 1024
 
 struct ufs {
@@ -274,9 +266,9 @@ struct ufs {
 	struct uinode *dfiles;    /* files with data to write                    */
 	uint64_t dirty_bytes;     /* small files' bytes waiting in memory        */
 	uint64_t dirty_max;
-	/* Changed exonode blocks: an open-addressed set. */
-	struct udblk *dblk;
-	uint32_t ndblk, dblkcap;
+	/* Changed exonode blocks, each with its depth in write-back order
+	 * (the kit's set: libos/kit/commit.c). */
+	struct kit_dirty dx;
 	/* Objects whose names are gone, to free once that is durable:
 	 * xrefs of dnodes and fnodes. */
 	uint64_t *doomed;
@@ -349,8 +341,6 @@ int64_t ufs_xn_snapshot(struct ufs *fs, struct uxn *x, void *buf);
 int  ufs_writeback_all(struct ufs *fs);
 /* Make every completed write durable. */
 int  ufs_barrier(struct ufs *fs);
-/* An exodisk code (or a negative errno) as a negative errno. */
-int  ufs_err(int64_t r);
 /* Batched I/O.  Writes of whole sectors are gathered with the one before
  * when they continue it through the same exonode, up to UIO_STAGE bytes;
  * up to UIO_SLOTS requests are in flight.  owner (may be NULL) gets

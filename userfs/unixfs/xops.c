@@ -12,11 +12,13 @@
  * an exonode says may become durable at any moment (sync.c says why that
  * holds).
  *
- * Every block we change is remembered with a depth, and write-back goes
- * deepest first: the leaves of a double-indirect node, then map nodes, then
- * dnodes and fnodes, then the superblock, so a durable descendant entry
- * never names a block that is not durable, and the superblock never names
- * a root or a file id range before what it names is.
+ * Every block we change is remembered with a depth in the kit's set of
+ * changed blocks (struct kit_dirty), and write-back goes deepest first:
+ * the leaves of a double-indirect node, then map nodes, then dnodes and
+ * fnodes, then the superblock, so a durable descendant entry never names
+ * a block that is not durable, and the superblock never names a root or a
+ * file id range before what it names is.  Map pages are copied by the kit
+ * too (kit_xn_map).
  *
  * A protector carries two capabilities, each a SipHash of the owner's key
  * and the exonode's place (kit_prot): struct uxn computes them once per
@@ -47,60 +49,11 @@ const struct ed_protector *ufs_xn_prot(struct ufs *fs, struct uxn *x)
 	return &x->p;
 }
 
-int ufs_err(int64_t r)
-{
-	if (r >= 0)
-		return (int)r;
-	return -edc_errno(r);
-}
-
 /* ---- the set of changed blocks -------------------------------------------------- */
-
-static uint32_t dhash(uint64_t sector, uint32_t cap)
-{
-	return (uint32_t)((sector * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-}
-
-static int dgrow(struct ufs *fs)
-{
-	uint32_t cap = fs->dblkcap ? fs->dblkcap * 2 : 256;
-	struct udblk *n = calloc(cap, sizeof *n);
-	if (n == NULL)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < fs->dblkcap; i++)
-		if (fs->dblk[i].used) {
-			uint32_t h = dhash(fs->dblk[i].sector, cap);
-			while (n[h].used)
-				h = (h + 1) & (cap - 1);
-			n[h] = fs->dblk[i];
-		}
-	free(fs->dblk);
-	fs->dblk = n;
-	fs->dblkcap = cap;
-	return 0;
-}
 
 int ufs_touch(struct ufs *fs, uint64_t sector, uint16_t slot, int depth)
 {
-	if (fs->dblkcap) {
-		uint32_t h = dhash(sector, fs->dblkcap);
-		while (fs->dblk[h].used) {
-			if (fs->dblk[h].sector == sector) {
-				if (depth > fs->dblk[h].depth)
-					fs->dblk[h].depth = (int8_t)depth;
-				return 0;
-			}
-			h = (h + 1) & (fs->dblkcap - 1);
-		}
-	}
-	if ((fs->ndblk + 1) * 2 > fs->dblkcap && dgrow(fs) < 0)
-		return -ENOMEM;
-	uint32_t h = dhash(sector, fs->dblkcap);
-	while (fs->dblk[h].used)
-		h = (h + 1) & (fs->dblkcap - 1);
-	fs->dblk[h] = (struct udblk){ sector, slot, (int8_t)depth, 1 };
-	fs->ndblk++;
-	return 0;
+	return kit_dirty_add(&fs->dx, sector, slot, depth);
 }
 
 /* ---- exonode calls ------------------------------------------------------------------ */
@@ -247,90 +200,18 @@ int64_t ufs_xn_split(struct ufs *fs, struct uxn *x, int entry, uint64_t off, int
 
 int64_t ufs_xn_snapshot(struct ufs *fs, struct uxn *x, void *buf)
 {
-	for (int tries = 0;;) {
-		const struct ed_protector *p = ufs_xn_prot(fs, x);
-		int64_t addr = edc_xn_map(fs->k.c, p);
-		if (addr < 0) {
-			if (recover(fs, addr, x, &tries))
-				continue;
-			return addr;
-		}
-		/* The page is rewritten in place when the exonode changes; we do
-		 * not change it meanwhile, but copy it the careful way anyway.
-		 * Only the part in use: the header, the entries, the data. */
-		const volatile struct ed_xnmap_hdr *h = (const volatile void *)(uintptr_t)addr;
-		uint64_t g0, g1;
-		do {
-			g0 = h->gen;
-			memcpy(buf, (const void *)(uintptr_t)addr, 4096);
-			g1 = h->gen;
-		} while ((g0 & 1) || g0 != g1);
-		edc_xn_unmap(fs->k.c, p, (uint64_t)addr);
-		const struct ed_xnmap_hdr *c = buf;
-		if (c->magic != ED_XNMAP_MAGIC || c->state != ED_XNMAP_LIVE)
-			return ED_E_CORRUPT;
-		return 0;
-	}
+	return kit_xn_map(&fs->k, x->sector, x->slot, buf);
 }
 
 /* ---- write-back ---------------------------------------------------------------------- */
 
-static int cmp_depth(const void *x, const void *y)
-{
-	const struct udblk *a = x, *b = y;
-	if (a->depth != b->depth)
-		return a->depth > b->depth ? -1 : 1;
-	return a->sector < b->sector ? -1 : a->sector > b->sector;
-}
-
 int ufs_writeback_all(struct ufs *fs)
 {
-	if (fs->ndblk == 0)
-		return 0;
-	/* Take the set out (a retry below may add to a fresh one). */
-	struct udblk *list = malloc(fs->ndblk * sizeof *list);
-	if (list == NULL)
-		return -ENOMEM;
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < fs->dblkcap; i++)
-		if (fs->dblk[i].used) {
-			list[n++] = fs->dblk[i];
-			fs->dblk[i].used = 0;
-		}
-	fs->ndblk = 0;
-	qsort(list, n, sizeof *list, cmp_depth);
-	struct edc_slot slots[32];
-	struct edc_batch b;
-	uint32_t i = 0;
-	int err = 0;
-	while (i < n) {
-		/* One depth at a time, each level durable before the next starts:
-		 * the exodisk's log keeps order within a level anyway, but this way
-		 * nothing depends on that. */
-		uint32_t j = i;
-		int depth = list[i].depth;
-		edc_batch_init(&b, fs->k.c, slots, 32);
-		for (; j < n && list[j].depth == depth; j++) {
-			struct uxn x;
-			ufs_xn_set(&x, list[j].sector, list[j].slot);
-			int32_t r = edc_batch_xn_write(&b, ufs_xn_prot(fs, &x));
-			/* Clean, or gone (never-written blocks that were freed): fine. */
-			if (r < 0 && r != ED_E_CLEAN && r != ED_E_NOTBOUND && r != ED_E_NOTCACHED && err == 0)
-				err = r;
-		}
-		int32_t r = edc_batch_wait(&b);
-		if (r < 0 && err == 0)
-			err = r;
-		fs->cnt.writebacks += j - i;
-		if (err != 0)
-			break;
-		i = j;
-	}
-	/* Keep the blocks not known to be written. */
-	for (; i < n; i++)
-		ufs_touch(fs, list[i].sector, list[i].slot, list[i].depth);
-	free(list);
-	return err ? ufs_err(err) : 0;
+	/* One depth at a time, deepest first, each level durable before the
+	 * next starts: the exodisk's log keeps order within a level anyway,
+	 * but this way nothing depends on that.  The blocks not known to be
+	 * written stay in the set. */
+	return fs->dx.n == 0 ? 0 : kit_dirty_commit(&fs->k, &fs->dx);
 }
 
 int ufs_barrier(struct ufs *fs)
@@ -374,7 +255,7 @@ static void slot_wait(struct uio *w, int i)
 		if (w->err == 0)
 			w->err = r;
 		if (w->s[i].owner && w->s[i].owner->err == 0)
-			w->s[i].owner->err = ufs_err(r);
+			w->s[i].owner->err = kit_err(r);
 	}
 }
 
@@ -412,7 +293,7 @@ static int slot_start(struct uio *w, int i, const struct ed_protector *p, uint64
 		if (recover(fs, r, &x, &tries))
 			continue;
 		if (owner && owner->err == 0)
-			owner->err = ufs_err(r);
+			owner->err = kit_err(r);
 		if (w->err == 0)
 			w->err = (int32_t)r;
 		return (int)r;
@@ -480,7 +361,7 @@ int uio_direct(struct uio *w, const struct ed_protector *p, uint64_t sector, voi
 		int r = slot_start(w, i, p, sector, dst, k, owner);
 		w->next = (i + 1) % UIO_SLOTS;
 		if (r < 0)
-			return ufs_err(r);
+			return kit_err(r);
 		dst += k;
 		sector += k / ED_SECTOR;
 		bytes -= k;
@@ -495,7 +376,7 @@ int uio_finish(struct uio *w)
 		slot_wait(w, i);
 	int32_t e = w->err;
 	w->err = 0;
-	return e < 0 ? ufs_err(e) : 0;
+	return e < 0 ? kit_err(e) : 0;
 }
 
 int ufs_io_sync(struct ufs *fs, const struct ed_protector *p, int write, uint64_t sector, void *mem,
@@ -516,5 +397,5 @@ int ufs_io_sync(struct ufs *fs, const struct ed_protector *p, int write, uint64_
 		bytes -= k;
 	}
 	int e = uio_finish(&w);
-	return r < 0 ? ufs_err(r) : e;
+	return r < 0 ? kit_err(r) : e;
 }
