@@ -146,6 +146,12 @@ int64_t edc_xn_remove(struct edc *c, const struct ed_protector *prot, int entry)
 	return op_entry(c, ED_OP_EXONODE_REMOVE_ENTRY, prot, entry, NULL);
 }
 
+int64_t edc_xn_remove_range(struct edc *c, const struct ed_protector *prot, int first, int n)
+{
+	struct ed_operation s = { .one = (uint64_t)(int64_t)n };
+	return op_entry(c, ED_OP_EXONODE_REMOVE_RANGE, prot, first, &s);
+}
+
 int64_t edc_xn_combine(struct edc *c, const struct ed_protector *prot, int first, int second)
 {
 	struct ed_operation s = { .one = (uint64_t)second };

@@ -96,6 +96,9 @@ int64_t edc_xn_add_data(struct edc *c, const struct ed_protector *prot, int entr
 int64_t edc_xn_read_data(struct edc *c, const struct ed_protector *prot, int entry,
                          void *buf, uint32_t len);
 int64_t edc_xn_remove(struct edc *c, const struct ed_protector *prot, int entry);
+/* Remove the extent entries numbered first .. first + n - 1 in one call
+ * (numbers not in use are skipped): how many went, or an error and none. */
+int64_t edc_xn_remove_range(struct edc *c, const struct ed_protector *prot, int first, int n);
 /* Merge entry `second` into `first` (adjacent extents); split extent `entry`
  * at byte offset `off` (a multiple of 512), the tail becoming entry `newent`. */
 int64_t edc_xn_combine(struct edc *c, const struct ed_protector *prot, int first, int second);

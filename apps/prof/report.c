@@ -114,6 +114,7 @@ static const char *const opnames[] = {
 	[ED_OP_POLL] = "poll", [ED_OP_IN_CACHE] = "in_cache", [ED_OP_GET_FREE_MAP] = "get_free_map",
 	[ED_OP_SHUTDOWN] = "shutdown", [ED_OP_FLUSH] = "flush", [ED_OP_DROP_CACHE] = "drop_cache",
 	[ED_OP_UNIT_INFO] = "unit_info", [ED_OP_CHECKPOINT] = "checkpoint",
+	[ED_OP_EXONODE_REMOVE_RANGE] = "exonode_remove_range",
 };
 
 static const char *name_of(const char *const *tab, size_t n, unsigned i, char *buf, size_t size)

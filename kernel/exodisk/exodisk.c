@@ -490,6 +490,7 @@ static int64_t dispatch(struct exodisk *ed, struct ed_client *c, int op, struct 
 		case ED_OP_EXONODE_ADD_DATA:
 		case ED_OP_EXONODE_READ_DATA:
 		case ED_OP_EXONODE_REMOVE_ENTRY:
+		case ED_OP_EXONODE_REMOVE_RANGE:
 		case ED_OP_EXONODE_COMBINE:
 		case ED_OP_EXONODE_SPLIT:
 		case ED_OP_EXONODE_MAP:

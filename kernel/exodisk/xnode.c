@@ -125,9 +125,13 @@ struct ed_xnrec *ed_xn_insert(struct ed_xnhdr *x, uint32_t slot_bytes, int idx, 
 
 void ed_xn_remove(struct ed_xnhdr *x, struct ed_xnrec *r)
 {
+	ed_xn_remove_span(x, r, ed_xn_recsize(r->type, r->a));
+}
+
+void ed_xn_remove_span(struct ed_xnhdr *x, struct ed_xnrec *r, uint32_t size)
+{
 	uint8_t *ent = ed_xn_entries(x);
 	uint32_t off = (uint32_t)((uint8_t *)r - ent);
-	uint32_t size = ed_xn_recsize(r->type, r->a);
 	ed_memmove(ent + off, ent + off + size, x->used - off - size);
 	x->used -= size;
 	ed_memset(ent + x->used, 0, size);

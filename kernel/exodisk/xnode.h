@@ -80,6 +80,8 @@ int ed_xn_free_idx(struct ed_xnhdr *x);
 struct ed_xnrec *ed_xn_insert(struct ed_xnhdr *x, uint32_t slot_bytes, int idx, uint8_t type,
                               uint32_t a, const void *payload, uint32_t paylen, int *err);
 void ed_xn_remove(struct ed_xnhdr *x, struct ed_xnrec *r);
+/* Remove the `bytes` of entries that start at r (whole entries, in a row). */
+void ed_xn_remove_span(struct ed_xnhdr *x, struct ed_xnrec *r, uint32_t bytes);
 /* Replace a DATA entry's bytes (it may grow or shrink).  0 or ED_E_XNFULL. */
 int ed_xn_set_data(struct ed_xnhdr *x, uint32_t slot_bytes, struct ed_xnrec *r,
                    const void *data, uint32_t len);

@@ -1,8 +1,8 @@
 /*
  * xnops.c - exonode operations (thesis Table 3.2): allocate and deallocate
  * exonodes, add extents, descendant exonodes and application data, read
- * data, remove, combine and split entries, and discover a descendant's
- * capabilities.
+ * data, remove entries (one, or a range of extents), combine and split
+ * entries, and discover a descendant's capabilities.
  *
  * Exonodes of one length are packed into a block of 1..4 sectors; the first
  * allocation in a free sector creates the block, later ones fill its free
@@ -354,6 +354,64 @@ static int64_t remove_entry(struct exodisk *ed, struct ed_client *c, struct ed_o
 	return 0;
 }
 
+/* ED_OP_EXONODE_REMOVE_RANGE: remove every entry numbered xn_entry ..
+ * xn_entry + stuff->one - 1 (absent numbers are skipped), each of which
+ * must be an extent: one call where an application giving back many
+ * extents at once (a virtual volume's freed chunks, a file cut short)
+ * would otherwise make one REMOVE_ENTRY each.  As for REMOVE_ENTRY, the
+ * sectors go back to the free map only when the exonode's write-back is
+ * durable.  All or nothing: a descendant or data entry in the range, or an
+ * extent with I/O in flight, and nothing is removed.  Returns how many
+ * entries went.  The entries of a range lie in a row (entries are kept in
+ * number order), so they go with one move of the rest. */
+static int64_t remove_range(struct exodisk *ed, struct ed_client *c, struct ed_obj *o,
+                            struct ed_args *a)
+{
+	struct ed_disk *d = ed->disk[o->e->unit];
+	int64_t first = a->prot->xn_entry;
+	uint64_t n = a->stuff->one;
+	if (first < 0 || n == 0 || n > ED_XN_MAX_ENTRIES || (uint64_t)first + n > ED_XN_MAX_ENTRIES)
+		return ED_E_ENTRY;
+	struct ed_xnrec *lo = NULL;
+	uint32_t count = 0;
+	for (struct ed_xnrec *r = ed_xn_first(o->x); r != NULL; r = ed_xn_next(o->x, r)) {
+		if (r->idx < first)
+			continue;
+		if ((uint64_t)r->idx >= (uint64_t)first + n)
+			break;
+		if (r->type != ED_ENT_EXTENT)
+			return ED_E_ENTTYPE;
+		if (ed_io_busy_range(ed, d->unit, ed_xnrec_u64(r, 0), r->a))
+			return ED_E_IOBUSY;
+		if (lo == NULL)
+			lo = r;
+		count++;
+	}
+	if (count == 0)
+		return 0;
+	/* Sectors never committed go back now, as for REMOVE_ENTRY - merged
+	 * into runs first, so the free map's leaves are tidied once a run
+	 * rather than once an extent (a volume's chunks lie side by side). */
+	struct ed_rl *rl = ed_rl_get(ed);
+	struct ed_xnrec *r = lo;
+	for (uint32_t i = 0; i < count; i++, r = ed_xn_next(o->x, r)) {
+		if (rl != NULL)
+			ed_rl_add(rl, ed_xnrec_u64(r, 0), r->a);
+		if (rl == NULL || rl->overflow)
+			ed_fm_release_uncommitted(d, ed_xnrec_u64(r, 0), r->a);
+	}
+	if (rl != NULL) {
+		/* (What did not fit in the list went one by one above.) */
+		ed_rl_norm(rl);
+		for (uint32_t i = 0; i < rl->n; i++)
+			ed_fm_release_uncommitted(d, rl->r[i].start, rl->r[i].nsectors);
+		ed_rl_put(ed, rl);
+	}
+	ed_xn_remove_span(o->x, lo, count * ED_XN_EXTENT_BYTES);
+	ed_ent_changed(ed, o->e, c);
+	return count;
+}
+
 static int64_t combine(struct exodisk *ed, struct ed_client *c, struct ed_obj *o,
                        struct ed_args *a)
 {
@@ -479,6 +537,7 @@ int64_t ed_op_exonode(struct exodisk *ed, struct ed_client *c, int op, struct ed
 	bool needs_stuff = op == ED_OP_EXONODE_ADD_EXTENT || op == ED_OP_EXONODE_ADD_EXONODE ||
 	                   op == ED_OP_EXONODE_ADD_DATA || op == ED_OP_EXONODE_READ_DATA ||
 	                   op == ED_OP_EXONODE_COMBINE || op == ED_OP_EXONODE_SPLIT ||
+	                   op == ED_OP_EXONODE_REMOVE_RANGE ||
 	                   op == ED_OP_EXONODE_CAP_DISCOVER;
 	if (needs_stuff && a->stuff == NULL)
 		return ED_E_ARG;
@@ -507,6 +566,7 @@ int64_t ed_op_exonode(struct exodisk *ed, struct ed_client *c, int op, struct ed
 	case ED_OP_EXONODE_ADD_EXONODE: return add_exonode(ed, c, &o, a);
 	case ED_OP_EXONODE_ADD_DATA:    return add_data(ed, c, &o, a);
 	case ED_OP_EXONODE_REMOVE_ENTRY: return remove_entry(ed, c, &o, a);
+	case ED_OP_EXONODE_REMOVE_RANGE: return remove_range(ed, c, &o, a);
 	case ED_OP_EXONODE_COMBINE:     return combine(ed, c, &o, a);
 	case ED_OP_EXONODE_SPLIT:       return split(ed, c, &o, a);
 	default:                        return ED_E_OP;

@@ -56,7 +56,8 @@
 #define ED_OP_DROP_CACHE           27   /* evict the unit's clean entries nobody else holds */
 #define ED_OP_UNIT_INFO            28   /* what a unit holds, what can run out (struct ed_unit_info) */
 #define ED_OP_CHECKPOINT           29   /* a checkpoint of the unit that starts after this (async) */
-#define ED_OP_COUNT                30
+#define ED_OP_EXONODE_REMOVE_RANGE 30   /* remove the extent entries numbered in a range */
+#define ED_OP_COUNT                31
 
 /* ---- capabilities ------------------------------------------------------- */
 /* Application-chosen, 128 bits.  Compared in constant time; stored encrypted. */

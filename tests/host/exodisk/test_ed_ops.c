@@ -466,6 +466,118 @@ static void test_exonodes(void)
 	fx_free(&f);
 }
 
+/* ED_OP_EXONODE_REMOVE_RANGE: many extent entries in one call, freed when
+ * the write-back is durable, all or nothing. */
+static void test_remove_range(void)
+{
+	struct fx f;
+	fx_new(&f, D, HD_POLLED, NULL, 9);
+	uint64_t X = data_start(&f) + 250;
+	struct ed_protector x = h_xn(0, X, 0, ED_XN_MAX_BYTES, RC, WC);
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_ALLOCATE, &x, NULL), 0);
+	uint64_t E = X + 10;
+	for (int i = 0; i < 10; i++) {
+		struct ed_operation st = stuff(E + 8 * (uint64_t)i, 8 * SECT, 0);
+		x.xn_entry = i;
+		CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_ADD_EXTENT, &x, &st), i);
+	}
+	uint8_t data[16];
+	fill(data, sizeof(data), 2);
+	x.xn_entry = 20;
+	CHECK_EQ(h_req(&f.h, f.ed, &f.a, ED_OP_EXONODE_ADD_DATA, &x, NULL,
+	               &(struct ed_operation){ .one = 16 }, NULL, 0, data, 16, NULL), 20);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXONODE_WRITE, &x), 0);
+
+	/* Bad arguments. */
+	struct ed_operation st = stuff(3, 0, 0);
+	x.xn_entry = 2;
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_REMOVE_RANGE, &x, NULL), ED_E_ARG);
+	struct ed_protector nowc = x;
+	nowc.wc = BAD;
+	CHECK_EQ(op(&f, &f.b, ED_OP_EXONODE_REMOVE_RANGE, &nowc, &st), ED_E_CAP);
+	x.xn_entry = -1;
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_REMOVE_RANGE, &x, &st), ED_E_ENTRY);
+	x.xn_entry = 250;
+	st = stuff(7, 0, 0);
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_REMOVE_RANGE, &x, &st), ED_E_ENTRY);
+	x.xn_entry = 0;
+	st = stuff(0, 0, 0);
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_REMOVE_RANGE, &x, &st), ED_E_ENTRY);
+	st = stuff(1ull << 40, 0, 0);
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_REMOVE_RANGE, &x, &st), ED_E_ENTRY);
+	/* A data entry in the range: nothing goes. */
+	x.xn_entry = 8;
+	st = stuff(20, 0, 0);
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_REMOVE_RANGE, &x, &st), ED_E_ENTTYPE);
+	/* An extent with I/O in flight: nothing goes. */
+	int32_t res;
+	struct ed_buf b;
+	static uint8_t r[8 * SECT];
+	memset(&b, 0, sizeof(b));
+	b.b_flags = ED_B_READ;
+	b.b_blkno = E + 8 * 9;
+	b.b_bcount = SECT;
+	CHECK_EQ(h_req(&f.h, f.ed, &f.a, ED_OP_IO, &x, &b, NULL, r, SECT, NULL, 0, &res), 0);
+	CHECK_EQ(res, ED_PENDING);
+	x.xn_entry = 5;
+	st = stuff(5, 0, 0);
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_REMOVE_RANGE, &x, &st), ED_E_IOBUSY);
+	CHECK_EQ(h_wait(&res), 0);
+	for (int i = 0; i < 10; i++)
+		CHECK_EQ(h_io(&f.h, f.ed, &f.a, &x, 0, E + 8 * (uint64_t)i, r, SECT), 0);
+	/* Numbers with no entry count for nothing. */
+	x.xn_entry = 10;
+	st = stuff(10, 0, 0);
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_REMOVE_RANGE, &x, &st), 0);
+
+	/* Entries 2..4 and 7..9 (11 and 12 are not in use); 0, 1, 5, 6 and the
+	 * data stay.  Freed only once the exonode's write-back is durable. */
+	x.xn_entry = 2;
+	st = stuff(3, 0, 0);
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_REMOVE_RANGE, &x, &st), 3);
+	x.xn_entry = 7;
+	st = stuff(6, 0, 0);
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_REMOVE_RANGE, &x, &st), 3);
+	x.xn_entry = 3;
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_REMOVE_ENTRY, &x, NULL), ED_E_ENTRY);
+	CHECK_EQ(h_io(&f.h, f.ed, &f.a, &x, 0, E + 8 * 3, r, SECT), ED_E_RANGE);
+	CHECK(fx_allocated(&f, E + 8 * 3) && fx_allocated(&f, E + 8 * 9));
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXONODE_WRITE, &x), 0);
+	for (int i = 0; i < 10; i++)
+		CHECK_EQ(fx_allocated(&f, E + 8 * (uint64_t)i), i < 2 || i == 5 || i == 6);
+	fx_check_live(&f);
+	fx_remount(&f);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXONODE_READ, &x), 0);
+	for (int i = 0; i < 10; i++)
+		CHECK_EQ(h_io(&f.h, f.ed, &f.a, &x, 0, E + 8 * (uint64_t)i, r, SECT),
+		         i < 2 || i == 5 || i == 6 ? 0 : ED_E_RANGE);
+	x.xn_entry = 20;
+	uint8_t back[16];
+	struct ed_operation rd = stuff(16, 0, 0);
+	CHECK_EQ(h_req(&f.h, f.ed, &f.a, ED_OP_EXONODE_READ_DATA, &x, NULL, &rd, NULL, 0, back, 16, NULL), 16);
+	CHECK(memcmp(back, data, 16) == 0);
+
+	/* An extent never written back goes back to the free map at once. */
+	st = stuff(E + 100, 8 * SECT, 0);
+	x.xn_entry = 30;
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_ADD_EXTENT, &x, &st), 30);
+	CHECK(fx_allocated(&f, E + 100));
+	x.xn_entry = 0;
+	st = stuff(ED_XN_MAX_ENTRIES, 0, 0);
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_REMOVE_RANGE, &x, &st), ED_E_ENTTYPE);   /* the data */
+	st = stuff(20, 0, 0);
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_REMOVE_RANGE, &x, &st), 4);
+	x.xn_entry = 21;
+	st = stuff(ED_XN_MAX_ENTRIES - 21, 0, 0);
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_REMOVE_RANGE, &x, &st), 1);
+	CHECK(!fx_allocated(&f, E + 100));
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXONODE_WRITE, &x), 0);
+	CHECK(!fx_allocated(&f, E) && !fx_allocated(&f, E + 8 * 6));
+	struct ed_check_stats cs = fx_check_live(&f);
+	CHECK_EQ(cs.exonodes, 1);
+	fx_free(&f);
+}
+
 /* ---- descendants ------------------------------------------------------------------------ */
 
 static void test_descendants(void)
@@ -654,6 +766,7 @@ static void test_proxies(void)
 	CHECK_EQ(h_req(&f.h, f.ed, &f.b, ED_OP_EXONODE_ADD_DATA, &px, NULL,
 	               &(struct ed_operation){ .one = 8 }, NULL, 0, w, 8, NULL), ED_E_PROXY);
 	CHECK_EQ(op(&f, &f.b, ED_OP_EXONODE_SPLIT, &px, &st), ED_E_PROXY);
+	CHECK_EQ(op(&f, &f.b, ED_OP_EXONODE_REMOVE_RANGE, &px, &st), ED_E_PROXY);
 	CHECK_EQ(h_sync(&f.h, f.ed, &f.b, ED_OP_EXONODE_WRITE, &px), ED_E_PROXY);
 	CHECK_EQ(op(&f, &f.b, ED_OP_MARK_REPLACEMENT, &px, NULL), ED_E_PROXY);
 
@@ -1282,6 +1395,7 @@ int main(void)
 	test_extents();
 	test_cache_ops();
 	test_exonodes();
+	test_remove_range();
 	test_descendants();
 	test_proxies();
 	test_maps();
