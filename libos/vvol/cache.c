@@ -822,17 +822,10 @@ int vvol_discard(struct vvol *v, uint64_t lba, uint64_t n)
 				}
 			}
 		}
-		int e;
-		if (v->k == NULL) {
+		if (v->k == NULL)
 			memset(v->img + cs * ED_SECTOR, 0, (ce - cs) * ED_SECTOR);
-			e = 0;
-		} else {
-			e = vv_free(v, c);
-		}
-		if (e < 0)
-			return e;
 	}
-	return 0;
+	return v->k != NULL && c0 < c1 ? vv_free(v, c0, c1) : 0;
 }
 
 /* ---- making and opening ---------------------------------------------------------------------- */

@@ -77,7 +77,7 @@ static void free_tree(struct vv_node *n)
 
 /* Read a node's entries from its exonode (the map page: no copy of the
  * block, and no capability in it). */
-static int load(struct vvol *v, struct vv_node *n)
+static int load_node(struct vvol *v, struct vv_node *n)
 {
 	struct kit *k = v->k;
 	uint8_t *page = malloc(4096);
@@ -141,7 +141,7 @@ static int load(struct vvol *v, struct vv_node *n)
 
 static int ensure(struct vvol *v, struct vv_node *n)
 {
-	return n->loaded ? 0 : load(v, n);
+	return n->loaded ? 0 : load_node(v, n);
 }
 
 /* A new node as entry i of parent p (loaded): a descendant exonode in a
@@ -254,29 +254,14 @@ int vv_alloc(struct vvol *v, uint64_t c, uint64_t *phys, struct vv_node **leaf)
 	return touch(v, l);
 }
 
-int vv_free(struct vvol *v, uint64_t c)
+/* A node left empty goes (not the root): removing its entry in the parent
+ * deallocates it; its block's write-back is in the dirty set. */
+static int prune(struct vvol *v, struct vv_node *n)
 {
-	struct kit *k = v->k;
 	int e;
-	struct vv_node *n = vv_leaf(v, c, 0, &e);
-	if (n == NULL)
-		return e;
-	uint32_t i = (uint32_t)(c - n->base);
-	if (n->u.phys[i] == 0)
-		return 0;
-	int64_t r = kit_xn_remove(k, n->sector, n->slot, (int)i);
-	if (r < 0)
-		return kit_err(r);
-	n->u.phys[i] = 0;
-	n->count--;
-	v->st.discards++;
-	if ((e = touch(v, n)) < 0)
-		return e;
-	/* A node left empty goes (not the root): removing its entry in the
-	 * parent deallocates it; its block's write-back is in the dirty set. */
 	while (n->count == 0 && n != v->root) {
 		struct vv_node *p = n->parent;
-		r = kit_xn_remove(k, p->sector, p->slot, (int)n->pidx);
+		int64_t r = kit_xn_remove(v->k, p->sector, p->slot, (int)n->pidx);
 		if (r < 0)
 			return kit_err(r);
 		p->u.child[n->pidx] = NULL;
@@ -285,6 +270,91 @@ int vv_free(struct vvol *v, uint64_t c)
 		if ((e = touch(v, p)) < 0)
 			return e;
 		n = p;
+	}
+	return 0;
+}
+
+/* The nodes under n covering chunks [c0, c1): read the exonodes of those
+ * not loaded into the exodisk's cache (all in flight at once), or, with
+ * load, load those now cached. */
+static int gather(struct vvol *v, struct vv_node *n, uint64_t c0, uint64_t c1,
+                  struct edc_batch *b, int load)
+{
+	if (!n->loaded) {
+		if (load)
+			return load_node(v, n) == 0;
+		struct ed_protector p = kit_prot(v->k, n->sector, n->slot);
+		return edc_batch_xn_read(b, &p) == 0;
+	}
+	int got = 0;
+	if (n->level == 0)
+		return 0;
+	uint64_t each = span(n->level - 1u);
+	for (unsigned i = 0; i < VV_NODE_FAN; i++) {
+		uint64_t lo = n->base + i * each, hi = lo + each;
+		if (n->u.child[i] != NULL && hi > c0 && lo < c1)
+			got += gather(v, n->u.child[i], c0, c1, b, load);
+	}
+	return got;
+}
+
+/* Before giving back a large range (a deleted file's chunks), bring in
+ * the map nodes it needs a level at a time, each level's reads in flight
+ * together: a wait for the disk per level, not per leaf.  Only a hint:
+ * whatever fails here is met again, and reported, by vv_leaf. */
+static void prefetch(struct vvol *v, uint64_t c0, uint64_t c1)
+{
+	for (unsigned level = 0; level <= v->d.depth; level++) {
+		struct edc_slot slots[16];
+		struct edc_batch b;
+		edc_batch_init(&b, v->k->c, slots, 16);
+		int issued = gather(v, v->root, c0, c1, &b, 0);
+		(void)edc_batch_wait(&b);
+		if (issued == 0 || gather(v, v->root, c0, c1, &b, 1) == 0)
+			return;
+	}
+}
+
+int vv_free(struct vvol *v, uint64_t c0, uint64_t c1)
+{
+	struct kit *k = v->k;
+	uint64_t c = c0;
+	if (c1 - c0 > VV_LEAF_FAN)
+		prefetch(v, c0, c1);
+	while (c < c1) {
+		int e;
+		struct vv_node *n = vv_leaf(v, c, 0, &e);
+		if (n == NULL) {
+			if (e < 0)
+				return e;
+			c = (c / VV_LEAF_FAN + 1) * VV_LEAF_FAN;   /* no leaf: nothing mapped here */
+			continue;
+		}
+		uint32_t i0 = (uint32_t)(c - n->base);
+		uint32_t i1 = c1 - n->base < VV_LEAF_FAN ? (uint32_t)(c1 - n->base) : VV_LEAF_FAN;
+		c = n->base + i1;
+		uint32_t mapped = 0;
+		for (uint32_t i = i0; i < i1; i++)
+			mapped += n->u.phys[i] != 0;
+		if (mapped == 0)
+			continue;
+		/* The leaf's entries of the range in one request (the sectors are
+		 * freed once the leaf's commit is durable). */
+		struct ed_protector p = kit_prot(k, n->sector, n->slot);
+		int64_t r;
+		KIT_RETRY(k, n->sector, n->slot, r, edc_xn_remove_range(k->c, &p, (int)i0, (int)(i1 - i0)));
+		if (r < 0)
+			return kit_err(r);
+		for (uint32_t i = i0; i < i1; i++)
+			n->u.phys[i] = 0;
+		n->count -= mapped;
+		v->st.discards += mapped;
+		if ((e = touch(v, n)) < 0)
+			return e;
+		if ((uint64_t)r != mapped)
+			return -EIO;          /* the exodisk's leaf was not what we loaded */
+		if ((e = prune(v, n)) < 0)
+			return e;
 	}
 	return 0;
 }
@@ -382,7 +452,7 @@ int vv_map_open(struct vvol *v)
 	if (v->root == NULL)
 		return -ENOMEM;
 	v->hint = s + ED_XN_MAX_SECT;
-	return load(v, v->root);
+	return load_node(v, v->root);
 }
 
 void vv_map_free(struct vvol *v)

@@ -51,9 +51,10 @@ int  vv_lookup(struct vvol *v, uint64_t c, uint64_t *phys, struct vv_node **leaf
 /* Give chunk c disk sectors (it must not have any): its leaf entry, not
  * yet durable.  *phys gets the first sector. */
 int  vv_alloc(struct vvol *v, uint64_t c, uint64_t *phys, struct vv_node **leaf);
-/* Take chunk c's sectors away (the exodisk frees them once the leaf's
- * commit is durable); a leaf left empty goes too. */
-int  vv_free(struct vvol *v, uint64_t c);
+/* Take the sectors of chunks [c0, c1) away, one request per leaf (the
+ * exodisk frees them once the leaf's commit is durable); a leaf left empty
+ * goes too. */
+int  vv_free(struct vvol *v, uint64_t c0, uint64_t c1);
 /* Commit every changed map node, deepest first. */
 int  vv_commit(struct vvol *v);
 /* Count chunks and nodes, loading every node. */

@@ -518,12 +518,34 @@ static int all_free(struct fatfs *fs, uint64_t lba, uint64_t n, int *yes)
 	if (lba < fs->datasec)
 		return 0;
 	uint64_t c0 = (lba - fs->datasec) / fs->spc + 2, c1 = (lba + n - 1 - fs->datasec) / fs->spc + 2;
-	for (uint64_t c = c0; c <= c1 && c <= fs->nclusters + 1; c++) {
-		uint32_t v;
-		int e = fat_get(fs, (uint32_t)c, &v);
-		if (e < 0)
+	if (c1 > fs->nclusters + 1)
+		c1 = fs->nclusters + 1;
+	if (fs->type == 12) {
+		for (uint64_t c = c0; c <= c1; c++) {
+			uint32_t v;
+			int e = fat_get(fs, (uint32_t)c, &v);
+			if (e < 0)
+				return e;
+			if (v != 0)
+				return 0;
+		}
+		*yes = 1;
+		return 0;
+	}
+	/* FAT16/32: the entries a sector at a time (a chunk's clusters have
+	 * their entries side by side), not a cache look-up per entry. */
+	unsigned w = fs->type == 32 ? 4 : 2;
+	for (uint64_t c = c0; c <= c1;) {
+		uint64_t off = ent_byte(fs, (uint32_t)c), sl = copy_lba(fs, fs->active) + off / ED_SECTOR;
+		int e;
+		const uint8_t *p = vvol_sector(&fs->vol, sl, VV_RA, &e);
+		if (p == NULL)
 			return e;
-		if (v != 0)
+		int busy = 0;
+		for (unsigned o = (unsigned)(off % ED_SECTOR); o < ED_SECTOR && c <= c1 && !busy; o += w, c++)
+			busy = (w == 4 ? le32(p + o) & FAT32_MASK : le16(p + o)) != 0;
+		vvol_unpin(&fs->vol, sl);
+		if (busy)
 			return 0;
 	}
 	*yes = 1;
@@ -537,7 +559,9 @@ int fat_discard(struct fatfs *fs)
 		return 0;
 	}
 	qsort(fs->freed.v, fs->freed.n, sizeof *fs->freed.v, by_value);
-	uint64_t chunk = fs->vol.d.chunk, done = UINT64_MAX;
+	/* Chunks wholly free go back in runs: one vvol_discard, and one
+	 * exodisk request per map leaf, for a whole deleted file. */
+	uint64_t chunk = fs->vol.d.chunk, done = UINT64_MAX, run = 0, runs = 0;
 	int e = 0;
 	for (uint32_t i = 0; i < fs->freed.n && e == 0; i++) {
 		uint64_t k = fat_clus_lba(fs, fs->freed.v[i]) / chunk;
@@ -548,10 +572,21 @@ int fat_discard(struct fatfs *fs)
 			done = k;
 			int yes;
 			e = all_free(fs, k * chunk, chunk, &yes);
-			if (e == 0 && yes && (k + 1) * chunk <= fs->vol.d.nsectors)
-				e = vvol_discard(&fs->vol, k * chunk, chunk);
+			if (e != 0)
+				break;
+			yes = yes && (k + 1) * chunk <= fs->vol.d.nsectors;
+			if (yes && runs > 0 && run + runs == k) {
+				runs++;
+				continue;
+			}
+			if (runs > 0)
+				e = vvol_discard(&fs->vol, run * chunk, runs * chunk);
+			run = k;
+			runs = yes ? 1 : 0;
 		}
 	}
+	if (e == 0 && runs > 0)
+		e = vvol_discard(&fs->vol, run * chunk, runs * chunk);
 	fset_clear(&fs->freed);
 	return e;
 }
