@@ -391,6 +391,15 @@ int32_t edc_flush(struct edc *c, int unit)
 	return meta_sync(c, ED_OP_FLUSH, &p);
 }
 
+int64_t edc_flush_start(struct edc *c, int unit, volatile int32_t *word)
+{
+	struct ed_protector p;
+	memset(&p, 0, sizeof p);
+	p.unit = (uint16_t)unit;
+	p.xn_entry = -1;
+	return async_meta(c, ED_OP_FLUSH, &p, word);
+}
+
 int32_t edc_checkpoint(struct edc *c, int unit)
 {
 	struct ed_protector p;

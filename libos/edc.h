@@ -163,6 +163,9 @@ int32_t edc_extent_write_sync(struct edc *c, const struct ed_protector *prot);
  * error.  A single write can instead be made durable by itself with
  * ED_B_FUA (edc_io with flags ED_B_WRITE | ED_B_FUA). */
 int32_t edc_flush(struct edc *c, int unit);
+/* The same, started: *word gets the result (edc_wait).  0 queued, or an
+ * error and nothing queued. */
+int64_t edc_flush_start(struct edc *c, int unit, volatile int32_t *word);
 /* ED_OP_CHECKPOINT: a checkpoint of the unit that starts after the call
  * (everything committed before it goes into the exodisk's trees and the
  * commit log empties); returns when it is durable: 0 or an error.  For

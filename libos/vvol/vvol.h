@@ -93,6 +93,7 @@ struct vvol {
 	struct vv_node *root;
 	uint64_t hint;                /* where the next chunk goes on the disk         */
 	struct kit_dirty dirty;       /* map nodes changed since the last commit        */
+	uint64_t fresh;               /* chunks mapped since the last commit           */
 	struct edc_batch *batch;      /* writes in flight (during vvol_sync)           */
 	/* the cache */
 	uint32_t maxblk, nblk;        /* blocks allowed, blocks made                   */

@@ -13,10 +13,11 @@
  *                durably) become free in the FAT, chains cut short get
  *      CL_FREE   their new ends; FSInfo's counts written
  *   5.           the virtual volume's chunks now wholly free go back to
- *                the exodisk (vvol_discard, committed with the map)
+ *                the exodisk (vvol_discard, committed with the map);
+ *                4 and 5 are made durable together, by one flush
  *
- * Each step is a vvol_sync: the writes, a flush, the map - so each is
- * durable before the next starts.  A crash after 1 leaves data nobody
+ * Steps 1-3 are each a vvol_sync: the writes, a flush, the map - so each
+ * is durable before the next starts.  A crash after 1 leaves data nobody
  * points at; after 2, chains nobody names (lost clusters: fsck.fat frees
  * them); during 3, some names old and some new, each pointing at a whole
  * chain (a file that grew may be shorter than its chain: fsck.fat trims
@@ -66,8 +67,15 @@ int fat_sync(struct fatfs *fs)
 		e = fat_free_pending(fs);
 	if (e == 0)
 		e = write_fsinfo(fs);
+	/* The frees go out, then the chunks they leave wholly free go back,
+	 * and one flush makes both durable (vvol_harden runs the flush and
+	 * the map's commit at once when the commit only gives chunks back).
+	 * A crash may keep either without the other: frees without the
+	 * chunks given back leave space used until those clusters are freed
+	 * again; chunks given back without the frees leave lost clusters that
+	 * read as zeros - no name points at them any more (step 3). */
 	if (e == 0)
-		e = vvol_sync(&fs->vol, 1u << CL_FREE);
+		e = vvol_writeout(&fs->vol, 1u << CL_FREE);
 	if (e == 0)
 		e = fat_discard(fs);
 	if (e == 0)
