@@ -26,6 +26,7 @@
  *    space permitting, so the next access is cheap.
  */
 #include "kernel/exodisk/edcore.h"
+#include "kernel/exodisk/xnode.h"
 
 /* ---- segment lists ------------------------------------------------------------ */
 
@@ -343,6 +344,18 @@ static void bounce_done(struct blkreq *r)
 
 /* ---- ED_OP_IO ------------------------------------------------------------------------ */
 
+/* Does one extent entry of exonode o hold [start, start + n)? */
+static bool in_one_extent(const struct ed_obj *o, uint64_t start, uint32_t n)
+{
+	if (o->kind != ED_PK_EXONODE)
+		return false;
+	for (struct ed_xnrec *r = ed_xn_first(o->x); r != NULL; r = ed_xn_next(o->x, r))
+		if (r->type == ED_ENT_EXTENT && start >= ed_xnrec_u64(r, 0) &&
+		    start + n <= ed_xnrec_u64(r, 0) + r->a)
+			return true;
+	return false;
+}
+
 static int check_buf(const struct ed_args *a)
 {
 	const struct ed_buf *b = a->buf;
@@ -397,12 +410,17 @@ int64_t ed_op_io(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 			return ED_E_DEALLOC;
 		if ((err = ed_obj_access(ed, &o, prot, write)) != 0)
 			return err;
-		struct ed_rl *cov = ed_rl_get(ed);
-		err = ed_obj_coverage(ed, &o, cov);
-		bool inside = err == 0 && ed_rl_covers(cov, b->b_blkno, nsect);
-		ed_rl_put(ed, cov);
-		if (!inside)
-			return err != 0 ? err : ED_E_RANGE;
+		/* Usually one extent of the exonode holds the whole transfer:
+		 * found by a walk of its entries, without building (and
+		 * sorting) the list of everything it covers. */
+		if (!in_one_extent(&o, b->b_blkno, nsect)) {
+			struct ed_rl *cov = ed_rl_get(ed);
+			err = ed_obj_coverage(ed, &o, cov);
+			bool inside = err == 0 && ed_rl_covers(cov, b->b_blkno, nsect);
+			ed_rl_put(ed, cov);
+			if (!inside)
+				return err != 0 ? err : ED_E_RANGE;
+		}
 	}
 	bool header = !bounce && o.kind == ED_PK_EXTENT && b->b_blkno == o.e->sector;
 
