@@ -157,9 +157,9 @@ int  vvol_pressed(const struct vvol *v, unsigned percent);
 
 /* The chunks lying wholly in [lba, lba + n) are no longer used: they read
  * as zeros from now on, and their sectors go back to the exodisk once the
- * map nodes are committed (vvol_sync).  Call it only once whatever said
- * those sectors were in use has been made durable (for FAT: after the
- * freed clusters are durable in the FAT). */
+ * map nodes are committed (vvol_sync).  Call it only once nothing durable
+ * uses those sectors any more (for FAT: once the names of the files whose
+ * clusters were freed are durably gone). */
 int  vvol_discard(struct vvol *v, uint64_t lba, uint64_t n);
 
 /* ---- the map, for tools and tests ----------------------------------------------------- */
