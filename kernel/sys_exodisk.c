@@ -485,8 +485,9 @@ static void not_mounted(int unit, int err, uint64_t cap)
 		break;
 	case ED_E_VERSION:
 		kprintf("exodisk: unit %d (%s) holds an exodisk of another format version (this kernel "
-			"reads format %d); left alone: reformat it with tools/exotool format, or remove "
-			"the image (make remakes build/disk0.img)\n", unit, size, ED_SB_FMT);
+			"reads formats %d and %d); left alone: reformat it with tools/exotool format, or "
+			"remove the image (make remakes build/disk0.img)\n", unit, size, ED_SB_FMT_OLD,
+			ED_SB_FMT);
 		break;
 	case ED_E_BADMAC:
 		kprintf("exodisk: unit %d (%s) not mounted: its metadata does not verify at sector %lu - "
@@ -562,10 +563,13 @@ void exodisk_init(void)
 					"nothing written\n", unit, size);
 				continue;
 			}
+			uint64_t tf = rdtime();
 			err = ed_format(ed, unit, NULL);
+			tf = rdtime() - tf;
 			if (!bootopt_flag("quiet") && err == 0)
-				kprintf("exodisk: unit %d (%s) was blank; formatted it (%lu sectors written)\n",
-					unit, size, ed_format_sectors(ed));
+				kprintf("exodisk: unit %d (%s) was blank; formatted it (%lu sectors written in "
+					"%lu ms)\n", unit, size, ed_format_sectors(ed),
+					tf * 1000 / bootinfo.timebase_hz);
 			if (err == 0) {
 				t0 = rdtime();
 				err = ed_mount(ed, unit);

@@ -243,7 +243,7 @@ static int node_ok(const struct ed_bnode *n, uint32_t level, uint64_t lo, uint64
 {
 	const struct ed_bthdr *h = H(n);
 	uint32_t max = level == 0 ? ED_BT_LEAF_MAX : ED_BT_INNER_MAX;
-	if (h->magic != ED_BT_MAGIC || h->fmt != ED_SB_FMT || h->level != level || h->n > max ||
+	if (h->magic != ED_BT_MAGIC || h->fmt != ED_TREE_FMT || h->level != level || h->n > max ||
 	    h->reserved != 0 || (level > 0 && h->n == 0))
 		return ED_E_CORRUPT;
 	uint64_t prev = lo;
@@ -516,7 +516,7 @@ static void inner_insert(struct ed_bnode *p, uint32_t i, uint64_t key, struct ed
 static void init_node(struct ed_bnode *n, uint32_t level)
 {
 	H(n)->magic = ED_BT_MAGIC;
-	H(n)->fmt = ED_SB_FMT;
+	H(n)->fmt = ED_TREE_FMT;
 	H(n)->level = (uint8_t)level;
 	H(n)->n = 0;
 }

@@ -515,6 +515,14 @@ int ed_check_live(struct exodisk *ed, int unit, ed_check_report_fn report, void 
 		ed_unlock(ed);
 		return err;
 	}
+	/* Nothing may change the trees and maps while the checker looks.  Its
+	 * reads of binding-tree pages let waiting work go on (ed_meta_loaded),
+	 * and a commit or a due checkpoint that started inside the walk made
+	 * the new tree pages look leaked.  A checkpoint already under way is
+	 * waited for; new ones, and commits, wait until the check is done. */
+	while ((d->ck != CK_IDLE || d->log_busy) && ed->env.wait != NULL)
+		ed->env.wait(ed->env.ctx);
+	d->ck_hold++;
 	struct ck k;
 	ed_memset(&k, 0, sizeof(k));
 	k.live = true;
@@ -544,6 +552,9 @@ int ed_check_live(struct exodisk *ed, int unit, ed_check_report_fn report, void 
 	}
 	ed_bm_free(&seen2);
 	ck_end(&k);
+	d->ck_hold--;
+	ed_commit_kick(ed, d);
+	ed_ckpt_progress(ed, d);
 	ed_unlock(ed);
 	return err;
 }

@@ -15,7 +15,12 @@
  * durable (never reuse a sector before what dropped it is durable).
  *
  * What a checkpoint writes follows what changed, not the disk's size: a
- * page per changed 4 KiB of the trees.  Its new pages are allocated in the
+ * page per changed 4 KiB of the trees.  A plan starts small: the changed
+ * free-map leaves alone, their pointers listed in the superblock (the
+ * overrides, fmtree.c), their pages placed inside leaves that are being
+ * written anyway where there is room.  Only if that list would pass
+ * ED_FM_MAX_OVER leaves does it become a full plan, which also rewrites the inner pages above every changed or
+ * overridden leaf and empties the list.  Its new pages are allocated in the
  * free map, and the pages it replaces freed, in the durable map it is
  * writing - which changes more free-map leaves, which must be written too;
  * planning repeats until nothing new appears (each page is planned once,
@@ -72,7 +77,9 @@ static struct ck_item *item_new(struct ed_disk *d)
 struct plan {
 	struct ed_spa itemof[ED_FMT_MAX_HEIGHT + 1];
 	int err;
+	bool full;                 /* inner pages too (else the leaves and overrides) */
 };
+
 
 static struct ck_item *item_of(struct ed_disk *d, struct plan *p, uint32_t level, uint64_t index)
 {
@@ -123,6 +130,37 @@ static int add_bt(struct ed_disk *d, struct ed_bnode *n)
 	return free_old(d, it);
 }
 
+/* Items for free-map node (level, idx) and those above it not yet planned
+ * (a small plan: the leaf alone); returns how many were added (or a
+ * negative error). */
+static int plan_up(struct ed_disk *d, struct plan *p, uint32_t level, uint64_t idx)
+{
+	int added = 0;
+	uint32_t top = p->full ? d->fmt_height : 0;
+	for (; level <= top; level++, idx /= ED_FMT_FANOUT) {
+		if (item_of(d, p, level, idx) != NULL)
+			break;
+		struct ed_mptr *ptr = ed_fmt_ptr(d, level, idx, true);
+		void **slot = ed_spa_slot(&p->itemof[level], idx, true);
+		struct ck_item *it = item_new(d);
+		if (ptr == NULL || slot == NULL || it == NULL)
+			return ED_E_NOMEM;
+		*slot = (void *)(uintptr_t)d->ck_nitems;
+		/* Inner nodes on the way get images now: sealing fills them. */
+		if (level > 0 && ed_fmt_image(d, level, idx, true) == NULL)
+			return ED_E_NOMEM;
+		it->type = level == 0 ? CKI_FMLEAF : CKI_FMINNER;
+		it->level = (uint8_t)level;
+		it->index = idx;
+		it->old = *ptr;
+		int err = free_old(d, it);
+		if (err != 0)
+			return err;
+		added++;
+	}
+	return added;
+}
+
 /* Items for the dirty free-map leaves not yet planned, and the inner nodes
  * above them.  Returns how many were added (or a negative error). */
 static int plan_fm(struct ed_disk *d, struct plan *p)
@@ -132,30 +170,46 @@ static int plan_fm(struct ed_disk *d, struct plan *p)
 	     li = ed_bm_next(&d->fm_dirty, li + 1, true)) {
 		if (item_of(d, p, 0, li) != NULL)
 			continue;
-		uint64_t idx = li;
-		for (uint32_t level = 0; level <= d->fmt_height; level++, idx /= ED_FMT_FANOUT) {
-			if (level > 0 && item_of(d, p, level, idx) != NULL)
-				break;
-			struct ed_mptr *ptr = ed_fmt_ptr(d, level, idx, true);
-			void **slot = ed_spa_slot(&p->itemof[level], idx, true);
-			struct ck_item *it = item_new(d);
-			if (ptr == NULL || slot == NULL || it == NULL)
-				return ED_E_NOMEM;
-			*slot = (void *)(uintptr_t)d->ck_nitems;
-			/* Inner nodes on the way get images now: sealing fills them. */
-			if (level > 0 && ed_fmt_image(d, level, idx, true) == NULL)
-				return ED_E_NOMEM;
-			it->type = level == 0 ? CKI_FMLEAF : CKI_FMINNER;
-			it->level = (uint8_t)level;
-			it->index = idx;
-			it->old = *ptr;
-			int err = free_old(d, it);
-			if (err != 0)
-				return err;
-			added++;
-		}
+		int n = plan_up(d, p, 0, li);
+		if (n < 0)
+			return n;
+		added += n;
 	}
 	return added;
+}
+
+/* Leaves a small plan would list in the superblock: those it writes and
+ * those earlier small plans listed. */
+static uint32_t over_count(struct ed_disk *d, struct plan *p)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < d->ck_nitems; i++)
+		n += item_at(d, i)->type == CKI_FMLEAF;
+	for (uint32_t i = 0; i < d->fm_nover; i++)
+		n += item_of(d, p, 0, d->fm_over[i]) == NULL;
+	return n;
+}
+
+/* Too much for a small plan: the inner pages above every leaf planned and
+ * every overridden leaf join it. */
+static int go_full(struct ed_disk *d, struct plan *p)
+{
+	p->full = true;
+	uint32_t n = d->ck_nitems;
+	for (uint32_t i = 0; i < n; i++) {
+		struct ck_item *it = item_at(d, i);
+		if (it->type != CKI_FMLEAF)
+			continue;
+		int err = plan_up(d, p, 1, it->index / ED_FMT_FANOUT);
+		if (err < 0)
+			return err;
+	}
+	for (uint32_t i = 0; i < d->fm_nover; i++) {
+		int err = plan_up(d, p, 1, d->fm_over[i] / ED_FMT_FANOUT);
+		if (err < 0)
+			return err;
+	}
+	return 0;
 }
 
 /* Does a free-map leaf need a page, or will a ZERO/ONES pointer say it? */
@@ -378,7 +432,7 @@ static int plan(struct exodisk *ed, struct ed_disk *d)
 	if (p == NULL)
 		return ED_E_NOMEM;
 	_Static_assert(sizeof(struct plan) <= ED_PAGE, "plan scratch fits a page");
-	for (uint32_t l = 0; l <= d->fmt_height; l++)
+	for (uint32_t l = 0; l <= ED_FMT_MAX_HEIGHT; l++)
 		p->itemof[l].env = &ed->env;
 	cur_plan = p;
 	/* Pages dropped by an earlier checkpoint that failed. */
@@ -394,17 +448,22 @@ static int plan(struct exodisk *ed, struct ed_disk *d)
 	 * durable map, which may bring more leaves: until nothing new. */
 	for (int round = 0; err == 0; round++) {
 		int added = plan_fm(d, p);
+		if (added >= 0 && !p->full && over_count(d, p) > ED_FM_MAX_OVER) {
+			err = go_full(d, p);
+			continue;
+		}
 		int placed = added < 0 ? added : place(d, p);
 		if (added < 0 || placed < 0)
 			err = added < 0 ? added : placed;
-		else if (added == 0 && placed == 0)
+		else if (added == 0 && placed == 0 && (p->full || over_count(d, p) <= ED_FM_MAX_OVER))
 			break;
 	}
 	if (err == 0)
 		err = seal(d);
 	if (err == 0)
 		sort_items(d);
-	for (uint32_t l = 0; l <= d->fmt_height; l++)
+	bool full = p->full;
+	for (uint32_t l = 0; l <= ED_FMT_MAX_HEIGHT; l++)
 		ed_spa_free(&p->itemof[l], NULL, NULL);
 	ed->env.page_free(ed->env.ctx, p);
 	cur_plan = NULL;
@@ -415,6 +474,25 @@ static int plan(struct exodisk *ed, struct ed_disk *d)
 	/* The superblock that will name it all. */
 	struct ed_super *sb = &d->ck_sb;
 	*sb = d->sb;
+	sb->fmt = ED_SB_FMT;
+	ed_memset(sb->fm_over, 0, sizeof(sb->fm_over));
+	sb->fm_nover = 0;
+	if (!full) {
+		/* The leaves listed before, and those written now (their pointers
+		 * are in the images, sealed). */
+		for (uint32_t i = 0; i < d->fm_nover; i++)
+			sb->fm_over[sb->fm_nover++].leaf = d->fm_over[i];
+		for (uint32_t i = 0; i < d->ck_nitems; i++) {
+			struct ck_item *it = item_at(d, i);
+			bool listed = false;
+			for (uint32_t j = 0; j < d->fm_nover; j++)
+				listed |= d->fm_over[j] == it->index;
+			if (it->type == CKI_FMLEAF && !listed)
+				sb->fm_over[sb->fm_nover++].leaf = it->index;
+		}
+		for (uint32_t i = 0; i < sb->fm_nover; i++)
+			sb->fm_over[i].ptr = *ed_fmt_ptr(d, 0, sb->fm_over[i].leaf, true);
+	}
 	sb->gen++;
 	sb->bt_root = d->bt_root;
 	sb->bt_height = d->bt_height;
@@ -439,6 +517,9 @@ static int plan(struct exodisk *ed, struct ed_disk *d)
 static void finish(struct exodisk *ed, struct ed_disk *d, bool release)
 {
 	d->sb = d->ck_sb;
+	d->fm_nover = d->sb.fm_nover;
+	for (uint32_t i = 0; i < d->fm_nover; i++)
+		d->fm_over[i] = d->sb.fm_over[i].leaf;
 	for (uint32_t i = 0; i < d->ck_nitems; i++) {
 		struct ck_item *it = item_at(d, i);
 		if ((it->flags & CKI_FREED) && release) {
@@ -555,7 +636,7 @@ void ed_ckpt_progress(struct exodisk *ed, struct ed_disk *d)
 	if (!d->mounted)
 		return;
 	if (d->ck == CK_IDLE) {
-		if (!d->ck_wanted || d->log_busy || (d->closing && d->commitq != NULL))
+		if (!d->ck_wanted || d->log_busy || d->ck_hold || (d->closing && d->commitq != NULL))
 			return;
 		d->ck = CK_WAIT;
 		d->ck_error = 0;

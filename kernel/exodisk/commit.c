@@ -106,7 +106,7 @@ static void fail_io(struct exodisk *ed, struct ed_io *io, int err)
 
 void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
 {
-	if (d->log_busy || d->ck != CK_IDLE || d->commitq == NULL)
+	if (d->log_busy || d->ck != CK_IDLE || d->ck_hold || d->commitq == NULL)
 		return;
 	if (d->ck_wanted && !d->closing) {
 		ed_ckpt_progress(ed, d);

@@ -346,6 +346,8 @@ struct ed_disk {
 	struct ed_mptr fmt_root;
 	struct ed_spa fmt_img[ED_FMT_MAX_HEIGHT + 1];   /* inner pages by level, by index */
 	struct ed_bm fm_dirty;     /* leaves whose durable bits changed since the checkpoint */
+	uint64_t fm_over[ED_FM_MAX_OVER];   /* leaves whose pointer only the superblock has: */
+	uint32_t fm_nover;         /* the inner pages above them on disk are older */
 	uint64_t meta_pages;       /* tree pages on disk */
 	uint64_t meta_cursor;      /* where the next tree page is looked for */
 	/* commit log */
@@ -371,6 +373,7 @@ struct ed_disk {
 	bool     ck_wanted;
 	bool     ck_clean;         /* this checkpoint ends a shutdown */
 	bool     ck_nospace;       /* the last one found no room for the trees' pages */
+	uint32_t ck_hold;          /* the checker is looking: no commit or checkpoint starts */
 	struct ed_pvec ck_items;   /* the plan: struct ck_item */
 	uint32_t ck_nitems, ck_next;
 	struct ed_mptr ck_gone[16];   /* pages dropped by a checkpoint that failed */

@@ -4,7 +4,13 @@
  * The free map is one bit per sector, 1 = allocated, in leaves of 32768
  * sectors (4 KiB).  On disk a leaf is a page of exactly those bits; above
  * the leaves are inner pages of ED_FMT_FANOUT pointers each, fm_height
- * levels of them, and the superblock points at the root.  A pointer can
+ * levels of them, and the superblock points at the root.  A checkpoint that
+ * changed only a few leaves (at most ED_FM_MAX_OVER, counting those of
+ * earlier such checkpoints) writes just the leaves and puts their pointers
+ * in the superblock, which overrides what the inner pages on disk say
+ * about them; a checkpoint that changes more rewrites the inner pages
+ * above all of them, and the list empties.  So what a checkpoint writes
+ * does not grow with the tree's height.  A pointer can
  * also say "everything below is free" (ED_MPTR_ZERO) or "allocated"
  * (ED_MPTR_ONES) with no page at all, so a blank 16 TiB disk's free map is
  * a handful of pages and format writes almost nothing.  Every pointer
@@ -66,7 +72,7 @@ uint8_t *ed_fmt_image(struct ed_disk *d, uint32_t level, uint64_t index, bool ma
 		return NULL;
 	struct ed_fmhdr *h = (struct ed_fmhdr *)img;
 	h->magic = ED_FMT_MAGIC;
-	h->fmt = ED_SB_FMT;
+	h->fmt = ED_TREE_FMT;
 	h->level = (uint8_t)level;
 	h->index = index;
 	/* Entries beyond the disk's leaves stay ZERO. */
@@ -97,7 +103,7 @@ static bool ptr_ok(const struct ed_disk *d, const struct ed_mptr *p)
 static int check_image(struct ed_disk *d, const uint8_t *img, uint32_t level, uint64_t index)
 {
 	const struct ed_fmhdr *h = (const struct ed_fmhdr *)img;
-	if (h->magic != ED_FMT_MAGIC || h->fmt != ED_SB_FMT || h->level != level || h->index != index ||
+	if (h->magic != ED_FMT_MAGIC || h->fmt != ED_TREE_FMT || h->level != level || h->index != index ||
 	    h->pad != 0)
 		return ED_E_CORRUPT;
 	uint64_t below = level_nodes(d, level - 1);
@@ -176,24 +182,81 @@ static int read_batch(struct ed_disk *d, struct pend *b, uint32_t n)
 	return err;
 }
 
+static bool overridden(const struct ed_super *sb, uint64_t li)
+{
+	for (uint32_t i = 0; i < sb->fm_nover; i++)
+		if (sb->fm_over[i].leaf == li)
+			return true;
+	return false;
+}
+
+/* The superblock's overrides, once the tree is read: their pointers go into
+ * the images (made from the markers above where the tree on disk has none),
+ * their leaves into the free map. */
+static int load_overrides(struct ed_disk *d, struct pend *b)
+{
+	const struct ed_super *sb = &d->sb;
+	uint32_t n = 0;
+	int err = 0;
+	for (uint32_t i = 0; err == 0 && i < sb->fm_nover; i++) {
+		uint64_t li = sb->fm_over[i].leaf;
+		const struct ed_mptr *op = &sb->fm_over[i].ptr;
+		struct ed_mptr *ptr = ed_fmt_ptr(d, 0, li, true);
+		if (ptr == NULL)
+			return ED_E_NOMEM;
+		*ptr = *op;
+		d->fm_over[d->fm_nover++] = li;
+		uint64_t first = li * ED_BM_LEAF_BITS;
+		uint64_t valid = ED_MIN(ED_BM_LEAF_BITS, d->nsectors - first);
+		/* A marker above may have set its bits: the override decides. */
+		err = ed_bm_prepare(&d->fm, first, valid, false);
+		if (err == 0)
+			(void)ed_bm_clear(&d->fm, first, valid);
+		if (err == 0 && op->sector == ED_MPTR_ONES)
+			err = ed_bm_set(&d->fm, first, valid);
+		if (err != 0 || op->sector <= ED_MPTR_ONES)
+			continue;
+		b[n] = (struct pend){ 0, li, *op, ed_dpage_alloc(d) };
+		if (b[n].page == NULL)
+			return ED_E_NOMEM;
+		n++;
+	}
+	if (err == 0 && n > 0)
+		err = read_batch(d, b, n);
+	return err;
+}
+
 int ed_fmt_load(struct ed_disk *d)
 {
 	d->fmt_height = d->sb.fm_height;
 	d->fmt_root = d->sb.fm_root;
 	uint64_t nl = ed_bm_nleaves(&d->fm);
-	if (d->fmt_height != ed_fmt_height(nl) || !ptr_ok(d, &d->fmt_root))
+	if (d->fmt_height != ed_fmt_height(nl) || !ptr_ok(d, &d->fmt_root) ||
+	    d->sb.fm_nover > ED_FM_MAX_OVER)
 		return ED_E_CORRUPT;
+	d->fm_nover = 0;
+	for (uint32_t i = 0; i < d->sb.fm_nover; i++) {
+		const struct ed_fmover *o = &d->sb.fm_over[i];
+		if (o->leaf >= nl || !ptr_ok(d, &o->ptr))
+			return ED_E_CORRUPT;
+		for (uint32_t j = 0; j < i; j++)
+			if (d->sb.fm_over[j].leaf == o->leaf)
+				return ED_E_CORRUPT;
+	}
 	for (uint32_t l = 0; l <= ED_FMT_MAX_HEIGHT; l++) {
 		d->fmt_img[l].env = &d->ed->env;
 		d->fmt_img[l].pages = &d->mem_pages;
 	}
 	if (d->fmt_root.sector == ED_MPTR_ONES)
 		mark_ones(d, d->fmt_height, 0);
-	if (d->fmt_root.sector <= ED_MPTR_ONES)
-		return 0;
 	struct pend *b = ed_dpage_alloc(d);
 	if (b == NULL)
 		return ED_E_NOMEM;
+	if (d->fmt_root.sector <= ED_MPTR_ONES) {
+		int err = load_overrides(d, b);
+		ed_dpage_free(d, b);
+		return err;
+	}
 	_Static_assert(ED_SYNC_MANY * (sizeof(struct pend) + sizeof(struct ed_xfer)) <= ED_PAGE,
 	               "a batch fits a page");
 	/* The root, then level by level downwards. */
@@ -209,6 +272,8 @@ int ed_fmt_load(struct ed_disk *d)
 			struct ed_mptr *p = img_ptrs(*slot);
 			for (uint32_t k = 0; err == 0 && k < ED_FMT_FANOUT; k++) {
 				uint64_t child = j * ED_FMT_FANOUT + k;
+				if (level == 1 && overridden(&d->sb, child))
+					continue;      /* an older page: the superblock names its leaf */
 				if (p[k].sector == ED_MPTR_ONES) {
 					mark_ones(d, level - 1, child);
 					continue;
@@ -232,6 +297,8 @@ int ed_fmt_load(struct ed_disk *d)
 			for (uint32_t i = 0; i < n; i++)
 				ed_dpage_free(d, b[i].page);
 	}
+	if (err == 0)
+		err = load_overrides(d, b);
 	ed_dpage_free(d, b);
 	return err;
 }

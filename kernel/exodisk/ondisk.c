@@ -31,8 +31,10 @@ int ed_super_check(const struct ed_keys *k, const struct ed_super *sb, uint64_t 
 	super_tag(k, sb, sector, tag);
 	if (!ed_tag_equal(tag, sb->tag))
 		return ED_E_BADMAC;
-	if (sb->fmt != ED_SB_FMT)
+	if (sb->fmt != ED_SB_FMT && sb->fmt != ED_SB_FMT_OLD)
 		return ED_E_VERSION;
+	if (sb->fmt == ED_SB_FMT_OLD && sb->fm_nover != 0)
+		return ED_E_CORRUPT;
 	if (sb->log_len == 0)
 		return ED_E_CORRUPT;
 	return 0;

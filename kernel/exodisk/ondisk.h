@@ -45,7 +45,9 @@
 #include "kernel/exodisk/edlib.h"
 
 #define ED_FMT            1       /* headers, exonode blocks, log records */
-#define ED_SB_FMT         2       /* superblock and trees: 2 = the trees of this file */
+#define ED_SB_FMT         3       /* superblock: 3 = free-map overrides (below); 2 is read too */
+#define ED_SB_FMT_OLD     2       /* a superblock without overrides, upgraded at mount */
+#define ED_TREE_FMT       2       /* the trees' pages */
 #define ED_SB_A           0       /* sector of superblock copy A */
 #define ED_SB_B           8       /* sector of superblock copy B */
 #define ED_LOG_FIRST      16      /* the log begins here */
@@ -75,6 +77,7 @@ struct ed_mptr {
 };
 
 /* ---- superblock ---------------------------------------------------------- */
+#define ED_FM_MAX_OVER   9
 #define ED_SBF_CLEAN   0x1   /* written by a shutdown: the log holds nothing */
 
 struct ed_super {
@@ -98,7 +101,17 @@ struct ed_super {
 	uint64_t bindings;      /* records in the binding tree */
 	uint64_t allocated;     /* sectors the free map marks allocated */
 	uint64_t meta_pages;    /* pages the two trees occupy */
-	uint8_t  reserved[304];
+	/* Free-map leaves whose pointer is here rather than in the tree's inner
+	 * pages (which still name an older page, freed since): a checkpoint that
+	 * changed only a few leaves writes them and this list, not the path of
+	 * inner pages above each (fmtree.c). */
+	uint32_t fm_nover;
+	uint32_t pad2;
+	struct ed_fmover {
+		uint64_t leaf;
+		struct ed_mptr ptr;
+	} fm_over[ED_FM_MAX_OVER];
+	uint8_t  reserved[8];
 	uint8_t  tag[16];
 };
 _Static_assert(sizeof(struct ed_super) == 512, "superblock is one sector");
@@ -217,7 +230,7 @@ struct ed_vtrec {
 
 struct ed_bthdr {
 	uint32_t magic;
-	uint8_t  fmt;           /* ED_SB_FMT */
+	uint8_t  fmt;           /* ED_TREE_FMT */
 	uint8_t  level;         /* 0: a leaf of records; >0: children one level down */
 	uint16_t n;             /* records or children */
 	uint64_t reserved;

@@ -106,7 +106,7 @@ def big_disks(scratch):
                            scratch, env=env, timeout=240)
         need(status == 0 and not re.search(r"FAIL|kernel panic", out), "edtest on big units", out)
         for unit, size in ((1, "1 TiB"), (2, "16 TiB")):
-            m = re.search(r"^exodisk: unit %d \(%s\) was blank; formatted it \((\d+) sectors written\)"
+            m = re.search(r"^exodisk: unit %d \(%s\) was blank; formatted it \((\d+) sectors written"
                           % (unit, size), out, re.M)
             need(m and int(m.group(1)) <= 8192, "unit %d: format should write at most 4 MiB" % unit, out)
             need(re.search(r"^exodisk: unit %d mounted: %s," % (unit, size), out, re.M),
