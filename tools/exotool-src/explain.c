@@ -126,8 +126,9 @@ const char *exotool_why(const char *image, long code, struct exodisk *ed)
 	case ED_E_VERSION: {
 		unsigned v = sb[0].magic == ED_SB_MAGIC ? sb[0].fmt : sb[1].fmt;
 		snprintf(text, sizeof text, "an exodisk of format version %u; this exotool reads "
-		         "version %u only (use the exotool of the exodisk that made it, or format it "
-		         "again, losing what is on it)", v, (unsigned)ED_SB_FMT);
+		         "versions %u and %u only (use the exotool of the exodisk that made it, or "
+		         "format it again, losing what is on it)", v, (unsigned)ED_SB_FMT_OLD,
+		         (unsigned)ED_SB_FMT);
 		break;
 	}
 	case ED_E_TOOBIG: {

@@ -234,8 +234,8 @@ int main(int argc, char **argv)
 	/* Made by an exodisk of another format version. */
 	reseal("good.img", "newer.img", newer_version);
 	char want[128];
-	snprintf(want, sizeof want, "an exodisk of format version %u; this exotool reads version %u",
-	         ED_SB_FMT + 1, ED_SB_FMT);
+	snprintf(want, sizeof want, "an exodisk of format version %u; this exotool reads versions %u and %u",
+	         ED_SB_FMT + 1, ED_SB_FMT_OLD, ED_SB_FMT);
 	expect("newer.img", ALL, want);
 
 	/* Authentic superblocks (sealed with the right key) that make no sense. */
