@@ -8,20 +8,24 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include "apps/textio.h"
 #include "libos/exo.h"
 
 int main(int argc, char **argv)
 {
 	const char *fmt = "%a %b %e %H:%M:%S UTC %Y";
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-u") == 0)
-			continue;
-		if (argv[i][0] == '+') {
-			fmt = argv[i] + 1;
-			continue;
+	int c;
+	while ((c = text_getopt(argc, argv, "u")) != -1)
+		if (c != 'u')
+			return text_bad_option("date", c);
+	for (int i = optind; i < argc; i++) {
+		if (argv[i][0] != '+' || i + 1 < argc) {
+			fprintf(stderr, "date: %s: give one +FORMAT, as for strftime (date +%%Y-%%m-%%d)\n",
+			        argv[i]);
+			return 2;
 		}
-		fprintf(stderr, "usage: date [-u] [+FORMAT]\n");
-		return 2;
+		fmt = argv[i] + 1;
 	}
 	if (exo_kinfo()->wall_at_boot == 0)
 		fprintf(stderr, "date: this machine has no real-time clock: the time counts from boot\n");

@@ -94,33 +94,21 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
-	int i = 1;
-	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			i++;
-			break;
+	int c;
+	while ((c = text_getopt(argc, argv, "vicnlqFe:")) != -1) {
+		switch (c) {
+		case 'v': invert = 1; break;
+		case 'i': icase = 1; break;
+		case 'c': count = 1; break;
+		case 'n': number = 1; break;
+		case 'l': names = 1; break;
+		case 'q': quiet = 1; break;
+		case 'F': fixed = 1; break;
+		case 'e': pattern = optarg; break;
+		default: return text_bad_option("grep", c);
 		}
-		for (const char *o = argv[i] + 1; *o; o++) {
-			switch (*o) {
-			case 'v': invert = 1; break;
-			case 'i': icase = 1; break;
-			case 'c': count = 1; break;
-			case 'n': number = 1; break;
-			case 'l': names = 1; break;
-			case 'q': quiet = 1; break;
-			case 'F': fixed = 1; break;
-			case 'e':
-				if (o[1] || i + 1 == argc)
-					return usage();
-				pattern = argv[++i];
-				goto next;
-			default:
-				fprintf(stderr, "grep: -%c: unknown option\n", *o);
-				return usage();
-			}
-		}
-	next:;
 	}
+	int i = optind;
 	if (pattern == NULL) {
 		if (i == argc)
 			return usage();

@@ -6,20 +6,12 @@
  * It stops reading as soon as it has printed them, so in `yes | head -1`
  * the writer learns that nobody reads any more.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "apps/textio.h"
-
-static int count_arg(const char *s, long *v)
-{
-	char *end;
-	long n = strtol(s, &end, 10);
-	if (*s == 0 || *end != 0 || n < 0)
-		return -1;
-	*v = n;
-	return 0;
-}
 
 static void head(FILE *f, long n, int bytes)
 {
@@ -44,24 +36,23 @@ static void head(FILE *f, long n, int bytes)
 int main(int argc, char **argv)
 {
 	long n = 10;
-	int bytes = 0, i = 1, status = 0;
-	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			i++;
-			break;
-		}
-		const char *v = NULL;
-		if (strcmp(argv[i], "-n") == 0 || strcmp(argv[i], "-c") == 0) {
-			bytes = argv[i][1] == 'c';
-			v = i + 1 < argc ? argv[++i] : NULL;
-		} else if (argv[i][1] >= '0' && argv[i][1] <= '9') {
-			v = argv[i] + 1;
-		}
-		if (v == NULL || count_arg(v, &n) < 0) {
-			fprintf(stderr, "usage: head [-n N | -N] [-c N] [FILE...]\n");
+	int bytes = 0, status = 0, c;
+	/* The old form -N first, as the first argument only. */
+	if (argc > 1 && argv[1][0] == '-' && argv[1][1] >= '0' && argv[1][1] <= '9') {
+		if (text_count("head", argv[1] + 1, LONG_MAX, &n) < 0)
 			return 2;
-		}
+		argv[1] = argv[0];
+		argv++;
+		argc--;
 	}
+	while ((c = text_getopt(argc, argv, "n:c:")) != -1) {
+		if (c != 'n' && c != 'c')
+			return text_bad_option("head", c);
+		bytes = c == 'c';
+		if (text_count("head", optarg, LONG_MAX, &n) < 0)
+			return 2;
+	}
+	int i = optind;
 	if (i == argc)
 		head(stdin, n, bytes);
 	for (int first = i; i < argc; i++) {

@@ -44,27 +44,20 @@ static int qcmp(const void *pa, const void *pb)
 
 int main(int argc, char **argv)
 {
-	int i = 1, status = 0;
-	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			i++;
-			break;
-		}
-		for (const char *o = argv[i] + 1; *o; o++) {
-			if (*o == 'r')
-				reverse = 1;
-			else if (*o == 'n')
-				numeric = 1;
-			else if (*o == 'u')
-				unique = 1;
-			else if (*o == 'f')
-				fold = 1;
-			else {
-				fprintf(stderr, "sort: -%c: unknown option\nusage: sort [-rnuf] [FILE...]\n", *o);
-				return 2;
-			}
-		}
+	int status = 0, c;
+	while ((c = text_getopt(argc, argv, "rnuf")) != -1) {
+		if (c == 'r')
+			reverse = 1;
+		else if (c == 'n')
+			numeric = 1;
+		else if (c == 'u')
+			unique = 1;
+		else if (c == 'f')
+			fold = 1;
+		else
+			return text_bad_option("sort", c);
 	}
+	int i = optind;
 	struct line *lines = NULL;
 	size_t n = 0, cap = 0;
 	char *buf = NULL;

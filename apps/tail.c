@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "apps/textio.h"
 
 static int tail(FILE *f, long n)
@@ -49,25 +50,22 @@ static int tail(FILE *f, long n)
 int main(int argc, char **argv)
 {
 	long n = 10;
-	int i = 1, status = 0;
-	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			i++;
-			break;
-		}
-		const char *v = NULL;
-		if (strcmp(argv[i], "-n") == 0)
-			v = i + 1 < argc ? argv[++i] : NULL;
-		else if (argv[i][1] >= '0' && argv[i][1] <= '9')
-			v = argv[i] + 1;
-		char *end = NULL;
-		if (v)
-			n = strtol(v, &end, 10);
-		if (v == NULL || *v == 0 || *end != 0 || n < 0 || n > 10000000) {
-			fprintf(stderr, "usage: tail [-n N | -N] [FILE...]\n");
+	int status = 0, c;
+	/* The old form -N first, as the first argument only. */
+	if (argc > 1 && argv[1][0] == '-' && argv[1][1] >= '0' && argv[1][1] <= '9') {
+		if (text_count("tail", argv[1] + 1, 10000000, &n) < 0)
 			return 2;
-		}
+		argv[1] = argv[0];
+		argv++;
+		argc--;
 	}
+	while ((c = text_getopt(argc, argv, "n:")) != -1) {
+		if (c != 'n')
+			return text_bad_option("tail", c);
+		if (text_count("tail", optarg, 10000000, &n) < 0)
+			return 2;
+	}
+	int i = optind;
 	if (i == argc)
 		return tail(stdin, n);
 	for (int first = i; i < argc; i++) {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "apps/textio.h"
 
 #define MAX_FILES 16
 
@@ -24,11 +25,13 @@ static int write_all(int fd, const char *buf, size_t n)
 
 int main(int argc, char **argv)
 {
-	int i = 1, append = 0, status = 0;
-	if (i < argc && strcmp(argv[i], "-a") == 0) {
+	int append = 0, status = 0, c;
+	while ((c = text_getopt(argc, argv, "a")) != -1) {
+		if (c != 'a')
+			return text_bad_option("tee", c);
 		append = 1;
-		i++;
 	}
+	int i = optind;
 	if (argc - i > MAX_FILES) {
 		fprintf(stderr, "tee: at most %d files\n", MAX_FILES);
 		return 2;

@@ -4,7 +4,65 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "apps/textio.h"
+
+/* The usage tools/progdoc made from the program's comment (apps/apps.mk). */
+extern const char libos_prog_usage[] __attribute__((weak));
+
+int text_getopt(int argc, char **argv, const char *letters)
+{
+	char opts[32];
+	snprintf(opts, sizeof opts, "+:%s", letters);
+	opterr = 0;
+	optopt = 0;
+	int c = getopt(argc, argv, opts);
+	if (c == '?' && (optopt <= ' ' || optopt == '?')) {
+		/* Some C libraries (newlib's) leave optopt unset here: find the
+		 * first letter that is not an option ourselves. */
+		for (int i = 1; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i++)
+			for (const char *o = argv[i] + 1; *o; o++) {
+				const char *l = strchr(letters, *o);
+				if (l == NULL || *o == ':') {
+					optopt = (unsigned char)*o;
+					return c;
+				}
+				if (l[1] == ':') {
+					i += o[1] == 0;     /* the value is the next argument */
+					break;
+				}
+			}
+	}
+	return c;
+}
+
+int text_bad_option(const char *prog, int c)
+{
+	if (c == ':')
+		fprintf(stderr, "%s: -%c needs a value\n", prog, optopt);
+	else if (optopt > ' ' && optopt != '?' && optopt < 127)
+		fprintf(stderr, "%s: -%c: unknown option\n", prog, optopt);
+	else
+		fprintf(stderr, "%s: unknown option\n", prog);
+	/* The usage without its first line (the one-line description). */
+	const char *u = libos_prog_usage ? strchr(libos_prog_usage, '\n') : NULL;
+	if (u != NULL)
+		fputs(u + 1, stderr);
+	return 2;
+}
+
+int text_count(const char *prog, const char *s, long max, long *out)
+{
+	char *end;
+	errno = 0;
+	long n = strtol(s, &end, 10);
+	if (*s == 0 || *end != 0 || errno != 0 || n < 0 || n > max) {
+		fprintf(stderr, "%s: %s: not a number from 0 to %ld\n", prog, s, max);
+		return -1;
+	}
+	*out = n;
+	return 0;
+}
 
 FILE *text_open(const char *prog, const char *name)
 {

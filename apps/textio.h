@@ -1,13 +1,28 @@
 /*
- * textio.h - what the text programs (head, tail, wc, grep, sort, tee, more)
- * share: opening a file argument ("-" is standard input) with a message on
- * failure, and reading lines of any length.
+ * textio.h - what the text programs (head, tail, wc, grep, sort, tee, more,
+ * date) share: their options' errors and counts (they read options with
+ * getopt), opening a file argument ("-" is standard input) with a message
+ * on failure, and reading lines of any length.
  */
 #ifndef APPS_TEXTIO_H
 #define APPS_TEXTIO_H
 
 #include <stdio.h>
 #include <sys/types.h>
+#include <unistd.h>      /* optarg, optind */
+
+/* getopt(3) over the program's option letters (as for getopt), quietly
+ * (text_bad_option speaks), with options ending at the first operand (POSIX
+ * order, also where the C library would permute) and a missing value
+ * returned as ':'. */
+int text_getopt(int argc, char **argv, const char *letters);
+/* text_getopt returned '?' or ':': "PROG: -x: unknown option" or "PROG: -n
+ * needs a value", then the program's usage; returns 2, the status of a
+ * usage error. */
+int text_bad_option(const char *prog, int c);
+/* s as a whole number from 0 to max into *out; -1 after "PROG: S: not a
+ * number from 0 to MAX". */
+int text_count(const char *prog, const char *s, long max, long *out);
 
 /* Open name for reading ("-": standard input); NULL after a message
  * "PROG: NAME: why" on standard error. */

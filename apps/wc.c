@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "apps/textio.h"
 
 static int show_l, show_w, show_c;
@@ -23,25 +24,18 @@ static void print(unsigned long long l, unsigned long long w, unsigned long long
 
 int main(int argc, char **argv)
 {
-	int i = 1, status = 0;
-	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			i++;
-			break;
-		}
-		for (const char *o = argv[i] + 1; *o; o++) {
-			if (*o == 'l')
-				show_l = 1;
-			else if (*o == 'w')
-				show_w = 1;
-			else if (*o == 'c')
-				show_c = 1;
-			else {
-				fprintf(stderr, "wc: -%c: unknown option\nusage: wc [-lwc] [FILE...]\n", *o);
-				return 2;
-			}
-		}
+	int status = 0, c;
+	while ((c = text_getopt(argc, argv, "lwc")) != -1) {
+		if (c == 'l')
+			show_l = 1;
+		else if (c == 'w')
+			show_w = 1;
+		else if (c == 'c')
+			show_c = 1;
+		else
+			return text_bad_option("wc", c);
 	}
+	int i = optind;
 	if (!show_l && !show_w && !show_c)
 		show_l = show_w = show_c = 1;
 	unsigned long long tl = 0, tw = 0, tc = 0;

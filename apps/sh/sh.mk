@@ -12,6 +12,8 @@ APP_OBJS_wc   := $(ABUILD)/u/apps/textio.c.o
 APP_OBJS_grep := $(ABUILD)/u/apps/textio.c.o $(ABUILD)/u/apps/bre.c.o
 APP_OBJS_sort := $(ABUILD)/u/apps/textio.c.o
 APP_OBJS_more := $(ABUILD)/u/apps/textio.c.o
+APP_OBJS_tee  := $(ABUILD)/u/apps/textio.c.o
+APP_OBJS_date := $(ABUILD)/u/apps/textio.c.o
 
 # grep's regular expressions against the host C library's (tests/host/apps/).
 HOST_TESTS += $(BUILD)/host/apps/test_bre
