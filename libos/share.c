@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include "libos/share.h"
+#include "libos/clock.h"
 
 #define PAGE 4096u
 
@@ -85,6 +86,9 @@ int share_enter(struct share *s)
 		    !__atomic_compare_exchange_n(w, &v, v | SHSEG_LOCK_WAITERS, 0, __ATOMIC_RELAXED,
 		                                 __ATOMIC_RELAXED))
 			continue;
+		/* Before sleeping, let go of the leases we keep on other file
+		 * systems: their holder might be waiting for one of them. */
+		share_idle();
 		int e = shseg_wait(w, v | SHSEG_LOCK_WAITERS);
 		if (e < 0)
 			return e;
@@ -106,4 +110,91 @@ void share_leave(struct share *s)
 	uint32_t v = __atomic_exchange_n(&s->a->k.lock, 0, __ATOMIC_RELEASE);
 	if (v & SHSEG_LOCK_WAITERS)
 		shseg_wake(&s->a->k.lock);
+}
+
+/* ---- leases (share.h) ------------------------------------------------------ */
+
+static struct share *shares;      /* this process's shares that take leases */
+
+void share_lease_init(struct share *s, int (*publish)(void *arg), void *arg)
+{
+	s->publish = publish;
+	s->arg = arg;
+	s->lease = 1;
+	s->inside = 0;
+	s->lnext = shares;
+	shares = s;
+}
+
+void share_lease_fini(struct share *s)
+{
+	struct share **pp = &shares;
+	while (*pp != NULL && *pp != s)
+		pp = &(*pp)->lnext;
+	if (*pp != NULL)
+		*pp = s->lnext;
+	s->lnext = NULL;
+}
+
+int share_lease_enter(struct share *s)
+{
+	if (s->held) {
+		s->inside = 1;            /* our lease: nobody took anything */
+		return SHARE_SAME;
+	}
+	/* Another mount of this file system in this process keeping it
+	 * between its operations: it publishes and lets go (one thread: it
+	 * is not inside an operation unless we are nested in it, which
+	 * share_enter refuses). */
+	for (struct share *o = shares; o != NULL; o = o->lnext)
+		if (o != s && o->a == s->a && o->held && !o->inside)
+			share_lease_drop(o);
+	int r = share_enter(s);
+	if (r >= 0) {
+		s->inside = 1;
+		s->since = libos_time_ns();
+	}
+	return r;
+}
+
+void share_lease_leave(struct share *s, int dirty)
+{
+	s->inside = 0;
+	if (!s->held)
+		return;
+	if (!dirty) {
+		share_leave(s);           /* nothing only we have: nothing to keep */
+		return;
+	}
+	/* Keep it while nobody waits, and a moment even if someone does, so
+	 * that taking turns costs one publish per turn, not one per call. */
+	if (!(__atomic_load_n(&s->a->k.lock, __ATOMIC_RELAXED) & SHSEG_LOCK_WAITERS))
+		return;
+	if (libos_time_ns() - s->since < SHARE_LEASE_NS)
+		return;
+	share_lease_drop(s);
+	shseg_yield();                /* let the waiters have their turn */
+}
+
+void share_lease_drop(struct share *s)
+{
+	if (!s->held || s->inside)
+		return;
+	s->inside = 1;                /* publishing is an operation too */
+	if (s->publish != NULL)
+		s->publish(s->arg);
+	s->inside = 0;
+	share_leave(s);
+}
+
+void share_idle(void)
+{
+	static int busy;
+	if (busy)
+		return;
+	busy = 1;
+	for (struct share *s = shares; s != NULL; s = s->lnext)
+		if (s->held && !s->inside)
+			share_lease_drop(s);
+	busy = 0;
 }

@@ -44,6 +44,13 @@ struct share {
 	uint32_t me;                  /* our pid, as the lock word holds it        */
 	int held;
 	int touched;
+	/* Leases (share_lease_*): the lock kept between operations. */
+	int lease;                    /* we hold it between operations             */
+	int inside;                   /* inside an operation                       */
+	uint64_t since;               /* when we took it (ns)                      */
+	int (*publish)(void *arg);    /* write out what others must see           */
+	void *arg;
+	struct share *lnext;          /* this process's leased shares              */
 };
 
 /* Attach to the area named by name (created zeroed, of `bytes` bytes, if
@@ -62,6 +69,34 @@ void share_leave(struct share *s);
 /* Processes attached now (so a lone user can skip what only sharing needs). */
 uint32_t share_sharers(const struct share *s);
 
+/*
+ * Leases: a file system that caches changes in its own memory (unixfs)
+ * keeps the lock between operations while it holds changes nobody else
+ * has seen, so that a process working alone pays nothing: no publishing,
+ * not even an atomic instruction per operation.  It lets go - first
+ * writing out what others must see (the publish callback) - when another
+ * process waits for the lock and it has held it SHARE_LEASE_NS, when it
+ * is about to block (share_idle: sleep, wait, a read of the console or a
+ * pipe), and at unmount.  If it dies the kernel marks the lock DEAD, as
+ * for any holder.  Another mount of the same file system in the same
+ * process takes a lease from an idle holder at once (it publishes it).
+ *
+ *   share_lease_enter   share_enter, or nothing if we hold the lease
+ *   share_lease_leave   keep the lease (dirty: changes only we have) or
+ *                       let go; publishes first if someone waits
+ *   share_lease_drop    publish if dirty, let go (unmount, blocking)
+ */
+#define SHARE_LEASE_NS (2 * 1000 * 1000ull)
+void share_lease_init(struct share *s, int (*publish)(void *arg), void *arg);
+int  share_lease_enter(struct share *s);
+void share_lease_leave(struct share *s, int dirty);
+void share_lease_drop(struct share *s);
+/* Remove s from this process's leases (before share_detach). */
+void share_lease_fini(struct share *s);
+/* Let go of every lease this process holds outside an operation (about
+ * to block).  The guest's blocking system-call stubs call it. */
+void share_idle(void);
+
 /* ---- the transport: share_sys.c in the guest, share_host.c on the host ---- */
 /* 0 or a negative errno; *seg the segment's address. */
 int   shseg_attach(const uint8_t name[SHSEG_NAME], uint32_t npages, void **seg);
@@ -70,5 +105,6 @@ void  shseg_detach(void *seg);
 int   shseg_wait(uint32_t *word, uint32_t value);
 void  shseg_wake(uint32_t *word);
 uint32_t shseg_pid(void);
+void  shseg_yield(void);
 
 #endif

@@ -83,6 +83,10 @@ void shseg_wake(uint32_t *word)
 {
 }
 
+void shseg_yield(void)
+{
+}
+
 uint32_t shseg_pid(void)
 {
 	return share_host_pid;

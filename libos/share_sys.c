@@ -49,3 +49,8 @@ uint32_t shseg_pid(void)
 {
 	return (uint32_t)sys_getpid();
 }
+
+void shseg_yield(void)
+{
+	sys_yield();
+}

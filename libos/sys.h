@@ -11,6 +11,10 @@
 #include "kernel/uapi/syscall.h"
 #include "libos/arch.h"      /* sys_call6: the system-call instruction */
 
+/* Before a call that may block: let go of the shared file systems' locks
+ * this process keeps between operations (libos/share.h, leases). */
+void share_idle(void);
+
 #define sys_call0(n)             sys_call6((n), 0, 0, 0, 0, 0, 0)
 #define sys_call1(n, a)          sys_call6((n), (long)(a), 0, 0, 0, 0, 0)
 #define sys_call2(n, a, b)       sys_call6((n), (long)(a), (long)(b), 0, 0, 0, 0)
@@ -24,28 +28,28 @@ static inline __attribute__((noreturn)) void sys_exit(int status)
 }
 static inline long sys_spawn(const char *path, char *const argv[], char *const envp[])
 { return sys_call3(SYS_spawn, path, argv, envp); }
-static inline long sys_wait(int pid, int *status) { return sys_call2(SYS_wait, pid, status); }
+static inline long sys_wait(int pid, int *status) { share_idle(); return sys_call2(SYS_wait, pid, status); }
 static inline long sys_yield(void)  { return sys_call0(SYS_yield); }
 static inline long sys_getpid(void) { return sys_call0(SYS_getpid); }
 static inline long sys_sbrk(long incr) { return sys_call1(SYS_sbrk, incr); }
 static inline long sys_cons_write(const void *buf, unsigned long len) { return sys_call2(SYS_cons_write, buf, len); }
-static inline long sys_cons_read(void *buf, unsigned long len) { return sys_call2(SYS_cons_read, buf, len); }
+static inline long sys_cons_read(void *buf, unsigned long len) { share_idle(); return sys_call2(SYS_cons_read, buf, len); }
 static inline __attribute__((noreturn)) void sys_poweroff(int status)
 {
 	sys_call1(SYS_poweroff, status);
 	__builtin_unreachable();
 }
-static inline long sys_sleep(uint64_t ticks) { return sys_call1(SYS_sleep, ticks); }
+static inline long sys_sleep(uint64_t ticks) { share_idle(); return sys_call1(SYS_sleep, ticks); }
 static inline long sys_kill(int target, int why) { return sys_call2(SYS_kill, target, why); }
 struct spawn_opts;
 static inline long sys_spawn_opts(const char *path, char *const argv[], char *const envp[],
 				  const struct spawn_opts *o)
 { return sys_call4(SYS_spawn, path, argv, envp, o); }
 static inline long sys_wait_opts(int pid, int *status, int options)
-{ return sys_call3(SYS_wait, pid, status, options); }
+{ share_idle(); return sys_call3(SYS_wait, pid, status, options); }
 static inline long sys_pipe(int32_t h[2]) { return sys_call1(SYS_pipe, h); }
-static inline long sys_hread(int h, void *buf, unsigned long len) { return sys_call3(SYS_hread, h, buf, len); }
-static inline long sys_hwrite(int h, const void *buf, unsigned long len) { return sys_call3(SYS_hwrite, h, buf, len); }
+static inline long sys_hread(int h, void *buf, unsigned long len) { share_idle(); return sys_call3(SYS_hread, h, buf, len); }
+static inline long sys_hwrite(int h, const void *buf, unsigned long len) { share_idle(); return sys_call3(SYS_hwrite, h, buf, len); }
 static inline long sys_hclose(int h) { return sys_call1(SYS_hclose, h); }
 static inline long sys_cons_ctl(int op, long arg) { return sys_call2(SYS_cons_ctl, op, arg); }
 static inline long sys_initrd_map(void) { return sys_call0(SYS_initrd_map); }
