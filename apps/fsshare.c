@@ -11,8 +11,9 @@
  *                                    K of them are killed at random moments.
  *                                    Then every file must be as its
  *                                    worker's model says: as of the last
- *                                    operation it finished, or the one it
- *                                    was killed in (whole; or empty, if
+ *                                    operation it finished (a killed one:
+ *                                    the last it published, see below), or
+ *                                    the one it was killed in (whole; or empty, if
  *                                    its open made the file; or for a file
  *                                    system without LIBFS_F_ATOMIC, a
  *                                    prefix of it); the log must hold each
@@ -20,9 +21,11 @@
  *                                    or torn; and the walk (libfs_check)
  *                                    must find nothing wrong.  R: so many
  *                                    runs, seeds SEED, SEED+1, ...
- *   fsshare bench DIR P N          P processes each create N 10 KB files
- *                                    in DIR, against one process creating
- *                                    P*N: files per second and the ratio
+ *   fsshare bench DIR P N [dirs]   P processes each create N 10 KB files
+ *                                    in DIR (dirs: each in a directory of
+ *                                    its own, DIR/dI), against one process
+ *                                    creating P*N (the same directories):
+ *                                    files per second and the ratio
  *   fsshare poll DIR N             a writer appends N times to a file a
  *                                    reader polls: the longest time from a
  *                                    write returning to the reader seeing it
@@ -233,9 +236,10 @@ static int check_log(int p, uint64_t seed, const int *killed)
 		printf("fsshare: log: a partial record at its end\n");
 		bad = 1;
 	}
-	/* Every append a worker finished is there. */
+	/* Every append a worker finished is there (a killed one's may have
+	 * been lost with what it had not published). */
 	for (int id = 0; id < p; id++)
-		for (uint32_t k = (uint32_t)next[id]; k < prog->done[id]; k++)
+		for (uint32_t k = (uint32_t)next[id]; !killed[id] && k < prog->done[id]; k++)
 			if (op_at(seed, id, (int)k).kind == APPEND) {
 				printf("fsshare: log: worker %d's finished append %u is lost\n", id, k);
 				bad = 1;
@@ -296,22 +300,35 @@ static int model_test(int p, int n, uint64_t seed, int nkill)
 			bad = 1;
 		}
 	}
-	/* Each worker's files against its model. */
+	/* Each worker's files against its model.  One that finished: as of
+	 * its last operation.  One killed: as of the last operation it made
+	 * visible to the others - every one it finished, for a file system
+	 * that publishes each operation (kvfs, flatfs), or fewer for one that
+	 * publishes when another process needs the lock (unixfs: what a
+	 * killed process had not published is lost, as in a crash) - or the
+	 * one it was killed in. */
 	for (int id = 0; id < p; id++) {
-		struct model a = { { 0 } }, b;
 		uint32_t done = prog->done[id];
-		for (uint32_t k = 0; k < done; k++)
-			apply(&a, op_at(seed, id, (int)k), (int)k, shared_log);
-		b = a;
-		if (killed[id] && done < (uint32_t)n)
-			apply(&b, op_at(seed, id, (int)done), (int)done, shared_log);
-		for (int j = 0; j < NFILES; j++) {
-			int partial = !killed[id] ? 0 : !atomic ? 1 : a.exists[j] ? 0 : 2;
-			if (!holds(id, j, &a, 0) && !holds(id, j, &b, partial)) {
-				printf("fsshare: worker %d%s after %u operations: file %d is wrong\n",
-				       id, killed[id] ? " (killed)" : "", done, j);
-				bad = 1;
+		int ok = 0;
+		for (int32_t upto = (int32_t)done; upto >= 0 && !ok; upto--) {
+			struct model a = { { 0 } }, b;
+			for (uint32_t k = 0; k < (uint32_t)upto; k++)
+				apply(&a, op_at(seed, id, (int)k), (int)k, shared_log);
+			b = a;
+			if (killed[id] && (uint32_t)upto < (uint32_t)n)
+				apply(&b, op_at(seed, id, upto), upto, shared_log);
+			ok = 1;
+			for (int j = 0; j < NFILES; j++) {
+				int partial = !killed[id] ? 0 : !atomic ? 1 : a.exists[j] ? 0 : 2;
+				ok &= holds(id, j, &a, 0) || holds(id, j, &b, partial);
 			}
+			if (!killed[id])
+				break;
+		}
+		if (!ok) {
+			printf("fsshare: worker %d%s after %u operations: its files are wrong\n",
+			       id, killed[id] ? " (killed)" : "", done);
+			bad = 1;
 		}
 	}
 	if (shared_log)
@@ -339,13 +356,24 @@ static int model_test(int p, int n, uint64_t seed, int nkill)
 
 /* ---- bench and poll --------------------------------------------------------- */
 
-static int creator(int id, int n)
+/* File k of creator id: in DIR, or with dirs, in DIR/dI where I counts
+ * blocks of `per` files (so one creator of P*N files fills the same P
+ * directories as P creators of N). */
+static void bench_path(char *p, size_t size, int id, int k, int per)
+{
+	if (per > 0)
+		snprintf(p, size, "%s/d%d/b%dn%d", dir, (id * per + k) / per, id, k);
+	else
+		snprintf(p, size, "%s/b%dn%d", dir, id, k);
+}
+
+static int creator(int id, int n, int per)
 {
 	static uint8_t buf[10240];
 	char p[256];
 	memset(buf, id, sizeof buf);
 	for (int k = 0; k < n; k++) {
-		snprintf(p, sizeof p, "%s/b%dn%d", dir, id, k);
+		bench_path(p, sizeof p, id, k, per);
 		int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (fd < 0 || write(fd, buf, sizeof buf) != (ssize_t)sizeof buf || close(fd) < 0) {
 			printf("fsshare: create %s: %s\n", p, strerror(errno));
@@ -355,27 +383,28 @@ static int creator(int id, int n)
 	return 0;
 }
 
-static void clean(int p, int n)
+static void clean(int p, int n, int per)
 {
 	char q[256];
 	for (int id = 0; id < p; id++)
 		for (int k = 0; k < n; k++) {
-			snprintf(q, sizeof q, "%s/b%dn%d", dir, id, k);
+			bench_path(q, sizeof q, id, k, per);
 			unlink(q);
 		}
 	fs_release();
 }
 
 /* P processes creating n files each: seconds. */
-static double run_creators(int p, int n)
+static double run_creators(int p, int n, int per)
 {
-	char a[2][24];
+	char a[3][24];
 	int pid[MAXW], status, bad = 0;
 	uint64_t t0 = exo_time();
 	for (int i = 0; i < p; i++) {
 		snprintf(a[0], 24, "%d", i);
 		snprintf(a[1], 24, "%d", n);
-		char *argv[] = { "fsshare", "create", (char *)dir, a[0], a[1], NULL };
+		snprintf(a[2], 24, "%d", per);
+		char *argv[] = { "fsshare", "create", (char *)dir, a[0], a[1], a[2], NULL };
 		pid[i] = exo_spawn("/bin/fsshare", argv, environ);
 	}
 	for (int i = 0; i < p; i++)
@@ -385,19 +414,30 @@ static double run_creators(int p, int n)
 	return bad ? -1 : s;
 }
 
-static int bench(int p, int n)
+static int bench(int p, int n, int dirs)
 {
+	int per = dirs ? n : 0;
+	if (dirs)
+		for (int i = 0; i < p; i++) {
+			char q[256];
+			snprintf(q, sizeof q, "%s/d%d", dir, i);
+			if (mkdir(q, 0755) < 0 && errno != EEXIST) {
+				printf("fsshare: mkdir %s: %s\n", q, strerror(errno));
+				return 1;
+			}
+		}
 	fs_release();
-	double one = run_creators(1, p * n);
-	clean(1, p * n);
-	double many = run_creators(p, n);
-	clean(p, n);
+	double one = run_creators(1, p * n, per);
+	clean(1, p * n, per);
+	double many = run_creators(p, n, per);
+	clean(p, n, per);
 	if (one < 0 || many < 0) {
 		printf("fsshare: bench: a creator failed\n");
 		return 1;
 	}
-	printf("fsshare bench: 1 process x %d files: %.0f files/s; %d processes x %d: %.0f "
-	       "files/s; ratio %.2f\n", p * n, p * n / one, p, n, p * n / many, one / many);
+	printf("fsshare bench%s: 1 process x %d files: %.0f files/s; %d processes x %d: %.0f "
+	       "files/s; ratio %.2f\n", dirs ? " (a directory each)" : "", p * n, p * n / one, p,
+	       n, p * n / many, one / many);
 	return 0;
 }
 
@@ -472,14 +512,15 @@ int main(int argc, char **argv)
 	}
 	if (argc == 7 && strcmp(argv[1], "work") == 0)
 		return worker(atoi(argv[3]), atoi(argv[4]), strtoull(argv[5], NULL, 0), atoi(argv[6]));
-	if (argc == 5 && strcmp(argv[1], "bench") == 0)
-		return bench(atoi(argv[3]), atoi(argv[4]));
-	if (argc == 5 && strcmp(argv[1], "create") == 0)
-		return creator(atoi(argv[3]), atoi(argv[4]));
+	if ((argc == 5 || argc == 6) && strcmp(argv[1], "bench") == 0)
+		return bench(atoi(argv[3]), atoi(argv[4]), argc == 6 && strcmp(argv[5], "dirs") == 0);
+	if (argc == 6 && strcmp(argv[1], "create") == 0)
+		return creator(atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
 	if (argc == 4 && strcmp(argv[1], "poll") == 0)
 		return poll_test(atoi(argv[3]));
 	if (argc == 4 && strcmp(argv[1], "append") == 0)
 		return appender(atoi(argv[3]));
-	fprintf(stderr, "usage: fsshare model DIR P N SEED K [RUNS] | bench DIR P N | poll DIR N\n");
+	fprintf(stderr, "usage: fsshare model DIR P N SEED K [RUNS] | bench DIR P N [dirs] | "
+	        "poll DIR N\n");
 	return 2;
 }

@@ -112,6 +112,17 @@ static void odestroy(struct ufs *fs, struct uinode *ip)
 	upool_free(fs, ip);
 }
 
+/* For share.c, which rebuilds open files' objects. */
+struct uinode *ufs_onew(struct ufs *fs, struct uent *e, int type)
+{
+	return onew(fs, e, type);
+}
+
+void ufs_odestroy(struct ufs *fs, struct uinode *ip)
+{
+	odestroy(fs, ip);
+}
+
 /* Load a large file's fnode. */
 static int load_big(struct ufs *fs, struct uinode *ip)
 {

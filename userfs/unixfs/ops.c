@@ -13,13 +13,6 @@ int ufs_mount_common(const char *opts, int readonly, struct ufs **out);
 int ufs_unmount_common(struct ufs *fs);
 void ufs_abandon(struct ufs *fs);
 
-struct ufile {
-	struct ufile *next, *prev;   /* the mount's open files */
-	struct uinode *ip;
-	int flags;                /* LIBFS_O_* */
-	int created;              /* this handle made the file (see u_persist) */
-};
-
 /* ---- paths ----------------------------------------------------------------------------- */
 
 /* The next component of *p into name; 0 at the end, 1 for a component. */
@@ -53,7 +46,7 @@ static int step(struct ufs *fs, struct uinode *dir, const char *name, struct uin
 	return ufs_iget(fs, e, out);
 }
 
-static int namei(struct ufs *fs, const char *path, struct uinode **ipp)
+int ufs_namei(struct ufs *fs, const char *path, struct uinode **ipp)
 {
 	struct uinode *ip = fs->root;
 	ip->refs++;
@@ -115,8 +108,10 @@ static int u_mount(const char *opts, void **fsp)
 {
 	struct ufs *fs;
 	int err = ufs_mount_common(opts, 0, &fs);
-	if (err == 0)
+	if (err == 0) {
+		ufs_share_mounted(fs);      /* the VFS takes the lock for each call */
 		*fsp = fs;
+	}
 	return err;
 }
 
@@ -193,7 +188,7 @@ static int u_stat(void *fsp, const char *path, struct libfs_stat *st)
 {
 	struct ufs *fs = fsp;
 	struct uinode *ip;
-	int err = namei(fs, path, &ip);
+	int err = ufs_namei(fs, path, &ip);
 	if (err < 0)
 		return err;
 	fill_stat(ip, st);
@@ -228,7 +223,7 @@ static int u_open(void *fsp, const char *path, int flags, uint32_t perm, void **
 		}
 		ufs_iput(fs, dir);
 	} else {
-		err = namei(fs, path, &ip);
+		err = ufs_namei(fs, path, &ip);
 	}
 	if (err < 0)
 		goto fail;
@@ -635,4 +630,6 @@ const struct libfs_ops unixfs_ops = {
 	.readdir = u_readdir,
 	.persist = u_persist,
 	.abandon = u_abandon,
+	.enter = ufs_share_enter,
+	.leave = ufs_share_leave,
 };

@@ -7,12 +7,9 @@
  * tests and one exonode read, however large the disk.  Its entry 0 is the
  * kit's record, entry 1 unixfs's (struct ufs_super).
  *
- * The lock (libos/kit/lock.c): a unixfs keeps its caches and allocation
- * state in the process that mounted it, so two processes must not have it
- * mounted at once.  A mount allocates an exonode at the anchor's lock
- * sector and never writes it back; a second mount waits until the first
- * process unmounts - or exits, since the exodisk undoes a process's
- * unwritten allocations when it exits.  So a crash never leaves it locked.
+ * Many processes may have one unixfs mounted at once: a mount joins the
+ * file system's shared area and takes its lock while it reads the
+ * superblock and the root (share.c, docs/sharing.md).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -49,7 +46,7 @@ static int sb_valid(const struct ufs_super *sb, uint64_t nsectors)
 }
 
 /* The superblock from the anchor the kit found. */
-static int read_sb(struct ufs *fs)
+int ufs_read_sb(struct ufs *fs)
 {
 	fs->sb_sector = fs->k.anchor;
 	int64_t r = kit_xn_get(&fs->k, fs->sb_sector, 0, UFS_E_SUPER, &fs->sb, sizeof fs->sb);
@@ -75,7 +72,7 @@ static void teardown(struct ufs *fs)
 }
 
 /* The root directory's object: its name is its own. */
-static int load_root(struct ufs *fs)
+int ufs_load_root(struct ufs *fs)
 {
 	struct uent *e = upool_alloc(fs, sizeof *e + 2);
 	if (e == NULL)
@@ -105,13 +102,18 @@ int ufs_mount_common(const char *opts, int readonly, struct ufs **out)
 		err = kit_opt_num(opts, "dirty", DEFAULT_DIRTY / 1024, &dirty);
 	if (err == 0 && (cache < 16 || cache > 65536 || dirty > (1u << 22)))
 		err = -EINVAL;
-	/* The kit opens the unit and key, finds the anchor, takes the lock. */
+	/* The kit opens the unit and key and finds the anchor; share.c joins
+	 * the other processes using it and takes the lock. */
 	if (err == 0)
-		err = kit_mount(&fs->k, "unixfs", opts);
+		err = kit_open(&fs->k, "unixfs", opts);
+	if (err == 0)
+		err = kit_anchor_find(&fs->k, opts);
 	if (err == 0)
 		err = setup(fs);
 	if (err == 0)
-		err = read_sb(fs);
+		err = ufs_share_attach(fs);
+	if (err == 0)
+		err = ufs_read_sb(fs);
 	if (err == 0)
 		err = bc_init(&fs->bc, (uint32_t)cache);
 	fs->readonly = readonly;
@@ -121,11 +123,11 @@ int ufs_mount_common(const char *opts, int readonly, struct ufs **out)
 	fs->data_goal = fs->sb_sector;
 	fs->free_est = edc_fm_count_free(&fs->k.fm);
 	if (err == 0)
-		err = load_root(fs);
+		err = ufs_load_root(fs);
 	if (err == 0 && !readonly)
 		err = ufs_intent_recover(fs);
 	if (err < 0) {
-		kit_unmount(&fs->k);
+		ufs_share_detach(fs);
 		teardown(fs);
 		return err;
 	}
@@ -135,17 +137,23 @@ int ufs_mount_common(const char *opts, int readonly, struct ufs **out)
 
 int ufs_unmount_common(struct ufs *fs)
 {
-	int err = 0;
-	if (!fs->readonly)
+	int err = ufs_share_enter(fs, !fs->readonly);
+	if (err == 0 && !fs->readonly)
 		err = ufs_sync(fs);
-	kit_unmount(&fs->k);
+	ufs_share_detach(fs);
 	teardown(fs);
 	return err;
 }
 
 void ufs_abandon(struct ufs *fs)
 {
-	/* The open files' handles are the VFS's; the objects go with the table. */
+	/* The open files' handles are the VFS's; the objects go with the table.
+	 * (A host test's dying process: the lock is left as the kernel leaves
+	 * a dead holder's.) */
+	if (fs->sh.a != NULL && fs->sh.held)
+		fs->sh.a->k.lock = SHSEG_LOCK_DEAD;
+	share_lease_fini(&fs->sh);
+	share_detach(&fs->sh);
 	teardown(fs);
 }
 

@@ -24,6 +24,8 @@
  *             pointer name something that is not (docs/unixfs.md)
  *   super.c   mkfs, mount, unmount, the lock, finding the superblock
  *   ops.c     the libFS operations table
+ *   share.c   many processes on one unixfs: the lock around operations,
+ *             publishing before letting go, catching up after others
  *   fsck.c    the consistency checker
  */
 #ifndef UFS_H
@@ -36,6 +38,7 @@
 #include "libos/bcache.h"
 #include "libos/capkey.h"
 #include "libos/kit/kit.h"
+#include "libos/share.h"
 #include "userfs/unixfs/ufs_format.h"
 #include "userfs/unixfs/unixfs.h"
 
@@ -297,6 +300,16 @@ struct ufs {
 	uint64_t gbytes, gmax;
 	struct uahead *ahead;     /* directory read-ahead (ahead.c)              */
 	char damage[160];         /* the last damage found, for messages         */
+	struct share sh;          /* the processes sharing it (share.c)          */
+	int sh_change;            /* this hold changed something                 */
+};
+
+/* An open file (ops.c). */
+struct ufile {
+	struct ufile *next, *prev;   /* the mount's open files */
+	struct uinode *ip;
+	int flags;                /* LIBFS_O_* */
+	int created;              /* this handle made the file (see u_persist) */
 };
 
 /* ---- pool.c ----------------------------------------------------------------------- */
@@ -526,6 +539,25 @@ int  ufs_to_memory(struct ufs *fs, struct uinode *ip);
 void ufs_ibuf_free(struct ufs *fs, struct uinode *ip);
 /* The bytes of a small file, wherever they are, into ibuf. */
 int  ufs_load_small(struct ufs *fs, struct uinode *ip);
+
+/* ---- share.c (docs/sharing.md) ---------------------------------------------------------- */
+/* At mount: attach to the shared area and take its lock (held on return). */
+int  ufs_share_attach(struct ufs *fs);
+/* The VFS brackets every call from now on: let go. */
+void ufs_share_mounted(struct ufs *fs);
+/* At unmount, after the last sync (or a failed mount): let go, detach. */
+void ufs_share_detach(struct ufs *fs);
+int  ufs_share_enter(void *fs, int change);
+void ufs_share_leave(void *fs);
+/* Drop every cache and read again what others changed (dead: one died
+ * mid-operation); open files are found again by path and id. */
+int  ufs_share_reload(struct ufs *fs, int dead);
+/* Pieces share.c reuses: super.c, ops.c, inode.c. */
+int  ufs_read_sb(struct ufs *fs);
+int  ufs_load_root(struct ufs *fs);
+int  ufs_namei(struct ufs *fs, const char *path, struct uinode **ipp);
+struct uinode *ufs_onew(struct ufs *fs, struct uent *e, int type);
+void ufs_odestroy(struct ufs *fs, struct uinode *ip);
 
 /* ---- sync.c ------------------------------------------------------------------------------------- */
 int  ufs_sync(struct ufs *fs);
