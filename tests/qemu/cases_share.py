@@ -1,7 +1,8 @@
 """cases_share.py - many processes using one library file system at once
-(docs/sharing.md): kvfs and flatfs shared by concurrent programs, checked
-against a model, with processes killed at random moments; no EBUSY; a
-polling reader sees each append within a scheduler tick.
+(docs/sharing.md): unixfs (the root), kvfs and flatfs shared by concurrent
+programs, checked against a model, with processes killed at random
+moments; no EBUSY; a polling reader sees each append within a scheduler
+tick.
 
 make test runs a few seeds; `make share-test SEEDS=N` runs N seeds of each
 (the case share-many, made only when SHARE_SEEDS is set).
@@ -38,6 +39,18 @@ CASES = [
          "fsck -t kvfs key=k; fsck -t flatfs key=k",
          expect=[r"^one$", r"model ok", r"fsck: .* 0 problems"],
          reject=[r"busy", r"WRONG"], timeout=180),
+    # The root unixfs: workers in one directory, two killed per run, and
+    # the shell with a background job writing: ls, cat, fsck > /file.
+    Case("share-model-unixfs", "mkfs; mkdir /sh; " + model("sh", [1, 2]), check=all_ok(2), timeout=240),
+    Case("share-shell-unixfs",
+         "mkfs; echo one > /one; mkdir /w; fsshare model /w 2 60 9 0 & "
+         "cat /one; ls / > /listing; echo two >> /listing; fsck > /report; wait; "
+         "cat /listing; cat /report; fsck",
+         expect=[r"^one$", r"model ok", r"^listing$", r"^two$", r"fsck: .* 0 problems"],
+         reject=[r"busy", r"WRONG"], timeout=180),
+    Case("share-poll-unixfs", "mkfs; mkdir /p; fsshare poll /p 30",
+         expect=[r"fsshare poll: 30 appends seen"], timeout=180,
+         env={"ICOUNT": "1", "DISK": "ram"}),
     # A reader polling a flatfs file sees each append within a tick.
     # Counted in instructions, so the host's load cannot stretch it.
     Case("share-poll", MKFS + "fsshare poll /fl 30",
@@ -47,6 +60,6 @@ CASES = [
 
 if os.environ.get("SHARE_SEEDS"):
     n = int(os.environ["SHARE_SEEDS"])
-    CASES.append(Case("share-many", MKFS + "fsshare model /kv 4 40 100 2 %d; "
-                      "fsshare model /fl 4 40 100 2 %d" % (n, n),
-                      check=all_ok(2 * n), timeout=120 + 60 * n))
+    CASES.append(Case("share-many", "mkfs; " + MKFS + "mkdir /sh; fsshare model /kv 4 40 100 2 %d; "
+                      "fsshare model /fl 4 40 100 2 %d; fsshare model /sh 4 40 100 2 %d"
+                      % (n, n, n), check=all_ok(3 * n), timeout=120 + 90 * n))

@@ -226,8 +226,52 @@ static void old_free(struct ufs *fs, struct uinode *ip)
 
 enum { F_ROOT, F_KEEP, F_PATH, F_LOST };
 
+/* Did others change anything this process has loaded?  A directory is as
+ * we loaded it while its dnode's entry 0 (the committed head, its
+ * sequence number, its attributes) is as we last saw it: every change to
+ * a directory - its names, its files' records and small files' bytes, its
+ * space - ends in a commit that changes it.  A large file open here may
+ * have been written in place by another process: that counts too. */
+static int others_changed_ours(struct ufs *fs)
+{
+	if (fs->root == NULL)
+		return 1;
+	for (uint32_t h = 0; h < UFS_OHASH; h++)
+		for (struct uinode *ip = fs->otab[h]; ip; ip = ip->hnext) {
+			if (ip->b != NULL && ip->refs > 0)
+				return 1;
+			if (ip->d == NULL || !ip->d->loaded || ip->d->isnew)
+				continue;
+			struct ufs_xmeta m;
+			int64_t r = kit_xn_get(&fs->k, ip->d->x.sector, ip->d->x.slot, UFS_E_META, &m,
+			                       sizeof m);
+			if (r != sizeof m || memcmp(&m, &ip->d->pm, sizeof m) != 0)
+				return 1;
+		}
+	return 0;
+}
+
+/* Others changed only what we have not loaded: forget the files we keep
+ * only as a cache (a large file's blocks may have been rewritten in
+ * place), read the superblock again. */
+static int catch_up(struct ufs *fs)
+{
+	for (uint32_t h = 0; h < UFS_OHASH; h++)
+		for (struct uinode *ip = fs->otab[h], *next; ip; ip = next) {
+			next = ip->hnext;
+			if (ip->type == UFS_T_REG && ip->refs == 0 && !ip->ondirty && !ip->unlinked &&
+			    !(ip->ent && ip->ent->memonly))
+				ufs_odestroy(fs, ip);
+		}
+	fs->free_est = edc_fm_count_free(&fs->k.fm);
+	return ufs_read_sb(fs);
+}
+
 int ufs_share_reload(struct ufs *fs, int dead)
 {
+	if (!dead && !dirty(fs) && !others_changed_ours(fs))
+		return catch_up(fs);
+
 	/* Where each open file is, by path and id, and which objects must
 	 * survive as they are: a file nobody can name any more (unlinked) or
 	 * that was never on the disk (memory only) is this process's alone. */
