@@ -152,7 +152,7 @@ int share_lease_enter(struct share *s)
 	int r = share_enter(s);
 	if (r >= 0) {
 		s->inside = 1;
-		s->since = libos_time_ns();
+		s->since = 0;             /* set when we first see a waiter */
 	}
 	return r;
 }
@@ -166,11 +166,14 @@ void share_lease_leave(struct share *s, int dirty)
 		share_leave(s);           /* nothing only we have: nothing to keep */
 		return;
 	}
-	/* Keep it while nobody waits, and a moment even if someone does, so
-	 * that taking turns costs one publish per turn, not one per call. */
+	/* Keep it while nobody waits, and a moment after someone starts to,
+	 * so that taking turns costs one publish per turn, not one per call. */
 	if (!(__atomic_load_n(&s->a->k.lock, __ATOMIC_RELAXED) & SHSEG_LOCK_WAITERS))
 		return;
-	if (libos_time_ns() - s->since < SHARE_LEASE_NS)
+	uint64_t now = libos_time_ns();
+	if (s->since == 0)
+		s->since = now;
+	if (now - s->since < SHARE_LEASE_NS)
 		return;
 	share_lease_drop(s);
 	shseg_yield();                /* let the waiters have their turn */

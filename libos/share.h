@@ -47,7 +47,7 @@ struct share {
 	/* Leases (share_lease_*): the lock kept between operations. */
 	int lease;                    /* we hold it between operations             */
 	int inside;                   /* inside an operation                       */
-	uint64_t since;               /* when we took it (ns)                      */
+	uint64_t since;               /* when we first saw a waiter (ns), or 0     */
 	int (*publish)(void *arg);    /* write out what others must see           */
 	void *arg;
 	struct share *lnext;          /* this process's leased shares              */
@@ -75,7 +75,7 @@ uint32_t share_sharers(const struct share *s);
  * has seen, so that a process working alone pays nothing: no publishing,
  * not even an atomic instruction per operation.  It lets go - first
  * writing out what others must see (the publish callback) - when another
- * process waits for the lock and it has held it SHARE_LEASE_NS, when it
+ * process has waited for the lock SHARE_LEASE_NS, when it
  * is about to block (share_idle: sleep, wait, a read of the console or a
  * pipe), and at unmount.  If it dies the kernel marks the lock DEAD, as
  * for any holder.  Another mount of the same file system in the same
