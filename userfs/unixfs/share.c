@@ -66,9 +66,17 @@ static int publish(void *arg)
 	return err;
 }
 
-int ufs_share_attach(struct ufs *fs)
+int ufs_share_attach(struct ufs *fs, const char *opts)
 {
 	int err = kit_share(&fs->k, &fs->sh, sizeof(struct share_area));
+	if (err == -EBUSY || err == -ENOSYS) {
+		/* No shared segment to be had (the system's are all in use):
+		 * one process at a time, as before sharing. */
+		uint64_t wait;
+		fs->sh.a = NULL;
+		err = kit_opt_num(opts, "wait", KIT_LOCK_WAIT_MS, &wait);
+		return err < 0 ? err : kit_lock(&fs->k, wait);
+	}
 	if (err < 0)
 		return err;
 	share_lease_init(&fs->sh, publish, fs);
@@ -85,6 +93,7 @@ int ufs_share_attach(struct ufs *fs)
 
 void ufs_share_detach(struct ufs *fs)
 {
+	kit_unlock(&fs->k);           /* (only if it fell back to the lock) */
 	if (fs->sh.a == NULL)
 		return;
 	if (fs->sh.held) {
@@ -226,6 +235,34 @@ static void old_free(struct ufs *fs, struct uinode *ip)
 
 enum { F_ROOT, F_KEEP, F_PATH, F_LOST };
 
+/* The object of file `id` at path - or, renamed by another process within
+ * its directory, under another name there; NULL if neither. */
+static struct uinode *find_again(struct ufs *fs, char *path, uint64_t id, int type)
+{
+	struct uinode *ip = NULL;
+	if (ufs_namei(fs, path, &ip) == 0) {
+		if (ip->id == id && ip->type == type)
+			return ip;
+		ufs_iput(fs, ip);
+		ip = NULL;
+	}
+	char *slash = strrchr(path, '/');
+	if (slash == NULL)
+		return NULL;
+	*slash = 0;
+	struct uinode *dir = NULL;
+	if (ufs_namei(fs, path, &dir) < 0)
+		return NULL;
+	if (dir->type == UFS_T_DIR)
+		for (uint32_t k = 0; k < dir->d->npos && ip == NULL; k++) {
+			struct uent *e = dir->d->pos[k];
+			if (e != NULL && e->r.id == id && e->r.type == type && ufs_iget(fs, e, &ip) < 0)
+				ip = NULL;
+		}
+	ufs_iput(fs, dir);
+	return ip;
+}
+
 /* Did others change anything this process has loaded?  A directory is as
  * we loaded it while its dnode's entry 0 (the committed head, its
  * sequence number, its attributes) is as we last saw it: every change to
@@ -358,11 +395,8 @@ int ufs_share_reload(struct ufs *fs, int dead)
 				f->ip->refs++;
 			continue;
 		}
-		if (err == 0 && cls[i] == F_PATH && ip != NULL && ufs_namei(fs, path[i], &nip) == 0 &&
-		    (nip->id != ip->id || nip->type != ip->type)) {
-			ufs_iput(fs, nip);
-			nip = NULL;
-		}
+		if (err == 0 && cls[i] == F_PATH && ip != NULL)
+			nip = find_again(fs, path[i], ip->id, ip->type);
 		if (nip == NULL)
 			nip = stand_in(fs, ip ? ip->type : UFS_T_REG, ip ? ip->id : 0);
 		if (nip != NULL && nip->unlinked)

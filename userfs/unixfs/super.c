@@ -111,7 +111,7 @@ int ufs_mount_common(const char *opts, int readonly, struct ufs **out)
 	if (err == 0)
 		err = setup(fs);
 	if (err == 0)
-		err = ufs_share_attach(fs);
+		err = ufs_share_attach(fs, opts);
 	if (err == 0)
 		err = ufs_read_sb(fs);
 	if (err == 0)

@@ -541,8 +541,9 @@ void ufs_ibuf_free(struct ufs *fs, struct uinode *ip);
 int  ufs_load_small(struct ufs *fs, struct uinode *ip);
 
 /* ---- share.c (docs/sharing.md) ---------------------------------------------------------- */
-/* At mount: attach to the shared area and take its lock (held on return). */
-int  ufs_share_attach(struct ufs *fs);
+/* At mount: attach to the shared area and take its lock (held on return);
+ * without a shared segment, the one-process mount lock (opts: wait=). */
+int  ufs_share_attach(struct ufs *fs, const char *opts);
 /* The VFS brackets every call from now on: let go. */
 void ufs_share_mounted(struct ufs *fs);
 /* At unmount, after the last sync (or a failed mount): let go, detach. */

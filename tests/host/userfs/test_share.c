@@ -13,6 +13,12 @@
  *     other reads the table again from the disk, and the half change is
  *     not there, while every durable file is;
  *   - the files are there after a clean reboot.
+ *
+ * And unixfs, which takes the lock as a lease (userfs/unixfs/share.c):
+ * what one process changed the other sees once it takes the lock; an open
+ * file is found again after the other renames it within its directory,
+ * reads as empty once the other removed it; a process that dies holding
+ * the lease loses what it had not published, and nothing else.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -197,10 +203,110 @@ static void one_type(const struct libfs_ops *t)
 	printf("test_share: %s: two processes, names, open files, a death: ok\n", t->name);
 }
 
+static int rename2(void *fs, const char *a, const char *b)
+{
+	return libfs_type("unixfs")->rename(fs, a, b);
+}
+
+static int unlink_u(void *fs, const char *a, const char *b)
+{
+	(void)b;
+	return libfs_type("unixfs")->unlink(fs, a);
+}
+
+static int mkdir_u(void *fs, const char *a, const char *b)
+{
+	(void)b;
+	return libfs_type("unixfs")->mkdir(fs, a, 0755);
+}
+
+static void say(void *arg, const char *path, const char *what)
+{
+	(void)arg;
+	printf("  fsck: %s: %s\n", path, what);
+}
+
+static void unixfs_case(void)
+{
+	const struct libfs_ops *t = libfs_type("unixfs");
+	char buf[128];
+	struct process a = { .pid = 11 }, b = { .pid = 22 };
+	ufx_new(&u, 65536, HD_POLLED, 6);
+	uint64_t sb;
+	CHECK_EQ(t->mkfs("key=share", &sb), 0);
+	edc_host_init(&a.h, &u.f.h, u.f.ed);
+	edc_host_init(&b.h, &u.f.h, u.f.ed);
+	as(&a);
+	CHECK_EQ(t->mount("key=share", &a.fs), 0);
+	as(&b);
+	CHECK_EQ(t->mount("key=share", &b.fs), 0);      /* no -EBUSY */
+
+	/* a works alone (keeping the lease), b then sees all of it. */
+	as(&a);
+	CHECK_EQ(call(t, a.fs, mkdir_u, "d", NULL), 0);
+	put(t, a.fs, "d/x", "hello");
+	put(t, a.fs, "d/k", "kept");
+	as(&b);
+	CHECK_EQ(get(t, b.fs, "d/x", buf), 5);
+	CHECK(strcmp(buf, "hello") == 0);
+
+	/* b has d/x open; a renames it within d: b's file is found again. */
+	void *fb = open_file(t, b.fs, "d/x", LIBFS_O_READ);
+	as(&a);
+	CHECK_EQ(call(t, a.fs, rename2, "d/x", "d/y"), 0);
+	put(t, a.fs, "d/x", "another");
+	as(&b);
+	CHECK_EQ(t->enter(b.fs, 0), 0);
+	CHECK_EQ(t->read(b.fs, fb, buf, 100, 0), 5);
+	t->leave(b.fs);
+	CHECK(memcmp(buf, "hello", 5) == 0);
+	CHECK_EQ(get(t, b.fs, "d/x", buf), 7);
+	/* a removes it: b's open file reads as empty, not another file. */
+	as(&a);
+	CHECK_EQ(call(t, a.fs, unlink_u, "d/y", NULL), 0);
+	put(t, a.fs, "d/w", "www");
+	as(&b);
+	CHECK_EQ(t->enter(b.fs, 0), 0);
+	CHECK_EQ(t->read(b.fs, fb, buf, 100, 0), 0);
+	t->leave(b.fs);
+	close_file(t, b.fs, fb);
+	CHECK_EQ(get(t, b.fs, "d/y", buf), -1);
+	CHECK_EQ(get(t, b.fs, "d/w", buf), 3);
+
+	/* a changes more, keeping the lease, and dies: that change is lost,
+	 * the rest is there. */
+	as(&a);
+	put(t, a.fs, "d/ghost", "boo");
+	share_host_kill(a.pid);
+	edc_host_exit(&a.h);
+	t->abandon(a.fs);
+	as(&b);
+	CHECK_EQ(get(t, b.fs, "d/ghost", buf), -1);
+	CHECK_EQ(get(t, b.fs, "d/k", buf), 4);
+	CHECK_EQ(get(t, b.fs, "d/w", buf), 3);
+	put(t, b.fs, "d/v", "after");
+	CHECK_EQ(t->unmount(b.fs), 0);
+	edc_host_exit(&b.h);
+
+	ufx_reboot(&u);
+	void *fs;
+	CHECK_EQ(t->mount("key=share", &fs), 0);
+	CHECK_EQ(get(t, fs, "d/v", buf), 5);
+	CHECK_EQ(get(t, fs, "d/x", buf), 7);
+	CHECK_EQ(get(t, fs, "d/ghost", buf), -1);
+	CHECK_EQ(t->unmount(fs), 0);
+	struct ufs_fsck_stats fst;
+	CHECK_EQ(unixfs_fsck("key=share", say, NULL, &fst), 0);
+	CHECK_EQ(fst.problems, 0);
+	ufx_free(&u);
+	printf("test_share: unixfs: two processes, names, open files, a death: ok\n");
+}
+
 int main(void)
 {
 	one_type(libfs_type("kvfs"));
 	one_type(libfs_type("flatfs"));
+	unixfs_case();
 	printf("test_share: ok\n");
 	return 0;
 }
