@@ -86,7 +86,7 @@ uint32_t share_sharers(const struct share *s);
  *                       let go; publishes first if someone waits
  *   share_lease_drop    publish if dirty, let go (unmount, blocking)
  */
-#define SHARE_LEASE_NS (10 * 1000 * 1000ull)
+#define SHARE_LEASE_NS (5 * 1000 * 1000ull)
 void share_lease_init(struct share *s, int (*publish)(void *arg), void *arg);
 int  share_lease_enter(struct share *s);
 void share_lease_leave(struct share *s, int dirty);
