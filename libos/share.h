@@ -75,7 +75,8 @@ uint32_t share_sharers(const struct share *s);
  * has seen, so that a process working alone pays nothing: no publishing,
  * not even an atomic instruction per operation.  It lets go - first
  * writing out what others must see (the publish callback) - when another
- * process has waited for the lock SHARE_LEASE_NS, when it
+ * process has been waiting for the lock SHARE_LEASE_NS (from when the
+ * holder first saw it), when it
  * is about to block (share_idle: sleep, wait, a read of the console or a
  * pipe), and at unmount.  If it dies the kernel marks the lock DEAD, as
  * for any holder.  Another mount of the same file system in the same
