@@ -38,7 +38,7 @@
 /* Changes in this process's memory that nobody else has seen. */
 static int dirty(struct ufs *fs)
 {
-	if (fs->dirty != NULL || fs->dfiles != NULL || fs->ndblk != 0 || fs->ndoomed != 0)
+	if (fs->dirty != NULL || fs->dfiles != NULL || fs->dx.n != 0 || fs->ndoomed != 0)
 		return 1;
 	for (int i = 0; i < UFS_NINTENT; i++)
 		if (fs->intent_done[i])
@@ -293,6 +293,7 @@ static int others_changed_ours(struct ufs *fs)
  * place), read the superblock again. */
 static int catch_up(struct ufs *fs)
 {
+	ufs_ahead_drop(fs);           /* what was read ahead may be stale */
 	for (uint32_t h = 0; h < UFS_OHASH; h++)
 		for (struct uinode *ip = fs->otab[h], *next; ip; ip = next) {
 			next = ip->hnext;
@@ -365,6 +366,7 @@ int ufs_share_reload(struct ufs *fs, int dead)
 			counted += old[k]->counted;
 		}
 	ufs_idrop_all(fs);
+	ufs_ahead_drop(fs);
 	uint32_t nbufs = fs->bc.nbufs;
 	bc_destroy(&fs->bc);
 	int err = bc_init(&fs->bc, nbufs);
