@@ -3,10 +3,12 @@
  * of a directory usually goes on to its siblings (ls -R, find, rm -r, du,
  * a benchmark's round robin).  Loading a directory alone is two waits in a
  * row: its dnode (an exonode read), then its group (dspace.c: the whole
- * space, names and small files, in one request).  Here, when a cold
+ * space, names and small files, in one request) when a file of it is
+ * being read, or its head and record blocks otherwise.  Here, when a cold
  * subdirectory is about to be loaded, the dnodes of it and of the next few
- * cold siblings are read in together, then their groups together, so a
- * walk over N directories waits a few times instead of 2N.
+ * cold siblings are read in together, and when files are being read their
+ * groups too, together, so a walk reading N directories' files waits a few
+ * times instead of 2N.
  *
  * A group read ahead is kept aside (a stash: the dnode's id, commit
  * sequence and head, its extents, and the bytes) until its directory is
@@ -164,10 +166,12 @@ void ufs_ahead(struct ufs *fs, struct udir *p, struct uent *first)
 		(void)edc_batch_xn_read(&b, ufs_xn_prot(fs, &x));
 	}
 	(void)edc_batch_wait(&b);
-	/* 2. Their groups, in flight together. */
+	/* 2. Their groups, in flight together, when the program is reading
+	 * files (a walk that only needs names, a removal, gets the dnodes:
+	 * a group's small files cost transfer time on a real disk). */
 	uint64_t bytes = 0;
 	int failed = 0;
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < n && fs->want_data; i++) {
 		struct ustash *s = &a->st[i];
 		struct uxn x;
 		ufs_xn_set(&x, ufs_xref_sector(s->xref), (uint16_t)ufs_xref_slot(s->xref));

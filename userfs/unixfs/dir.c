@@ -547,11 +547,13 @@ int ufs_dir_load(struct ufs *fs, struct udir *d, uint64_t id)
 	int err = ds_load(fs, d, page);
 	if (err == 0 && m->head != 0) {
 		/* A small directory (its space a group, dspace.c) comes in
-		 * whole, names and small files in one request, whatever the
-		 * caller wants of it: one request costs about what reading the
-		 * head alone does, and reading the head, then its record blocks,
-		 * is two waits in a row.  A larger one: only its blocks, here. */
-		if (!ufs_ahead_take(fs, d))
+		 * whole, names and small files in one request, when the caller
+		 * is about to read a file (open for reading), or when it was
+		 * read ahead; otherwise only its blocks (the small files' bytes
+		 * cost transfer time on a real disk: a 100 KiB group is two
+		 * seeks' worth), and the whole of it on the first read of a
+		 * small file's bytes (ds_read). */
+		if (!ufs_ahead_take(fs, d) && fs->want_data)
 			err = ds_read_all(fs, d);
 		if (err == 0)
 			err = load_blocks(fs, d);

@@ -223,7 +223,11 @@ static int u_open(void *fsp, const char *path, int flags, uint32_t perm, void **
 		}
 		ufs_iput(fs, dir);
 	} else {
+		/* Reading a file of a directory not yet loaded: load its names
+		 * and its small files together. */
+		fs->want_data = (flags & LIBFS_O_READ) && !(flags & LIBFS_O_DIR);
 		err = ufs_namei(fs, path, &ip);
+		fs->want_data = 0;
 	}
 	if (err < 0)
 		goto fail;

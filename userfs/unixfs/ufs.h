@@ -299,6 +299,7 @@ struct ufs {
 	struct udir *ghead, *gtail;   /* directories' groups, most recent first  */
 	uint64_t gbytes, gmax;
 	struct uahead *ahead;     /* directory read-ahead (ahead.c)              */
+	int want_data;            /* a path walk for a read: load groups whole    */
 	char damage[160];         /* the last damage found, for messages         */
 	struct share sh;          /* the processes sharing it (share.c)          */
 	int sh_change;            /* this hold changed something                 */
