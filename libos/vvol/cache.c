@@ -46,6 +46,7 @@ struct vv_blk {
 	uint64_t valid[2], dirty[2];
 	uint64_t fill[2];             /* being read                                   */
 	uint64_t wrote[2];            /* written by the vvol_sync under way           */
+	uint64_t disk[2];             /* read from the disk and not checked since     */
 	uint8_t cls[VV_BLOCK];        /* the class of each dirty sector               */
 	int32_t pins;
 	int32_t used;
@@ -194,6 +195,7 @@ static void mark_dirty(struct vvol *v, struct vv_blk *b, unsigned s, int cls)
 		v->dsect[cls]++;
 	}
 	set(b->valid, s);
+	clr(b->disk, s);                   /* the contents are ours now */
 }
 
 static void mark_clean(struct vvol *v, struct vv_blk *b, unsigned s)
@@ -323,6 +325,8 @@ static int finish_fills(struct vvol *v, struct edc_batch *bt, struct run *r,
 		if (e == 0) {
 			bl[i]->valid[0] |= bl[i]->fill[0];
 			bl[i]->valid[1] |= bl[i]->fill[1];
+			bl[i]->disk[0] |= bl[i]->fill[0];
+			bl[i]->disk[1] |= bl[i]->fill[1];
 		}
 		bl[i]->fill[0] = bl[i]->fill[1] = 0;
 	}
@@ -836,6 +840,7 @@ int vvol_discard(struct vvol *v, uint64_t lba, uint64_t n)
 				if (s >= cs && s < ce) {
 					memset(b->data + (size_t)i * ED_SECTOR, 0, ED_SECTOR);
 					set(b->valid, i);
+					clr(b->disk, i);
 					mark_clean(v, b, i);
 				}
 			}
@@ -844,6 +849,43 @@ int vvol_discard(struct vvol *v, uint64_t lba, uint64_t n)
 			memset(v->img + cs * ED_SECTOR, 0, (ce - cs) * ED_SECTOR);
 	}
 	return v->k != NULL && c0 < c1 ? vv_free(v, c0, c1) : 0;
+}
+
+/* ---- checks a file system makes of what it reads ------------------------------------ */
+
+int vvol_unchecked(struct vvol *v, uint64_t lba)
+{
+	struct vv_blk *b = lookup(v, lba / VV_BLOCK);
+	unsigned s = (unsigned)(lba % VV_BLOCK);
+	return b != NULL && tst(b->valid, s) && tst(b->disk, s);
+}
+
+void vvol_checked(struct vvol *v, uint64_t lba)
+{
+	struct vv_blk *b = lookup(v, lba / VV_BLOCK);
+	if (b != NULL)
+		clr(b->disk, (unsigned)(lba % VV_BLOCK));
+}
+
+int vvol_each_dirty(struct vvol *v, unsigned mask, int (*fn)(void *arg, uint64_t lba, int cls),
+                    void *arg)
+{
+	/* Listed first: fn may use the cache, which reorders the blocks. */
+	uint64_t n = vvol_dirty_sectors(v, mask), k = 0;
+	if (n == 0)
+		return 0;
+	uint64_t *l = malloc(n * sizeof *l);
+	if (l == NULL)
+		return -ENOMEM;
+	for (struct vv_blk *b = v->lru; b && k < n; b = b->next)
+		for (unsigned s = 0; any(b->dirty) && s < VV_BLOCK && k < n; s++)
+			if (dirty_in(b, s, mask))
+				l[k++] = (b->bno * VV_BLOCK + s) << 2 | b->cls[s];
+	int e = 0;
+	for (uint64_t i = 0; i < k && e == 0; i++)
+		e = fn(arg, l[i] >> 2, (int)(l[i] & 3));
+	free(l);
+	return e;
 }
 
 /* ---- making and opening ---------------------------------------------------------------------- */

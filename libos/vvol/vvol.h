@@ -162,6 +162,19 @@ int  vvol_pressed(const struct vvol *v, unsigned percent);
  * clusters were freed are durably gone). */
 int  vvol_discard(struct vvol *v, uint64_t lba, uint64_t n);
 
+/* ---- checks of what is read ------------------------------------------------------------- */
+
+/* Did cached sector lba come from the disk (or read as zeros, its chunk
+ * never written) without being checked or written since?  A file system
+ * keeping checksums of its metadata (fatfs: docs/fatfs.md) checks such a
+ * sector before it trusts it, and says so with vvol_checked. */
+int  vvol_unchecked(struct vvol *v, uint64_t lba);
+void vvol_checked(struct vvol *v, uint64_t lba);
+/* fn(arg, lba, class) for every dirty sector of the classes in mask
+ * (listed first, so fn may use the cache); stops at the first error. */
+int  vvol_each_dirty(struct vvol *v, unsigned mask, int (*fn)(void *arg, uint64_t lba, int cls),
+                     void *arg);
+
 /* ---- the map, for tools and tests ----------------------------------------------------- */
 
 /* Is the chunk holding lba mapped?  1, 0, or a negative errno.  *phys gets

@@ -206,7 +206,10 @@ static uint32_t default_cluster(uint64_t bytes, int type)
 
 int fat_format(struct fatfs *fs, const char *opts)
 {
-	uint64_t nsect = fs->vol.d.nsectors, fat, cl, nf, re;
+	/* On the exodisk the metadata's checksums take the volume's end
+	 * (csum.c); the FAT is the rest. */
+	uint64_t vsect = fs->vol.d.nsectors, fat, cl, nf, re;
+	uint64_t nsect = fs->vol.k ? vsect - fat_ck_area_size(vsect) : vsect;
 	char label[16];
 	memcpy(label, "NO NAME    ", 12);
 	int haslabel = 0;
@@ -232,7 +235,7 @@ int fat_format(struct fatfs *fs, const char *opts)
 		        "fats=1..4, root=1..65520, size below 2T");
 		return -EINVAL;
 	}
-	uint64_t bytes = nsect * ED_SECTOR;
+	uint64_t bytes = vsect * ED_SECTOR;     /* the size asked for decides the type */
 	int type = (int)fat;
 	if (type == 0)
 		type = bytes >= (512ull << 20) ? 32 : 16;

@@ -223,7 +223,7 @@ uint8_t *fat_dir_entry(struct fatfs *fs, struct fdir *d, uint32_t s, int *err)
 	*err = fat_dir_slot(fs, d, s, &lba, &off);
 	if (*err < 0)
 		return NULL;
-	uint8_t *p = vvol_sector(&fs->vol, lba, VV_RA, err);
+	uint8_t *p = fat_meta_sector(fs, lba, VV_RA, err);
 	return p ? p + off : NULL;
 }
 

@@ -147,6 +147,12 @@ struct fatfs {
 	struct fdir *dirs;        /* known directories, most recent first                 */
 	uint32_t ndirs;
 	struct ffile *files;
+	/* metadata checksums (csum.c) */
+	uint64_t ck_area;         /* first sector of their area; 0: none                   */
+	uint64_t ck_nsect;
+	uint32_t ck_state;        /* the header's state                                    */
+	int ck_trust;             /* the slots are checked against                         */
+	struct fset ck_unsealed;  /* table sectors (numbers) whose own CRC is not made     */
 	/* state */
 	int ro;                   /* mounted read-only, or made so by damage found         */
 	int broken;               /* damage was found (said once)                         */
@@ -321,6 +327,37 @@ void fat_release(struct fatfs *fs);
 /* Damage found while working: said once, and the mount becomes read-only.
  * Returns -EIO. */
 int  fat_damaged(struct fatfs *fs, const char *what, uint32_t where);
+
+/* ---- csum.c ---- */
+#define CK_CLEAN   1u         /* the checksum area's state: closed cleanly           */
+#define CK_OPEN    2u         /* mounted read-write (or not closed: rebuilt at mount) */
+#define CK_DAMAGED 3u         /* damage found: fsck -t fatfs -r makes them again       */
+uint32_t fat_crc32c(const void *buf, size_t n);
+/* Sectors the checksum area takes at the end of a volume of this size. */
+uint64_t fat_ck_area_size(uint64_t vol_sectors);
+/* Metadata sector lba, at p, just got from the vvol: if it came from the
+ * disk unchecked, check it.  0, or -EIO (said, and the volume read-only). */
+int  fat_ck_check(struct fatfs *fs, uint64_t lba, const uint8_t *p);
+/* The slots of the dirty metadata of the classes in mask (and of new
+ * directory clusters with CL_DATA), from what the cache holds. */
+int  fat_ck_update(struct fatfs *fs, unsigned mask);
+/* Mount: find the area, make the slots again after an unclean close, and
+ * mark the volume open (fsck: find it, check nothing).  Unmount: mark it
+ * clean. */
+int  fat_ck_open(struct fatfs *fs, int fsck);
+int  fat_ck_close(struct fatfs *fs);
+/* Every slot from the disk's contents (after a crash, or fsck's repairs);
+ * fat_ck_make also marks the volume clean (mkfs, import). */
+int  fat_ck_rebuild(struct fatfs *fs);
+int  fat_ck_make(struct fatfs *fs);
+void fat_ck_mark_damaged(struct fatfs *fs);
+/* fsck: every metadata sector against its checksum, report() for each
+ * that does not match.  How many did not, or -errno. */
+int  fat_ck_verify(struct fatfs *fs, void (*report)(void *arg, const char *line), void *arg);
+/* vvol_sector for a metadata sector (a FAT, directory or reserved one):
+ * checked against its checksum when it comes from the disk. */
+uint8_t *fat_meta_sector(struct fatfs *fs, uint64_t lba, int flags, int *err);
 void fat_say(const char *fmt, ...);
+extern int fat_quiet;         /* fat_say says nothing (a tool trying a volume) */
 
 #endif

@@ -40,6 +40,9 @@ struct fatfs_stats {
 	uint64_t repairable;              /* of those, ones the repair mode fixes */
 	uint64_t repaired;                /* fsck -r: problems repaired           */
 	uint64_t syncs;
+	uint64_t ck_checked, ck_bad;      /* metadata sectors checked against their
+	                                     checksums, and found damaged         */
+	uint64_t ck_rebuilds;             /* times every checksum was made again  */
 };
 
 /* Check the FAT volume named by opts (not mounted by anyone).  `say` gets

@@ -679,6 +679,11 @@ static int check_lost(struct ck *k)
 	return 0;
 }
 
+static void ck_report(void *arg, const char *line)
+{
+	problem(arg, 1, "%s", line);
+}
+
 int fat_fsck_vol(struct fatfs *fs, int repair, void (*say)(void *arg, const char *what), void *arg,
                  struct fatfs_stats *st)
 {
@@ -691,6 +696,12 @@ int fat_fsck_vol(struct fatfs *fs, int repair, void (*say)(void *arg, const char
 	int e = k.owned && k.mine ? 0 : -ENOMEM;
 	if (e == 0)
 		e = check_boot(&k);
+	/* The metadata against its checksums first; then nothing is checked
+	 * as it is read (the checker reads damage on purpose). */
+	if (e == 0 && (e = fat_ck_verify(fs, ck_report, &k)) > 0)
+		e = 0;
+	int trust = fs->ck_trust;
+	fs->ck_trust = 0;
 	if (e == 0)
 		e = check_copies(&k);
 	int cut;
@@ -714,6 +725,10 @@ int fat_fsck_vol(struct fatfs *fs, int repair, void (*say)(void *arg, const char
 		e = check_label(&k);
 	if (e == 0)
 		e = check_lost(&k);
+	/* Repaired: the checksums are made again from what is there now. */
+	if (e == 0 && repair && fs->ck_area && !fs->ro && (e = fat_ck_rebuild(fs)) == 0)
+		fs->ck_state = CK_OPEN;   /* unmount marks it clean */
+	fs->ck_trust = trust;
 	free(k.owned);
 	free(k.mine);
 	free(k.walk);
@@ -734,7 +749,7 @@ int fatfs_fsck(const char *opts, void (*say)(void *arg, const char *what), void 
 	void *p;
 	/* Mounted read-only unless repairing; never with the check option. */
 	char o[1024];
-	snprintf(o, sizeof o, "%s%s%s", opts, opts[0] ? "," : "", repair ? "" : "ro");
+	snprintf(o, sizeof o, "%s%sckfsck%s", opts, opts[0] ? "," : "", repair ? "" : ",ro");
 	int e = fatfs_ops.mount(o, &p);
 	if (e < 0)
 		return e;

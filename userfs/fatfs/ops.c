@@ -20,8 +20,12 @@
 #define VOL_ENT     1                 /* the anchor entries the volume takes: 1 and 2    */
 #define CACHE_DEF   (32u << 20)
 
+int fat_quiet;
+
 void fat_say(const char *fmt, ...)
 {
+	if (fat_quiet)
+		return;
 	va_list ap;
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -58,6 +62,8 @@ int fat_mount_vol(struct fatfs *fs, const char *opts)
 	}
 	int e = fat_boot(fs);
 	if (e == 0)
+		e = fat_ck_open(fs, libfs_opt(opts, "ckfsck", v, sizeof v) == 1);
+	if (e == 0)
 		e = fat_dir_root(fs);
 	if (e == 0 && libfs_opt(opts, "check", v, sizeof v) == 1) {
 		struct fatfs_stats st;
@@ -79,6 +85,7 @@ void fat_release(struct fatfs *fs)
 	free(fs->cuts.v);
 	free(fs->freed.v);
 	free(fs->newdir.v);
+	free(fs->ck_unsealed.v);
 	vvol_close(&fs->vol);
 	if (fs->kit_mounted)
 		kit_unmount(&fs->kit);
@@ -141,6 +148,8 @@ static int fo_unmount(void *p)
 {
 	struct fatfs *fs = p;
 	int e = fat_sync(fs);
+	if (e == 0)
+		e = fat_ck_close(fs);
 	fat_release(fs);
 	return e;
 }
@@ -699,9 +708,12 @@ int fatfs_mkfs(const char *opts, uint64_t *sb)
 	}
 	if (e == 0)
 		e = fat_format(fs, opts);
-	/* Everything durable: the FAT's sectors, then the map, the anchor last. */
+	/* Everything durable: the FAT's sectors, then the map, the anchor last;
+	 * then the metadata's checksums, and the volume marked clean. */
 	if (e == 0)
 		e = vvol_sync(&fs->vol, VV_ALL);
+	if (e == 0)
+		e = fat_ck_make(fs);
 	if (e == 0)
 		*sb = fs->kit.anchor;
 	fat_release(fs);
@@ -727,6 +739,7 @@ int fatfs_mkfs_image(uint8_t *img, uint64_t nsectors, const char *opts)
 struct fatfs_vol {
 	struct fatfs fs;
 	int made, wrote;
+	uint64_t size;                /* the FAT image's sectors                  */
 };
 
 int fatfs_vol_open(const char *opts, int make, uint64_t nsectors, uint32_t chunk,
@@ -741,7 +754,9 @@ int fatfs_vol_open(const char *opts, int make, uint64_t nsectors, uint32_t chunk
 		fs->kit_mounted = !make;
 		fs->kit.fs = fs;
 		fs->kit.writeback = hook;
-		e = make ? vvol_make(&fs->vol, &fs->kit, VOL_ENT, nsectors, chunk, 16u << 20) :
+		/* A volume made for an image has room for the checksums after it. */
+		e = make ? vvol_make(&fs->vol, &fs->kit, VOL_ENT, nsectors + fat_ck_area_size(nsectors),
+		                     chunk, 16u << 20) :
 		           vvol_open(&fs->vol, &fs->kit, VOL_ENT, 16u << 20);
 	}
 	if (e < 0) {
@@ -752,13 +767,23 @@ int fatfs_vol_open(const char *opts, int make, uint64_t nsectors, uint32_t chunk
 		return e;
 	}
 	v->made = make;
+	v->size = make ? nsectors : fs->vol.d.nsectors;
+	/* The FAT ends where the boot sector says if the checksums' area
+	 * follows it: that is not the FAT's. */
+	uint8_t b[ED_SECTOR];
+	if (!make && vvol_read(&fs->vol, 0, b, 1, 0) == 0) {
+		uint64_t tot = le16(b + BPB_TOTSEC16) ? le16(b + BPB_TOTSEC16) : le32(b + BPB_TOTSEC32);
+		if (tot > 0 && tot < fs->vol.d.nsectors && vvol_read(&fs->vol, tot, b, 1, 0) == 0 &&
+		    memcmp(b, "FATCSUM1", 8) == 0)
+			v->size = tot;
+	}
 	*out = v;
 	return 0;
 }
 
 uint64_t fatfs_vol_size(struct fatfs_vol *v)
 {
-	return v->fs.vol.d.nsectors;
+	return v->size;
 }
 
 uint32_t fatfs_vol_chunk(struct fatfs_vol *v)
@@ -794,6 +819,14 @@ uint64_t fatfs_vol_footprint(struct fatfs_vol *v)
 int fatfs_vol_close(struct fatfs_vol *v)
 {
 	int e = v->made || v->wrote ? vvol_sync(&v->fs.vol, VV_ALL) : 0;
+	/* An image put in: checksums of its metadata (if it is a FAT at all:
+	 * the caller's checker says what else is wrong). */
+	if (e == 0 && v->made) {
+		fat_quiet = 1;
+		if (fat_boot(&v->fs) == 0)
+			e = fat_ck_make(&v->fs);
+		fat_quiet = 0;
+	}
 	vvol_close(&v->fs.vol);
 	if (v->fs.kit_mounted)
 		kit_unmount(&v->fs.kit);

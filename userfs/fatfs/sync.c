@@ -38,7 +38,7 @@ static int write_fsinfo(struct fatfs *fs)
 	int e = fat_count_free(fs, &n);      /* known from now on, if it was not */
 	if (e < 0)
 		return e;
-	uint8_t *p = vvol_sector(&fs->vol, fs->fsinfo, 0, &e);
+	uint8_t *p = fat_meta_sector(fs, fs->fsinfo, 0, &e);
 	if (p == NULL)
 		return e;
 	put32(p + FSI_FREE_COUNT, fs->nfree >= 0 ? (uint32_t)fs->nfree : 0xFFFFFFFFu);
@@ -53,7 +53,11 @@ int fat_sync(struct fatfs *fs)
 {
 	if (fs->ro)
 		return 0;
-	int e = vvol_sync(&fs->vol, 1u << CL_DATA);
+	/* The metadata's checksums, in the table written with the frees
+	 * (the volume is marked open: they may disagree until then). */
+	int e = fat_ck_update(fs, 1u << CL_DATA | 1u << CL_FAT | 1u << CL_DIR | 1u << CL_FREE);
+	if (e == 0)
+		e = vvol_sync(&fs->vol, 1u << CL_DATA);
 	/* Chains cut short go out whole now, and cut with the frees. */
 	if (e == 0)
 		e = fat_cuts_hold(fs, 1);
@@ -74,6 +78,8 @@ int fat_sync(struct fatfs *fs)
 	 * chunks given back leave space used until those clusters are freed
 	 * again; chunks given back without the frees leave lost clusters that
 	 * read as zeros - no name points at them any more (step 3). */
+	if (e == 0)
+		e = fat_ck_update(fs, 1u << CL_FREE);
 	if (e == 0)
 		e = vvol_writeout(&fs->vol, 1u << CL_FREE);
 	if (e == 0)

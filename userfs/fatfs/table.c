@@ -77,7 +77,7 @@ static int ent_io(struct fatfs *fs, int copy, uint32_t c, uint8_t *bytes, int wr
 		unsigned o = (unsigned)((off + done) % ED_SECTOR);
 		unsigned m = ED_SECTOR - o < n - done ? ED_SECTOR - o : n - done;
 		int e;
-		uint8_t *p = vvol_sector(&fs->vol, lba, VV_RA, &e);
+		uint8_t *p = fat_meta_sector(fs, lba, VV_RA, &e);
 		if (p == NULL)
 			return e;
 		if (write) {
@@ -179,7 +179,7 @@ static int scan_free(struct fatfs *fs, uint32_t from, uint32_t *out)
 		unsigned w = fs->type == 16 ? 2 : 4, per = ED_SECTOR / w;
 		uint64_t lba = copy_lba(fs, fs->active) + ent_byte(fs, c) / ED_SECTOR;
 		int e;
-		const uint8_t *p = vvol_sector(&fs->vol, lba, VV_RA, &e);
+		const uint8_t *p = fat_meta_sector(fs, lba, VV_RA, &e);
 		if (p == NULL)
 			return e;
 		uint32_t i = c % per;
@@ -411,7 +411,7 @@ static int free_chain_by_sector(struct fatfs *fs, uint32_t c, uint32_t *count)
 			cur = UINT64_MAX;
 			int k;
 			for (k = 0; k < ncopy; k++) {
-				p[k] = vvol_sector(&fs->vol, copy_lba(fs, copies[k]) + sec, VV_RA, &e);
+				p[k] = fat_meta_sector(fs, copy_lba(fs, copies[k]) + sec, VV_RA, &e);
 				if (p[k] == NULL)
 					break;
 			}
@@ -538,7 +538,7 @@ static int all_free(struct fatfs *fs, uint64_t lba, uint64_t n, int *yes)
 	for (uint64_t c = c0; c <= c1;) {
 		uint64_t off = ent_byte(fs, (uint32_t)c), sl = copy_lba(fs, fs->active) + off / ED_SECTOR;
 		int e;
-		const uint8_t *p = vvol_sector(&fs->vol, sl, VV_RA, &e);
+		const uint8_t *p = fat_meta_sector(fs, sl, VV_RA, &e);
 		if (p == NULL)
 			return e;
 		int busy = 0;
