@@ -54,9 +54,17 @@ static const struct lfs_lbuf *in_buf(const struct lfs *fs, uint64_t lba)
 	return NULL;
 }
 
-static int held(const struct lfs *fs, uint64_t s)
+/* Is a sector before end_off (a chunk's end, in segment s) one a segment
+ * buffer may still write?  Sectors of the log's segments before where the
+ * log was when it was mounted (a buffer's base) were written before: they
+ * may be cached - the last checkpoint's group, inodes and directories
+ * included, lies there after a mount. */
+static int held(const struct lfs *fs, uint64_t s, uint32_t end_off)
 {
-	return fs->buf[0].seg == s || fs->buf[1].seg == s;
+	for (int i = 0; i < 2; i++)
+		if (fs->buf[i].seg == s && end_off > fs->buf[i].base)
+			return 1;
+	return 0;
 }
 
 static struct lfs_rcent *rc_find(struct lfs *fs, uint64_t chunk)
@@ -120,7 +128,8 @@ static int read_piece(struct lfs *fs, uint64_t lba, uint32_t n, uint8_t *dst)
 	}
 	uint64_t c = lba / LFS_RC_SECT;
 	struct lfs_rcent *r = rc_find(fs, c);
-	if (r == NULL && !held(fs, s) && near(fs, lba)) {
+	uint32_t cend = (uint32_t)((c + 1) * LFS_RC_SECT - s * fs->sb.seg_sect);
+	if (r == NULL && !held(fs, s, cend) && near(fs, lba)) {
 		fs->st.rc_misses++;
 		r = rc_fill(fs, c);
 	} else if (r != NULL) {
@@ -143,7 +152,7 @@ int lfs_read(struct lfs *fs, uint64_t lba, uint32_t nsect, void *dst)
 		uint32_t n = send - lba < nsect ? (uint32_t)(send - lba) : nsect;
 		/* Large and not in a buffer: straight in. */
 		if (n >= LFS_RC_SECT && in_buf(fs, lba) == NULL && in_buf(fs, lba + n - 1) == NULL &&
-		    !held(fs, s)) {
+		    !held(fs, s, (uint32_t)(lba + n - s * fs->sb.seg_sect))) {
 			TRY(lfs_io(fs, 0, lba, d, n));
 		} else {
 			for (uint32_t done = 0; done < n;) {
