@@ -148,6 +148,8 @@ static void let_go(struct stack_mount *s)
 	int k = live_find(s);
 	if (k >= 0)
 		live[k] = NULL;
+	while (s->nspare > 0)
+		free(s->spare[--s->nspare]);
 	vfs_unpin(&s->below);
 	free(s);
 }
@@ -182,17 +184,28 @@ int stack_effective(const char *path, struct libfs_ops *out)
 
 /* ---- open files ---------------------------------------------------------------- */
 
+/* A lower handle given back: kept for the next open, or freed. */
+static void put_spare(struct stack_mount *s, void *h)
+{
+	if (s->nspare < STACK_SPARES)
+		s->spare[s->nspare++] = h;
+	else
+		free(h);
+}
+
 int stack_open_lower(struct stack_mount *s, const char *lpath, int flags, uint32_t perm,
                      struct stack_file *f)
 {
 	size_t fsz = s->below.ops->file_size;
 	f->lower = NULL;
-	if (fsz != 0 && (f->lower = calloc(1, fsz)) == NULL)
+	if (fsz != 0 && s->nspare > 0)
+		f->lower = memset(s->spare[--s->nspare], 0, fsz);
+	else if (fsz != 0 && (f->lower = calloc(1, fsz)) == NULL)
 		return -ENOMEM;
 	int r = s->below.ops->open(s->below.fs, lpath, flags, perm, &f->lower);
 	if (r < 0) {
 		if (fsz != 0)
-			free(f->lower);
+			put_spare(s, f->lower);
 		f->lower = NULL;
 		return r;
 	}
@@ -229,7 +242,7 @@ int stack_close(void *fs, void *file)
 	unlink_file(s, f);
 	int r = s->below.ops->close(s->below.fs, f->lower);
 	if (s->below.ops->file_size != 0)
-		free(f->lower);
+		put_spare(s, f->lower);
 	f->lower = NULL;
 	return r;
 }
@@ -242,6 +255,6 @@ void stack_forget(void *fs, void *file)
 	if (s->below.ops->forget != NULL)
 		s->below.ops->forget(s->below.fs, f->lower);
 	if (s->below.ops->file_size != 0)
-		free(f->lower);
+		put_spare(s, f->lower);
 	f->lower = NULL;
 }

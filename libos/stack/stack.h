@@ -44,6 +44,9 @@
 #include "libos/libfs.h"
 #include "libos/vfs.h"
 
+/* Lower handles a mount keeps from closed files for its next opens. */
+#define STACK_SPARES 4
+
 /* The first member of every layer's per-mount state. */
 struct stack_mount {
 	struct vfs_lower below;      /* the layer below: ops, state, held mount,
@@ -57,6 +60,10 @@ struct stack_mount {
 	const char *p[2];
 	char pbuf[2][LIBFS_PATH_MAX];
 	struct stack_file *open;     /* open files of this layer              */
+	/* Handles of the layer below kept from closed files, so that opening
+	 * and closing a file through a layer costs no malloc and free. */
+	void *spare[STACK_SPARES];
+	int nspare;
 };
 
 /* The first member of every layer's open-file handle. */
