@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "libos/vfs.h"
@@ -49,6 +50,7 @@ struct vfile {
 	uint64_t cookie;
 	int next_mount;
 	uint32_t seen;            /* mount points the libFS already listed */
+	int slot;                 /* its place in files[] (track) */
 	char path[LIBFS_PATH_MAX];   /* absolute, normalised */
 };
 
@@ -317,15 +319,22 @@ int vfs_release_idle(void)
 }
 
 /* Open files are found through the descriptor table above us; the VFS keeps
- * its own list only so that shutdown can close what the program left open. */
+ * its own list only so that shutdown can close what the program left open.
+ * Each file remembers its slot, and the search for a free one starts at the
+ * lowest slot freed, so an open and a close cost O(1) when files are opened
+ * and closed one at a time (a close used to scan the whole table: 11% of
+ * creating a 1 KB lfs file). */
 #define VFS_MAX_FILES 256
 static struct vfile *files[VFS_MAX_FILES];
+static int files_low;             /* no free slot below this one */
 
 static int track(struct vfile *f)
 {
-	for (int i = 0; i < VFS_MAX_FILES; i++)
+	for (int i = files_low; i < VFS_MAX_FILES; i++)
 		if (files[i] == NULL) {
 			files[i] = f;
+			f->slot = i;
+			files_low = i + 1;
 			return 0;
 		}
 	return -ENFILE;
@@ -333,9 +342,11 @@ static int track(struct vfile *f)
 
 static void untrack(struct vfile *f)
 {
-	for (int i = 0; i < VFS_MAX_FILES; i++)
-		if (files[i] == f)
-			files[i] = NULL;
+	if (files[f->slot] == f) {
+		files[f->slot] = NULL;
+		if (f->slot < files_low)
+			files_low = f->slot;
+	}
 }
 
 int vfs_shutdown(void)
@@ -379,6 +390,7 @@ void vfs_abandon(void)
 		free(f);
 		files[i] = NULL;
 	}
+	files_low = 0;
 	for (int i = 0; i < VFS_MAX_MOUNTS; i++) {
 		struct mount *m = &mounts[i];
 		if (m->used && m->fs != NULL && m->ops->abandon != NULL)
@@ -652,9 +664,12 @@ int vfs_sync(void)
 
 int vfs_open(const char *path, int flags, uint32_t perm, struct vfile **fp)
 {
-	struct vfile *f = calloc(1, sizeof *f);
+	/* Zeroed but for the path (resolve writes it): a kilobyte of zeros per
+	 * open was a twentieth of creating a small file. */
+	struct vfile *f = malloc(sizeof *f);
 	if (f == NULL)
 		return -ENOMEM;
+	memset(f, 0, offsetof(struct vfile, path));
 	struct mount *m;
 	const char *rel;
 	int r = resolve(path, f->path, &m, &rel);
