@@ -87,10 +87,12 @@ static int hx_rebuild(struct ldir *d)
 	return 0;
 }
 
-/* Index the record at off (written, and counted in d->nlive). */
+/* Index the record at off (written, and counted in d->nlive).  The index
+ * is at most half full: a miss (every create looks its name up first)
+ * probes about 2.5 slots there, 8.5 at three quarters. */
 static int hx_put(struct ldir *d, uint32_t off)
 {
-	if ((d->hused + 1) * 4 > d->hcap * 3)
+	if ((d->hused + 1) * 2 > d->hcap)
 		return hx_rebuild(d);      /* it finds the new record too */
 	hx_insert(d, off);
 	return 0;

@@ -309,8 +309,21 @@ long lfs_fread(struct lfs *fs, struct lnode *n, void *buf, size_t len, uint64_t 
 			TRY(lfs_read(fs, lba, (uint32_t)(k * LFS_BSECT), out + done));
 			m = (size_t)k * LFS_BSIZE;
 		} else {
-			TRY(lfs_read_block(fs, ptr, fs->scratch));
-			memcpy(out + done, fs->scratch + bo, m);
+			/* Part of a block: only the sectors it needs, straight into
+			 * the caller's buffer when they line up (a small file's read
+			 * is one copy, not a block's read, zeroing and copy). */
+			uint32_t nw = LFS_PTR_NSECT(ptr), s0 = bo / LFS_SECT;
+			uint32_t s1 = (uint32_t)((bo + m + LFS_SECT - 1) / LFS_SECT);
+			uint64_t lba = LFS_PTR_LBA(ptr) + s0;
+			if (s1 <= nw && bo % LFS_SECT == 0 && m % LFS_SECT == 0) {
+				TRY(lfs_read(fs, lba, s1 - s0, out + done));
+			} else if (s1 <= nw) {
+				TRY(lfs_read(fs, lba, s1 - s0, fs->scratch));
+				memcpy(out + done, fs->scratch + bo % LFS_SECT, m);
+			} else {
+				TRY(lfs_read_block(fs, ptr, fs->scratch));
+				memcpy(out + done, fs->scratch + bo, m);
+			}
 		}
 		done += m;
 	}
@@ -358,7 +371,14 @@ long lfs_fwrite(struct lfs *fs, struct lnode *n, const void *buf, size_t len, ui
 					return e;
 				}
 			}
-			memset(p + (size_t)keep * LFS_SECT, 0, (size_t)(nsect - keep) * LFS_SECT);
+			/* Zeros where neither the old block nor this write reaches
+			 * (not the whole block first: the copy covers most of it). */
+			uint32_t z = keep * LFS_SECT;
+			if (z < bo)
+				memset(p + z, 0, bo - z);
+			z = z > bo + (uint32_t)m ? z : bo + (uint32_t)m;
+			if (z < nsect * LFS_SECT)
+				memset(p + z, 0, nsect * LFS_SECT - z);
 		}
 		memcpy(p + bo, in + done, m);
 		if (blen < nsect * LFS_SECT)

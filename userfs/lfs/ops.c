@@ -215,59 +215,45 @@ int lfs_mkfs(const char *opts, uint64_t *sbp)
 
 /* ---- paths ------------------------------------------------------------------------------- */
 
-/* The next component of *p: its start and length; *p moves past it. */
-static const char *component(const char **p, size_t *len)
-{
-	const char *s = *p;
-	const char *e = strchr(s, '/');
-	*len = e ? (size_t)(e - s) : strlen(s);
-	*p = e ? e + 1 : s + *len;
-	return s;
-}
-
-int lfs_walk(struct lfs *fs, const char *path, struct lnode **out)
+/* Walk from the root through the first `stop` bytes of path (components
+ * separated by '/'): the directory or file they name, held. */
+static int walk_to(struct lfs *fs, const char *path, size_t stop, struct lnode **out)
 {
 	struct lnode *n;
 	TRY(lfs_get(fs, LFS_ROOT_INO, &n));
-	const char *p = path;
-	while (*p) {
-		size_t len;
-		const char *name = component(&p, &len);
+	const char *p = path, *endp = path + stop;
+	while (p < endp) {
+		const char *name = p;
+		const char *e = memchr(p, '/', (size_t)(endp - p));
+		size_t len = e ? (size_t)(e - p) : (size_t)(endp - p);
+		p = e ? e + 1 : endp;
 		uint32_t ino, type;
-		int e = n->d.type != LIBFS_T_DIR ? -ENOTDIR
+		int r = n->d.type != LIBFS_T_DIR ? -ENOTDIR
 		      : len > 255 ? -ENAMETOOLONG : lfs_dir_lookup(fs, n, name, len, &ino, &type);
 		lfs_put(fs, n);
-		if (e == 0)
-			e = lfs_get(fs, ino, &n);
-		if (e < 0)
-			return e;
+		if (r == 0)
+			r = lfs_get(fs, ino, &n);
+		if (r < 0)
+			return r;
 	}
 	*out = n;
 	return 0;
 }
 
+int lfs_walk(struct lfs *fs, const char *path, struct lnode **out)
+{
+	return walk_to(fs, path, strlen(path), out);
+}
+
 int lfs_walk_parent(struct lfs *fs, const char *path, struct lnode **dir, const char **name,
                     size_t *len)
 {
-	const char *slash = strrchr(path, '/');
-	struct lnode *d;
 	if (*path == 0)
 		return -EINVAL;                 /* the root has no parent */
-	if (slash == NULL) {
-		TRY(lfs_get(fs, LFS_ROOT_INO, &d));
-		*name = path;
-	} else {
-		char *pp = malloc((size_t)(slash - path) + 1);
-		if (pp == NULL)
-			return -ENOMEM;
-		memcpy(pp, path, (size_t)(slash - path));
-		pp[slash - path] = 0;
-		int e = lfs_walk(fs, pp, &d);
-		free(pp);
-		if (e < 0)
-			return e;
-		*name = slash + 1;
-	}
+	const char *slash = strrchr(path, '/');
+	struct lnode *d;
+	TRY(walk_to(fs, path, slash ? (size_t)(slash - path) : 0, &d));
+	*name = slash ? slash + 1 : path;
 	*len = strlen(*name);
 	if (d->d.type != LIBFS_T_DIR) {
 		lfs_put(fs, d);
@@ -547,30 +533,42 @@ static int o_open(void *p, const char *path, int flags, uint32_t perm, void **fi
 {
 	struct lfs *fs = p;
 	struct lfile *f = *file;
-	struct lnode *n;
-	int e = lfs_walk(fs, path, &n);
-	if (e == -ENOENT && (flags & LIBFS_O_CREAT) && !(flags & LIBFS_O_DIR)) {
-		struct lnode *d;
-		const char *name;
-		size_t len;
-		TRY(begin(fs, LFS_BSIZE, 0));
+	struct lnode *n, *d = NULL;
+	const char *name;
+	size_t len;
+	int e;
+	/* One walk: to the parent, then its last name (not a walk of the whole
+	 * path and, to create, another of the parent's: a fifth of creating a
+	 * small file was walking). */
+	if (*path == 0) {
+		e = lfs_walk(fs, path, &n);
+	} else {
 		TRY(lfs_walk_parent(fs, path, &d, &name, &len));
 		uint32_t ino, type;
 		e = lfs_dir_lookup(fs, d, name, len, &ino, &type);
-		if (e == -ENOENT) {
+		if (e == 0)
+			e = lfs_get(fs, ino, &n);
+	}
+	if (e == -ENOENT && d != NULL && (flags & LIBFS_O_CREAT) && !(flags & LIBFS_O_DIR)) {
+		/* Held across begin: cleaning moves blocks, never names. */
+		e = begin(fs, LFS_BSIZE, 0);
+		if (e == 0) {
 			e = lfs_ialloc(fs, LIBFS_T_REG, perm, &n);
 			if (e == 0 && (e = lfs_dir_add(fs, d, name, len, n->ino, LIBFS_T_REG)) < 0) {
 				lfs_iunlink(fs, n);
 				lfs_put(fs, n);
 			}
-		} else if (e == 0) {
-			e = -EEXIST;                /* cannot happen: the walk said ENOENT */
+			lfs_put(fs, d);
+			TRY(end(fs, e));
+		} else {
+			lfs_put(fs, d);
+			return e;
 		}
-		lfs_put(fs, d);
-		TRY(end(fs, e));
-	} else if (e < 0) {
-		return e;
 	} else {
+		if (d != NULL)
+			lfs_put(fs, d);
+		if (e < 0)
+			return e;
 		if ((flags & LIBFS_O_CREAT) && (flags & LIBFS_O_EXCL))
 			e = -EEXIST;
 		else if ((flags & LIBFS_O_DIR) && n->d.type != LIBFS_T_DIR)
