@@ -29,6 +29,8 @@
 #include <string.h>
 #include "userfs/lfs/lfs_int.h"
 
+int lfs_debug_sets;
+
 static int cp_fits(const struct lfs *fs, uint32_t nim, uint32_t nsut)
 {
 	return sizeof(struct lfs_cp) + (uint64_t)(nim + nsut) * 8 <= (uint64_t)fs->sb.cp_sect * LFS_SECT;
@@ -100,12 +102,15 @@ static void sut_copy(struct lfs *fs, uint64_t lba, int dir)
 		}
 		g->nsut--;
 		g->e.live -= LFS_BSIZE;
+		fs->live_total -= LFS_BSIZE;
 	} else {
 		g->nsut++;
 		g->e.live += LFS_BSIZE;
+		fs->live_total += LFS_BSIZE;
 		g->cpzero = 0;
 	}
 	lfs_seg_mark(fs, s);
+	lfs_seg_changed(fs, s);
 }
 
 static void settle(struct lfs *fs, uint64_t s)
@@ -113,6 +118,7 @@ static void settle(struct lfs *fs, uint64_t s)
 	struct lfs_seg *g = &fs->sut[s];
 	g->dirty = 0;
 	g->cpzero = g->e.live == 0 && !g->reserved;
+	lfs_seg_changed(fs, s);
 }
 
 int lfs_checkpoint(struct lfs *fs, int clean)
@@ -199,6 +205,11 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 	fs->ncpl = 0;
 	fs->cpl_all = 0;
 	fs->since_cp = 0;
+	if (lfs_debug_sets && lfs_seg_sets_check(fs) != 0) {
+		lfs_damaged(fs, "the segment sets disagree with the usage table", fs->cpseq);
+		fs->err = -EIO;              /* the test's next change fails */
+		return -EIO;
+	}
 	fs->av_valid = 0;
 	fs->st.checkpoints++;
 	return lfs_release(fs);
@@ -295,9 +306,12 @@ static int apply(struct lfs *fs, const struct roll *r)
 			if (ds[i].seg == 0 || ds[i].seg >= fs->sb.nsegs)
 				return -EIO;
 			struct lfs_seg *g = &fs->sut[ds[i].seg];
+			lfs_seg_unlist(fs, ds[i].seg);     /* its mtime may change */
+			fs->live_total = fs->live_total - g->e.live + ds[i].e.live;
 			g->e = ds[i].e;
 			g->cpzero = 0;
 			lfs_sut_dirty(fs, ds[i].seg);
+			lfs_seg_changed(fs, ds[i].seg);
 		}
 		off += nsect * LFS_SECT;
 	}
@@ -388,6 +402,7 @@ static int roll_forward(struct lfs *fs, const struct lfs_cp *cp)
 		fs->sut[s].tag = (uint32_t)fs->cpseq;
 		fs->sut[s].cpzero = 0;
 		lfs_seg_mark(fs, s);
+		lfs_seg_changed(fs, s);
 		if (h.ntrail > 0 && gather(fs, &r, &h) < 0)
 			break;
 		seq++;
@@ -497,8 +512,12 @@ int lfs_load(struct lfs *fs)
 			g->nsut++;
 			g->e.flags |= LFS_SEG_MAPPED;
 		}
-	for (uint64_t s = 1; s < fs->sb.nsegs; s++)
+	fs->live_total = 0;
+	for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
 		fs->sut[s].cpzero = fs->sut[s].e.live == 0;
+		fs->live_total += fs->sut[s].e.live;
+	}
+	TRY(lfs_seg_sets_build(fs));
 	fs->seq = cp->head_seq;
 	fs->prev = cp->head_prev;
 	fs->mounting = 1;
@@ -517,6 +536,7 @@ int lfs_format(struct lfs *fs)
 	fs->cpseq = 1;                  /* the first checkpoint is 2: copy 0 */
 	for (uint64_t s = 1; s < fs->sb.nsegs; s++)
 		fs->sut[s].cpzero = 1;
+	TRY(lfs_seg_sets_build(fs));
 	uint64_t s = lfs_seg_take(fs);
 	if (s == 0)
 		return -ENOSPC;

@@ -33,19 +33,6 @@
 #include <string.h>
 #include "userfs/lfs/lfs_int.h"
 
-/* Is segment s worth considering, and how good is it? (-1: not.) */
-static double score(const struct lfs *fs, uint64_t s, uint64_t now)
-{
-	const struct lfs_seg *g = &fs->sut[s];
-	uint64_t sb = lfs_segbytes(fs);
-	if (!(g->e.flags & LFS_SEG_MAPPED) || g->reserved || g->stuck || g->e.live == 0 ||
-	    g->e.live + 2 * LFS_BSIZE > sb || fs->buf[0].seg == s || fs->buf[1].seg == s)
-		return -1;
-	double u = (double)g->e.live / (double)sb;
-	double age = now > g->e.mtime ? (double)(now - g->e.mtime) / 1e9 : 0;
-	return (1 - u) * (age + 1) / (1 + u);
-}
-
 /* Move whatever of block e (at lba, bytes p) is live. */
 static int move(struct lfs *fs, const struct lfs_psent *e, uint64_t lba, const uint8_t *p)
 {
@@ -143,38 +130,20 @@ int lfs_clean(struct lfs *fs, int max)
 	int n = 0;
 	/* What the moved blocks may take: what the log can still write, less
 	 * what the round's commit and checkpoint need. */
-	uint64_t have = lfs_avail(fs), keep = lfs_worst(fs, 0), moving = 0;
+	uint64_t have = lfs_avail(fs), keep = lfs_worst(fs, 0);
 	uint64_t budget = have > keep ? have - keep : 0;
-	while (n < max) {
-		/* The best that still fits (with its share of summaries). */
-		double best = -1;
-		uint64_t bs = 0, blive = 0;
-		for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
-			int taken = 0;
-			for (int i = 0; i < n; i++)
-				taken |= chosen[i] == s;
-			double sc = taken ? -1 : score(fs, s, now);
-			uint64_t live = fs->sut[s].e.live + fs->sut[s].e.live / 16 + LFS_BSIZE;
-			if (sc > best && moving + live <= budget) {
-				best = sc;
-				bs = s;
-				blive = live;
-			}
-		}
-		if (bs == 0)
-			break;
-		moving += blive;
-		chosen[n++] = bs;
-	}
-	int waiting = 0;
-	for (uint64_t s = 1; s < fs->sb.nsegs; s++)
-		waiting += fs->sut[s].e.live == 0 && !fs->sut[s].cpzero && !fs->sut[s].reserved;
-	if (n == 0 && waiting == 0)
+	/* The best that still fit (with their share of summaries), from the
+	 * candidate sets (seg.c): no look at every segment. */
+	n = lfs_seg_choose(fs, now, budget, chosen, max);
+	if (n == 0 && lfs_seg_waiting(fs, NULL) == 0)
 		return 0;
 	uint64_t before = lfs_free_segs(fs);
 	uint8_t *mem = n ? malloc(lfs_segbytes(fs)) : NULL;
-	if (n && mem == NULL)
+	if (n && mem == NULL) {
+		for (int i = 0; i < n; i++)
+			lfs_seg_changed(fs, chosen[i]);
 		return -ENOMEM;
+	}
 	fs->cleaning = 1;
 	int e = 0;
 	for (int i = 0; i < n && e == 0; i++) {
@@ -187,14 +156,15 @@ int lfs_clean(struct lfs *fs, int max)
 	if (e == 0)
 		e = lfs_checkpoint(fs, 0);
 	fs->cleaning = 0;
+	for (int i = 0; i < n; i++) {
+		if (e == 0 && fs->sut[chosen[i]].e.live == 0)
+			fs->st.segs_cleaned++;
+		else if (e == 0)
+			fs->sut[chosen[i]].stuck = 1;
+		lfs_seg_changed(fs, chosen[i]);   /* back in its set, if any */
+	}
 	if (e < 0)
 		return e;
-	for (int i = 0; i < n; i++) {
-		if (fs->sut[chosen[i]].e.live == 0)
-			fs->st.segs_cleaned++;
-		else
-			fs->sut[chosen[i]].stuck = 1;
-	}
 	/* What it gained: segments the file system can write now and could
 	 * not before (0 when cleaning only moved live bytes around). */
 	uint64_t after = lfs_free_segs(fs);
@@ -217,9 +187,7 @@ int lfs_autoclean(struct lfs *fs)
 	 * reserves, and two): on a small or full volume the high mark may be
 	 * out of reach, and chasing it would clean the same data over and
 	 * over (each round gains a little, at a write cost without end). */
-	uint64_t live = 0;
-	for (uint64_t s = 1; s < fs->sb.nsegs; s++)
-		live += fs->sut[s].e.live;
+	uint64_t live = fs->live_total;
 	uint64_t could = fs->sb.nsegs - 1 - (live + sb - 1) / sb;
 	uint64_t lo = fs->clean_low, hi = fs->clean_high;
 	uint64_t floor = (lfs_worst(fs, sb) + sb - 1) / sb + 2;   /* what lfs_reserve wants, and 2 */

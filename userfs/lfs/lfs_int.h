@@ -61,6 +61,23 @@ struct lfs_seg {
 	uint8_t cpzero;           /* live 0 in the newest durable checkpoint, and
 	                             not written since: it may be written again      */
 	uint8_t stuck;            /* cleaned, yet still live: not chosen again      */
+	uint8_t where;            /* which set it is in (seg.c: LFS_IN_*)           */
+	uint32_t pos;             /* and its place there                            */
+};
+_Static_assert(sizeof(struct lfs_seg) == 32, "lfs_seg");
+
+/* The sets seg.c keeps the segments in, so that nothing that runs while
+ * the file system works looks at every segment: the reusable ones, mapped
+ * and not (lfs_seg_reusable), and the cleaner's candidates, a heap by age
+ * (oldest first) per band of utilization. */
+#define LFS_IN_NONE     0
+#define LFS_IN_FREE     1         /* reusable, not mapped                      */
+#define LFS_IN_POOL     2         /* reusable, mapped                          */
+#define LFS_IN_CAND     3         /* + band: a cleaning candidate               */
+#define LFS_NBAND       32
+struct lfs_segset {
+	uint32_t *v;
+	uint32_t n, cap;
 };
 
 /* ---- the inode map in memory ------------------------------------------------ */
@@ -148,7 +165,9 @@ struct lfs {
 	int cpl_all;              /* the list ran out of memory: look at all      */
 	uint32_t *schg;           /* segments changed since the last commit         */
 	uint32_t nschg, schgcap;
-	uint64_t scan;            /* where the next search for a segment starts     */
+	struct lfs_segset free, pool;        /* reusable: unmapped, mapped   */
+	struct lfs_segset cand[LFS_NBAND];   /* candidates, heaps by mtime   */
+	uint64_t live_total;      /* the sum of the segments' live bytes            */
 	uint64_t av_segs;         /* lfs_avail's count of writable segments ...     */
 	int av_valid;             /* ... while this says it is current              */
 	/* the inode map */
@@ -281,6 +300,22 @@ void lfs_seg_touch(struct lfs *fs, uint64_t seg);
 void lfs_sut_dirty(struct lfs *fs, uint64_t seg);
 /* Its reuse state may have changed: the next checkpoint looks at it. */
 void lfs_seg_mark(struct lfs *fs, uint64_t seg);
+/* Something of the segment changed (live bytes, flags, mtime, reserved,
+ * cpzero, tag, stuck): put it in the set it belongs to now. */
+void lfs_seg_changed(struct lfs *fs, uint64_t seg);
+/* Take it out of every set (before changing its mtime behind its back). */
+void lfs_seg_unlist(struct lfs *fs, uint64_t seg);
+/* Put every segment in its set (mkfs, mount: after the table is read). */
+int  lfs_seg_sets_build(struct lfs *fs);
+/* The sets against a look at every segment: mismatches (tests). */
+uint64_t lfs_seg_sets_check(struct lfs *fs);
+/* Tests set it: every checkpoint checks the sets (wrong: -EIO, read-only). */
+extern int lfs_debug_sets;
+/* The best candidates to clean, at most max, whose live bytes (with their
+ * summaries' share) fit budget; taken out of the candidate sets. */
+int  lfs_seg_choose(struct lfs *fs, uint64_t now, uint64_t budget, uint64_t *out, int max);
+/* Segments emptied since the last checkpoint (it would make them reusable). */
+uint64_t lfs_seg_waiting(struct lfs *fs, uint64_t *mapped);
 /* Can the segment be written again (empty, and out of every roll-forward)? */
 int  lfs_seg_reusable(const struct lfs *fs, uint64_t s);
 /* A mapped, reusable segment for the log to go to next (0: none). */

@@ -130,6 +130,7 @@ static int enter_next(struct lfs *fs)
 	b->pl = pl;
 	fs->sut[fs->seg].reserved = 0;
 	lfs_seg_mark(fs, fs->seg);
+	lfs_seg_changed(fs, fs->seg);
 	fs->cur = nb;
 	fs->seg = s;
 	fs->ps = 0;
@@ -143,10 +144,12 @@ static int enter_next(struct lfs *fs)
 		sg->e.flags |= LFS_SEG_MAPPED;
 		lfs_seg_touch(fs, s);
 	}
+	lfs_seg_changed(fs, s);
 	fs->next = lfs_seg_take(fs);
 	if (fs->next) {
 		fs->sut[fs->next].reserved = 1;
 		lfs_seg_mark(fs, fs->next);
+		lfs_seg_changed(fs, fs->next);
 	}
 	fs->av_valid = 0;
 	return 0;
@@ -243,6 +246,7 @@ int lfs_log_start(struct lfs *fs, uint64_t seg, uint32_t pos, uint64_t next)
 		g->e.flags |= LFS_SEG_MAPPED;
 		lfs_seg_touch(fs, seg);
 	}
+	lfs_seg_changed(fs, seg);
 	if (fs->rdonly)
 		return 0;
 	if (next != 0 && next < fs->sb.nsegs && next != seg) {
@@ -255,6 +259,7 @@ int lfs_log_start(struct lfs *fs, uint64_t seg, uint32_t pos, uint64_t next)
 		fs->sut[fs->next].reserved = 1;
 		fs->sut[fs->next].cpzero = 0;
 		lfs_seg_mark(fs, fs->next);
+		lfs_seg_changed(fs, fs->next);
 	}
 	if (pos + LFS_PS_MIN > fs->sb.seg_sect)
 		return enter_next(fs);

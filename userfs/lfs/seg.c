@@ -24,6 +24,15 @@
  *
  * Space (lfs_reserve): before a change, room for it and for the commit and
  * checkpoint that must follow it, so a commit never fails for space.
+ *
+ * Sets.  Nothing that runs while the file system works looks at every
+ * segment: each segment is kept in the set it belongs to - reusable and
+ * not mapped (fs->free), reusable and mapped (fs->pool), or a candidate
+ * for the cleaner (fs->cand: a heap by the time of the newest block, the
+ * oldest on top, per band of utilization) - and moved whenever something
+ * that decides it changes (lfs_seg_changed).  Taking a segment, counting
+ * the writable ones, giving them back and choosing what to clean then
+ * cost what they find, not the volume.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,6 +42,12 @@
 int lfs_sut_init(struct lfs *fs)
 {
 	fs->sut = calloc(fs->sb.nsegs, sizeof *fs->sut);
+	/* Every segment may be reusable at once (a new volume): room for all. */
+	fs->free.v = malloc(fs->sb.nsegs * sizeof *fs->free.v);
+	fs->pool.v = malloc(fs->sb.nsegs * sizeof *fs->pool.v);
+	fs->free.cap = fs->pool.cap = (uint32_t)fs->sb.nsegs;
+	if (fs->free.v == NULL || fs->pool.v == NULL)
+		return -ENOMEM;
 	fs->nsutblk = (uint32_t)((fs->sb.nsegs + LFS_PER_BLK - 1) / LFS_PER_BLK);
 	fs->sutaddr = calloc(fs->nsutblk, sizeof *fs->sutaddr);
 	fs->schgcap = 64;
@@ -53,6 +68,14 @@ void lfs_sut_free(struct lfs *fs)
 	free(fs->sutdirty);
 	free(fs->sutchg);
 	free(fs->cpl);
+	free(fs->free.v);
+	free(fs->pool.v);
+	for (int b = 0; b < LFS_NBAND; b++) {
+		free(fs->cand[b].v);
+		fs->cand[b].v = NULL;
+		fs->cand[b].n = fs->cand[b].cap = 0;
+	}
+	fs->free.v = fs->pool.v = NULL;
 	fs->sutdirty = NULL;
 	fs->sutchg = NULL;
 	fs->cpl = NULL;
@@ -113,17 +136,22 @@ void lfs_seg_use(struct lfs *fs, uint64_t lba, int64_t bytes)
 	if (s == 0 || s >= fs->sb.nsegs)
 		return;
 	struct lfs_seg *g = &fs->sut[s];
+	uint32_t old = g->e.live;
 	if (bytes < 0 && (uint64_t)-bytes > g->e.live) {
 		lfs_damaged(fs, "segment usage below zero", s);
 		g->e.live = 0;
 	} else {
 		g->e.live = (uint32_t)((int64_t)g->e.live + bytes);
 	}
+	fs->live_total = fs->live_total - old + g->e.live;
 	if (bytes > 0) {
+		if (g->where >= LFS_IN_CAND)
+			lfs_seg_unlist(fs, s);     /* its key changes */
 		g->e.mtime = lfs_now();
 		g->cpzero = 0;
 	}
 	lfs_seg_touch(fs, s);
+	lfs_seg_changed(fs, s);
 }
 
 int lfs_seg_reusable(const struct lfs *fs, uint64_t s)
@@ -132,37 +160,225 @@ int lfs_seg_reusable(const struct lfs *fs, uint64_t s)
 	return s != 0 && g->cpzero && g->e.live == 0 && !g->reserved && g->tag < fs->cpseq;
 }
 
-/* Map a reusable segment that has no sectors.  1 done, 0 none left or
- * the disk is full. */
-static int map_one(struct lfs *fs)
+/* ---- the sets ------------------------------------------------------------------------- */
+
+static struct lfs_segset *set_of(struct lfs *fs, uint8_t where)
 {
-	for (uint64_t i = 0; i + 1 < fs->sb.nsegs; i++) {
-		uint64_t s = 1 + (fs->scan + i) % (fs->sb.nsegs - 1);
-		if (!lfs_seg_reusable(fs, s) || (fs->sut[s].e.flags & LFS_SEG_MAPPED))
-			continue;
-		struct vvol_place pl;
-		int r = vvol_chunk(&fs->v, s, 1, &pl);
-		if (r <= 0)
-			return 0;
-		fs->sut[s].e.flags |= LFS_SEG_MAPPED;
-		lfs_seg_touch(fs, s);
-		fs->st.segs_mapped++;
-		fs->scan = s;
-		return 1;
+	if (where == LFS_IN_FREE)
+		return &fs->free;
+	if (where == LFS_IN_POOL)
+		return &fs->pool;
+	return &fs->cand[where - LFS_IN_CAND];
+}
+
+static uint64_t key(const struct lfs *fs, uint32_t s)
+{
+	return fs->sut[s].e.mtime;
+}
+
+static void put_at(struct lfs *fs, struct lfs_segset *h, uint32_t i, uint32_t s)
+{
+	h->v[i] = s;
+	fs->sut[s].pos = i;
+}
+
+/* The heap h after entry i's key fell (up) or rose (down). */
+static void sift(struct lfs *fs, struct lfs_segset *h, uint32_t i)
+{
+	uint32_t s = h->v[i];
+	uint64_t k = key(fs, s);
+	while (i > 0 && key(fs, h->v[(i - 1) / 2]) > k) {
+		put_at(fs, h, i, h->v[(i - 1) / 2]);
+		i = (i - 1) / 2;
 	}
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && key(fs, h->v[c + 1]) < key(fs, h->v[c]))
+			c++;
+		if (key(fs, h->v[c]) >= k)
+			break;
+		put_at(fs, h, i, h->v[c]);
+		i = c;
+	}
+	put_at(fs, h, i, s);
+}
+
+void lfs_seg_unlist(struct lfs *fs, uint64_t s)
+{
+	struct lfs_seg *g = &fs->sut[s];
+	if (g->where == LFS_IN_NONE)
+		return;
+	struct lfs_segset *h = set_of(fs, g->where);
+	uint32_t i = g->pos, last = h->v[--h->n];
+	g->where = LFS_IN_NONE;
+	if (i == h->n)
+		return;
+	put_at(fs, h, i, last);
+	if (fs->sut[last].where >= LFS_IN_CAND)
+		sift(fs, h, i);
+}
+
+/* Where segment s belongs now. */
+static uint8_t belongs(const struct lfs *fs, uint64_t s)
+{
+	const struct lfs_seg *g = &fs->sut[s];
+	uint64_t sb = lfs_segbytes(fs);
+	if (lfs_seg_reusable(fs, s))
+		return (g->e.flags & LFS_SEG_MAPPED) ? LFS_IN_POOL : LFS_IN_FREE;
+	if (s == 0 || !(g->e.flags & LFS_SEG_MAPPED) || g->reserved || g->stuck || g->e.live == 0 ||
+	    g->e.live + 2 * LFS_BSIZE > sb)
+		return LFS_IN_NONE;
+	return (uint8_t)(LFS_IN_CAND + (uint64_t)g->e.live * LFS_NBAND / (sb + 1));
+}
+
+void lfs_seg_changed(struct lfs *fs, uint64_t s)
+{
+	struct lfs_seg *g = &fs->sut[s];
+	uint8_t w = belongs(fs, s);
+	if (w == g->where)
+		return;
+	lfs_seg_unlist(fs, s);
+	if (w == LFS_IN_NONE)
+		return;
+	struct lfs_segset *h = set_of(fs, w);
+	if (h->n == h->cap) {
+		/* Only a band can be full (free and pool have room for every
+		 * segment); without memory the segment is no candidate. */
+		uint32_t cap = h->cap ? 2 * h->cap : 16;
+		uint32_t *v = realloc(h->v, cap * sizeof *v);
+		if (v == NULL)
+			return;
+		h->v = v;
+		h->cap = cap;
+	}
+	g->where = w;
+	put_at(fs, h, h->n++, (uint32_t)s);
+	if (w >= LFS_IN_CAND)
+		sift(fs, h, g->pos);
+}
+
+int lfs_seg_sets_build(struct lfs *fs)
+{
+	/* Downwards, so that the lowest free segments are taken first. */
+	for (uint64_t s = fs->sb.nsegs; s-- > 1;) {
+		lfs_seg_unlist(fs, s);
+		lfs_seg_changed(fs, s);
+	}
+	fs->av_valid = 0;
 	return 0;
 }
 
-uint64_t lfs_seg_take(struct lfs *fs)
+uint64_t lfs_seg_sets_check(struct lfs *fs)
 {
-	for (uint64_t i = 0; i + 1 < fs->sb.nsegs; i++) {
-		uint64_t s = 1 + (fs->scan + i) % (fs->sb.nsegs - 1);
-		if (lfs_seg_reusable(fs, s) && (fs->sut[s].e.flags & LFS_SEG_MAPPED)) {
-			fs->scan = s;
-			return s;
+	uint64_t bad = 0, live = 0;
+	for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
+		const struct lfs_seg *g = &fs->sut[s];
+		live += g->e.live;
+		uint8_t w = belongs(fs, s);
+		/* A candidate without memory for its band is left out. */
+		if (g->where != w && !(w >= LFS_IN_CAND && g->where == LFS_IN_NONE)) {
+			bad++;
+			continue;
+		}
+		if (g->where != LFS_IN_NONE) {
+			struct lfs_segset *h = set_of(fs, g->where);
+			if (g->pos >= h->n || h->v[g->pos] != s)
+				bad++;
+			else if (g->where >= LFS_IN_CAND && g->pos > 0 &&
+			         key(fs, h->v[(g->pos - 1) / 2]) > key(fs, (uint32_t)s))
+				bad++;
 		}
 	}
-	return map_one(fs) ? fs->scan : 0;
+	return bad + (live != fs->live_total);
+}
+
+int lfs_seg_choose(struct lfs *fs, uint64_t now, uint64_t budget, uint64_t *out, int max)
+{
+	uint64_t sb = lfs_segbytes(fs), moving = 0;
+	int n = 0;
+	while (n < max) {
+		/* In each band the oldest is the best, but for the band's
+		 * spread of utilization (1/LFS_NBAND): its top, or, when that is
+		 * one the log's buffers hold, one of the top's children. */
+		double best = -1;
+		uint64_t bs = 0, blive = 0;
+		for (int b = 0; b < LFS_NBAND; b++) {
+			struct lfs_segset *h = &fs->cand[b];
+			for (uint32_t i = 0; i < 3 && i < h->n; i++) {
+				uint32_t s = h->v[i];
+				const struct lfs_seg *g = &fs->sut[s];
+				if (fs->buf[0].seg == s || fs->buf[1].seg == s)
+					continue;
+				uint64_t live = g->e.live + g->e.live / 16 + LFS_BSIZE;
+				double u = (double)g->e.live / (double)sb;
+				double age = now > g->e.mtime ? (double)(now - g->e.mtime) / 1e9 : 0;
+				double sc = (1 - u) * (age + 1) / (1 + u);
+				if (sc > best && moving + live <= budget) {
+					best = sc;
+					bs = s;
+					blive = live;
+				}
+				if (i == 0)
+					break;        /* the top was usable: the rest are younger */
+			}
+		}
+		if (bs == 0)
+			break;
+		lfs_seg_unlist(fs, bs);
+		moving += blive;
+		out[n++] = bs;
+	}
+	return n;
+}
+
+uint64_t lfs_seg_waiting(struct lfs *fs, uint64_t *mapped)
+{
+	uint64_t n = 0, m = 0;
+	if (fs->cpl_all) {
+		for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
+			const struct lfs_seg *g = &fs->sut[s];
+			if (g->e.live == 0 && !g->reserved && !lfs_seg_reusable(fs, s)) {
+				n++;
+				m += (g->e.flags & LFS_SEG_MAPPED) != 0;
+			}
+		}
+	} else {
+		/* Emptied since the last checkpoint: on its list. */
+		for (uint32_t i = 0; i < fs->ncpl; i++) {
+			uint32_t s = fs->cpl[i];
+			const struct lfs_seg *g = &fs->sut[s];
+			if (s != 0 && g->e.live == 0 && !g->reserved && !lfs_seg_reusable(fs, s)) {
+				n++;
+				m += (g->e.flags & LFS_SEG_MAPPED) != 0;
+			}
+		}
+	}
+	if (mapped != NULL)
+		*mapped = m;
+	return n;
+}
+
+/* ---- taking and counting segments -------------------------------------------------- */
+
+uint64_t lfs_seg_take(struct lfs *fs)
+{
+	/* A mapped one first; else map a free one (0: the disk is full). */
+	if (fs->pool.n > 0)
+		return fs->pool.v[fs->pool.n - 1];
+	if (fs->free.n == 0)
+		return 0;
+	uint64_t s = fs->free.v[fs->free.n - 1];
+	struct vvol_place pl;
+	int r = vvol_chunk(&fs->v, s, 1, &pl);
+	if (r <= 0)
+		return 0;
+	fs->sut[s].e.flags |= LFS_SEG_MAPPED;
+	lfs_seg_touch(fs, s);
+	lfs_seg_changed(fs, s);
+	fs->st.segs_mapped++;
+	return s;
 }
 
 /* Bytes the log can still take without a checkpoint: the rest of the
@@ -171,19 +387,11 @@ uint64_t lfs_seg_take(struct lfs *fs)
 uint64_t lfs_avail(struct lfs *fs)
 {
 	uint64_t sb = lfs_segbytes(fs);
-	/* The count of whole segments costs a look at every segment and at
-	 * the free map: it is kept until the log enters a segment or a
+	/* The count of whole segments costs a look at the disk's free count
+	 * (a system call): it is kept until the log enters a segment or a
 	 * checkpoint frees some (fs->av_valid cleared). */
 	if (!fs->av_valid) {
-		uint64_t own = 0, unmapped = 0;
-		for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
-			if (!lfs_seg_reusable(fs, s))
-				continue;
-			if (fs->sut[s].e.flags & LFS_SEG_MAPPED)
-				own++;
-			else
-				unmapped++;
-		}
+		uint64_t own = fs->pool.n, unmapped = fs->free.n;
 		uint64_t disk = edc_fm_count_free(&fs->k.fm) / fs->sb.seg_sect;
 		uint64_t more = disk < unmapped ? disk : unmapped;
 		/* Keep a few of the disk's free segments for its own metadata (the
@@ -233,29 +441,18 @@ int lfs_reserve(struct lfs *fs, uint64_t bytes, int freeing)
 
 uint64_t lfs_free_segs(struct lfs *fs)
 {
+	/* Reusable, or empty and waiting for the next checkpoint. */
 	uint64_t disk = edc_fm_count_free(&fs->k.fm) / fs->sb.seg_sect;
-	uint64_t unmapped = 0, own = 0;
-	for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
-		if (fs->sut[s].e.live != 0 || fs->sut[s].reserved)
-			continue;
-		if (fs->sut[s].e.flags & LFS_SEG_MAPPED)
-			own++;
-		else
-			unmapped++;
-	}
+	uint64_t wmapped, waiting = lfs_seg_waiting(fs, &wmapped);
+	uint64_t own = fs->pool.n + wmapped, unmapped = fs->free.n + waiting - wmapped;
 	return own + (disk < unmapped ? disk : unmapped);
 }
 
 int lfs_release(struct lfs *fs)
 {
-	uint64_t keep = fs->pool_target, released = 0;
-	for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
-		if (!lfs_seg_reusable(fs, s) || !(fs->sut[s].e.flags & LFS_SEG_MAPPED))
-			continue;
-		if (keep > 0) {
-			keep--;
-			continue;
-		}
+	uint64_t released = 0;
+	while (fs->pool.n > fs->pool_target) {
+		uint64_t s = fs->pool.v[fs->pool.n - 1];
 		lfs_rc_drop(fs, s);
 		int e = vvol_discard(&fs->v, s * fs->sb.seg_sect, fs->sb.seg_sect);
 		if (e < 0)
@@ -263,6 +460,7 @@ int lfs_release(struct lfs *fs)
 		fs->sut[s].e.flags &= ~LFS_SEG_MAPPED;
 		fs->sut[s].e.mtime = 0;
 		lfs_sut_dirty(fs, s);
+		lfs_seg_changed(fs, s);
 		fs->st.segs_released++;
 		fs->av_valid = 0;
 		released++;

@@ -856,6 +856,7 @@ static void t_cpcost(void)
 int main(int argc, char **argv)
 {
 	const char *only = argc > 1 ? argv[1] : NULL;
+	lfs_debug_sets = 1;             /* every checkpoint checks seg.c's sets */
 	if (!only || !strcmp(only, "many"))
 		t_many();
 	if (!only || !strcmp(only, "roll"))
