@@ -1,22 +1,38 @@
 /*
  * bcache.c - the application-level buffer cache (see bcache.h): a hash
- * table of blocks and an LRU list.  Free buffers sit at the tail of the
- * list, so taking the tail-most replaceable buffer uses free ones first.
- * A buffer's memory is allocated the first time it is used, so a large
- * cache costs only what a program fills of it.
+ * table of blocks, an LRU list of clean ones, a list of dirty ones, and a
+ * list of each owner's blocks (owners found through a hash table of their
+ * own).  Free buffers sit at the tail of the LRU list, so taking the
+ * tail-most unpinned buffer uses free ones first.  Buffer memory comes in
+ * slabs of BC_SLAB blocks the first time a buffer of the slab is used, so
+ * a large cache costs only what a program fills of it, and filling it
+ * costs one malloc per slab, not per block.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "libos/bcache.h"
 
-static uint32_t hashof(const struct bcache *bc, uint64_t owner, uint64_t lblk)
+#define BC_SLAB 16u                      /* blocks per allocation: 64 KiB */
+
+static uint32_t mix(uint64_t h, uint32_t n)
 {
-	uint64_t h = (owner * 0x9e3779b97f4a7c15ull) ^ (lblk + 0x632be59bd9b4e019ull);
 	h ^= h >> 29;
 	h *= 0xbf58476d1ce4e5b9ull;
-	return (uint32_t)((h >> 32) % bc->nhash);
+	return (uint32_t)((h >> 32) % n);
 }
+
+static uint32_t hashof(const struct bcache *bc, uint64_t owner, uint64_t lblk)
+{
+	return mix((owner * 0x9e3779b97f4a7c15ull) ^ (lblk + 0x632be59bd9b4e019ull), bc->nhash);
+}
+
+static uint32_t ohashof(const struct bcache *bc, uint64_t owner)
+{
+	return mix(owner * 0x9e3779b97f4a7c15ull + 0x2545f4914f6cdd1dull, bc->nhash);
+}
+
+/* ---- the LRU and dirty lists (a buffer is on one of them, or parked) ---- */
 
 static void lru_unlink(struct bcache *bc, struct bbuf *b)
 {
@@ -41,6 +57,71 @@ static void lru_back(struct bcache *bc, struct bbuf *b)
 	bc->tail = b;
 }
 
+static void dirty_unlink(struct bcache *bc, struct bbuf *b)
+{
+	if (b->prev) b->prev->next = b->next; else bc->dhead = b->next;
+	if (b->next) b->next->prev = b->prev; else bc->dtail = b->prev;
+	b->prev = b->next = NULL;
+}
+
+static void dirty_back(struct bcache *bc, struct bbuf *b)
+{
+	b->next = NULL;
+	b->prev = bc->dtail;
+	if (bc->dtail) bc->dtail->next = b; else bc->dhead = b;
+	bc->dtail = b;
+}
+
+/* ---- owners ----------------------------------------------------------------- */
+
+static struct bown *own_find(const struct bcache *bc, uint64_t owner)
+{
+	for (struct bown *o = bc->ohash[ohashof(bc, owner)]; o; o = o->hnext)
+		if (o->owner == owner)
+			return o;
+	return NULL;
+}
+
+/* Put b (just named) on its owner's list; there is always a free record,
+ * since owners with blocks are never more than buffers. */
+static void own_attach(struct bcache *bc, struct bbuf *b)
+{
+	struct bown *o = own_find(bc, b->owner);
+	if (o == NULL) {
+		o = bc->ofree;
+		bc->ofree = o->hnext;
+		uint32_t h = ohashof(bc, b->owner);
+		*o = (struct bown){ b->owner, NULL, 0, 0, bc->ohash[h] };
+		bc->ohash[h] = o;
+	}
+	b->own = o;
+	b->oprev = NULL;
+	b->onext = o->first;
+	if (o->first)
+		o->first->oprev = b;
+	o->first = b;
+	o->n++;
+}
+
+static void own_detach(struct bcache *bc, struct bbuf *b)
+{
+	struct bown *o = b->own;
+	if (b->oprev) b->oprev->onext = b->onext; else o->first = b->onext;
+	if (b->onext) b->onext->oprev = b->oprev;
+	b->oprev = b->onext = NULL;
+	b->own = NULL;
+	if (--o->n == 0) {
+		struct bown **pp = &bc->ohash[ohashof(bc, o->owner)];
+		while (*pp != o)
+			pp = &(*pp)->hnext;
+		*pp = o->hnext;
+		o->hnext = bc->ofree;
+		bc->ofree = o;
+	}
+}
+
+/* ---- the cache ----------------------------------------------------------------- */
+
 int bc_init(struct bcache *bc, uint32_t nbufs)
 {
 	memset(bc, 0, sizeof *bc);
@@ -50,34 +131,52 @@ int bc_init(struct bcache *bc, uint32_t nbufs)
 	bc->nhash = nbufs * 2 + 1;
 	bc->bufs = calloc(nbufs, sizeof *bc->bufs);
 	bc->hash = calloc(bc->nhash, sizeof *bc->hash);
-	if (!bc->bufs || !bc->hash) {
+	bc->owns = calloc(nbufs, sizeof *bc->owns);
+	bc->ohash = calloc(bc->nhash, sizeof *bc->ohash);
+	bc->slabs = calloc((nbufs + BC_SLAB - 1) / BC_SLAB, sizeof *bc->slabs);
+	if (!bc->bufs || !bc->hash || !bc->owns || !bc->ohash || !bc->slabs) {
 		bc_destroy(bc);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < nbufs; i++)
+	for (uint32_t i = 0; i < nbufs; i++) {
 		lru_back(bc, &bc->bufs[i]);
+		bc->owns[i].hnext = bc->ofree;
+		bc->ofree = &bc->owns[i];
+	}
 	return 0;
 }
 
 void bc_destroy(struct bcache *bc)
 {
-	for (uint32_t i = 0; bc->bufs && i < bc->nbufs; i++)
-		free(bc->bufs[i].data);
+	for (uint32_t i = 0; bc->slabs && i < (bc->nbufs + BC_SLAB - 1) / BC_SLAB; i++)
+		free(bc->slabs[i]);
+	free(bc->slabs);
 	free(bc->bufs);
 	free(bc->hash);
+	free(bc->owns);
+	free(bc->ohash);
 	memset(bc, 0, sizeof *bc);
+}
+
+static struct bbuf *find(const struct bcache *bc, uint64_t owner, uint64_t lblk)
+{
+	for (struct bbuf *b = bc->hash[hashof(bc, owner, lblk)]; b; b = b->hnext)
+		if (b->owner == owner && b->lblk == lblk && b->used)
+			return b;
+	return NULL;
 }
 
 struct bbuf *bc_lookup(struct bcache *bc, uint64_t owner, uint64_t lblk)
 {
-	for (struct bbuf *b = bc->hash[hashof(bc, owner, lblk)]; b; b = b->hnext)
-		if (b->owner == owner && b->lblk == lblk) {
-			lru_unlink(bc, b);
-			lru_front(bc, b);
-			bc->hits++;
-			return b;
-		}
-	return NULL;
+	struct bbuf *b = find(bc, owner, lblk);
+	if (b == NULL)
+		return NULL;
+	if (!(b->flags & BB_DIRTY)) {
+		lru_unlink(bc, b);
+		lru_front(bc, b);
+	}
+	bc->hits++;
+	return b;
 }
 
 static void unhash(struct bcache *bc, struct bbuf *b)
@@ -89,20 +188,53 @@ static void unhash(struct bcache *bc, struct bbuf *b)
 	b->hnext = NULL;
 }
 
-/* Make b free and put it at the tail. */
+/* Make b free and put it at the tail of the LRU list. */
 static void release(struct bcache *bc, struct bbuf *b)
 {
+	if (b->flags & BB_DIRTY) {
+		bc->ndirty--;
+		b->own->ndirty--;
+		dirty_unlink(bc, b);
+	} else {
+		lru_unlink(bc, b);
+	}
 	if (b->used) {
 		unhash(bc, b);
+		own_detach(bc, b);
 		bc->nused--;
 	}
-	if (b->flags & BB_DIRTY)
-		bc->ndirty--;
 	b->used = 0;
 	b->flags = 0;
 	b->pins = 0;
-	lru_unlink(bc, b);
 	lru_back(bc, b);
+}
+
+/* Memory for b's slab; 0 or -ENOMEM. */
+static int give_memory(struct bcache *bc, struct bbuf *b)
+{
+	uint32_t i = (uint32_t)(b - bc->bufs), s = i / BC_SLAB;
+	uint32_t first = s * BC_SLAB, n = bc->nbufs - first < BC_SLAB ? bc->nbufs - first : BC_SLAB;
+	uint8_t *m = malloc((size_t)n * BC_BSIZE);
+	if (m == NULL)
+		return -ENOMEM;
+	bc->slabs[s] = m;
+	for (uint32_t k = 0; k < n; k++)
+		bc->bufs[first + k].data = m + (size_t)k * BC_BSIZE;
+	return 0;
+}
+
+/* Out of memory: the free buffers that have none leave the LRU list for
+ * good, so the cache is as large as what it has (and later calls do not
+ * walk past them). */
+static void park_memoryless(struct bcache *bc)
+{
+	for (struct bbuf *b = bc->tail, *prev; b != NULL; b = prev) {
+		prev = b->prev;
+		if (b->data == NULL && !b->used) {
+			lru_unlink(bc, b);
+			b->parked = 1;
+		}
+	}
 }
 
 struct bbuf *bc_get(struct bcache *bc, uint64_t owner, uint64_t lblk)
@@ -111,13 +243,16 @@ struct bbuf *bc_get(struct bcache *bc, uint64_t owner, uint64_t lblk)
 	if (b != NULL)
 		return b;
 	bc->misses++;
-	for (b = bc->tail; b != NULL; b = b->prev)
-		if (!(b->flags & BB_DIRTY) && b->pins == 0)
+	for (;;) {
+		/* Everything on the LRU list is clean: skip only pinned ones. */
+		for (b = bc->tail; b != NULL && b->pins != 0; b = b->prev)
+			;
+		if (b == NULL)
+			return NULL;
+		if (b->data != NULL || give_memory(bc, b) == 0)
 			break;
-	if (b == NULL)
-		return NULL;
-	if (b->data == NULL && (b->data = malloc(BC_BSIZE)) == NULL)
-		return NULL;             /* no memory: as if every block were dirty */
+		park_memoryless(bc);
+	}
 	if (b->used)
 		bc->evictions++;
 	release(bc, b);
@@ -128,6 +263,7 @@ struct bbuf *bc_get(struct bcache *bc, uint64_t owner, uint64_t lblk)
 	uint32_t h = hashof(bc, owner, lblk);
 	b->hnext = bc->hash[h];
 	bc->hash[h] = b;
+	own_attach(bc, b);
 	lru_unlink(bc, b);
 	lru_front(bc, b);
 	return b;
@@ -138,45 +274,58 @@ void bc_unpin(struct bbuf *b) { if (b->pins > 0) b->pins--; }
 
 void bc_dirty(struct bcache *bc, struct bbuf *b)
 {
-	if (!(b->flags & BB_DIRTY))
+	if (!(b->flags & BB_DIRTY)) {
 		bc->ndirty++;
+		b->own->ndirty++;
+		lru_unlink(bc, b);
+		dirty_back(bc, b);
+	}
 	b->flags |= BB_DIRTY | BB_VALID;
 }
 
 void bc_clean(struct bcache *bc, struct bbuf *b)
 {
-	if (b->flags & BB_DIRTY)
+	if (b->flags & BB_DIRTY) {
 		bc->ndirty--;
+		b->own->ndirty--;
+		dirty_unlink(bc, b);
+		lru_front(bc, b);
+	}
 	b->flags &= ~BB_DIRTY;
 }
 
 void bc_drop(struct bcache *bc, uint64_t owner, uint64_t from)
 {
-	for (uint32_t i = 0; bc->nused > 0 && i < bc->nbufs; i++) {
-		struct bbuf *b = &bc->bufs[i];
-		if (b->used && b->owner == owner && b->lblk >= from)
+	struct bown *o = own_find(bc, owner);
+	if (o == NULL)
+		return;
+	/* Releasing the owner's last block frees o: stop by count. */
+	uint32_t left = o->n;
+	for (struct bbuf *b = o->first, *next; left > 0; b = next, left--) {
+		next = b->onext;
+		if (b->lblk >= from)
 			release(bc, b);
 	}
 }
 
 void bc_drop_range(struct bcache *bc, uint64_t owner, uint64_t from, uint64_t to)
 {
-	if (bc->nused == 0)
+	struct bown *o = own_find(bc, owner);
+	if (o == NULL || from >= to)
 		return;
-	if (to - from <= 64) {
-		/* A short range (a write of a few blocks): look each one up
-		 * rather than scanning every buffer. */
-		for (uint64_t l = from; l < to; l++)
-			for (struct bbuf *b = bc->hash[hashof(bc, owner, l)]; b; b = b->hnext)
-				if (b->owner == owner && b->lblk == l) {
-					release(bc, b);
-					break;
-				}
+	if (to - from <= o->n) {
+		/* A short range (a write of a few blocks): look each one up. */
+		for (uint64_t l = from; l < to; l++) {
+			struct bbuf *b = find(bc, owner, l);
+			if (b != NULL)
+				release(bc, b);
+		}
 		return;
 	}
-	for (uint32_t i = 0; bc->nused > 0 && i < bc->nbufs; i++) {
-		struct bbuf *b = &bc->bufs[i];
-		if (b->used && b->owner == owner && b->lblk >= from && b->lblk < to)
+	uint32_t left = o->n;
+	for (struct bbuf *b = o->first, *next; left > 0; b = next, left--) {
+		next = b->onext;
+		if (b->lblk >= from && b->lblk < to)
 			release(bc, b);
 	}
 }
@@ -195,10 +344,18 @@ uint32_t bc_dirty_list(struct bcache *bc, int all, uint64_t owner, uint64_t from
                        struct bbuf **out, uint32_t max)
 {
 	uint32_t n = 0;
-	for (uint32_t i = 0; i < bc->nbufs && n < max; i++) {
-		struct bbuf *b = &bc->bufs[i];
-		if (b->used && (b->flags & BB_DIRTY) && (all || (b->owner == owner && b->lblk >= from)))
+	if (all) {
+		for (struct bbuf *b = bc->dhead; b != NULL && n < max; b = b->next)
 			out[n++] = b;
+	} else {
+		struct bown *o = own_find(bc, owner);
+		uint32_t want = o ? o->ndirty : 0;
+		for (struct bbuf *b = want ? o->first : NULL; b != NULL && n < max && want > 0; b = b->onext)
+			if (b->flags & BB_DIRTY) {
+				want--;
+				if (b->lblk >= from)
+					out[n++] = b;
+			}
 	}
 	qsort(out, n, sizeof *out, cmp_buf);
 	return n;
@@ -206,22 +363,31 @@ uint32_t bc_dirty_list(struct bcache *bc, int all, uint64_t owner, uint64_t from
 
 uint32_t bc_count(struct bcache *bc, uint64_t owner, uint64_t from, uint64_t to, int dirty_only)
 {
-	uint32_t n = 0;
-	if (bc->nused == 0 || (dirty_only && bc->ndirty == 0))
+	struct bown *o = own_find(bc, owner);
+	if (o == NULL || from >= to || (dirty_only && o->ndirty == 0))
 		return 0;
-	if (to - from <= 64) {
+	if (from == 0 && to == UINT64_MAX)
+		return dirty_only ? o->ndirty : o->n;
+	uint32_t n = 0;
+	if (to - from <= o->n) {
 		/* A short range: look each block up. */
-		for (uint64_t l = from; l < to; l++)
-			for (struct bbuf *b = bc->hash[hashof(bc, owner, l)]; b; b = b->hnext)
-				if (b->owner == owner && b->lblk == l && (!dirty_only || (b->flags & BB_DIRTY)))
-					n++;
+		for (uint64_t l = from; l < to; l++) {
+			struct bbuf *b = find(bc, owner, l);
+			if (b != NULL && (!dirty_only || (b->flags & BB_DIRTY)))
+				n++;
+		}
 		return n;
 	}
-	for (uint32_t i = 0; i < bc->nbufs; i++) {
-		struct bbuf *b = &bc->bufs[i];
-		if (b->used && b->owner == owner && b->lblk >= from && b->lblk < to &&
-		    (!dirty_only || (b->flags & BB_DIRTY)))
+	for (struct bbuf *b = o->first; b != NULL; b = b->onext)
+		if (b->lblk >= from && b->lblk < to && (!dirty_only || (b->flags & BB_DIRTY)))
 			n++;
-	}
 	return n;
+}
+
+uint32_t bc_owner_blocks(struct bcache *bc, uint64_t owner, uint32_t *ndirty)
+{
+	struct bown *o = own_find(bc, owner);
+	if (ndirty)
+		*ndirty = o ? o->ndirty : 0;
+	return o ? o->n : 0;
 }

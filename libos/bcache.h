@@ -9,6 +9,13 @@
  * dirty blocks stay until the libFS writes them and calls bc_clean, so
  * when every block is dirty bc_get returns NULL and the libFS must write
  * some back first.  Nothing here touches the disk.  Portable C11.
+ *
+ * Every operation costs what it touches, not the cache's size: a block is
+ * found through a hash table, an owner's blocks through a list of their
+ * own, dirty blocks through a list of their own (they are not on the LRU
+ * list, so finding a block to replace never walks past them).  So the
+ * cache can be made large enough to hold a whole file - what a program
+ * reading a file in a random order needs, as Linux's page cache gives it.
  */
 #ifndef LIBOS_BCACHE_H
 #define LIBOS_BCACHE_H
@@ -21,33 +28,51 @@
 #define BB_VALID  0x1      /* data holds the block's contents            */
 #define BB_DIRTY  0x2      /* newer than the disk                        */
 
+struct bown;
+
 struct bbuf {
 	uint64_t owner, lblk;
 	uint8_t *data;         /* BC_BSIZE bytes                             */
 	uint32_t flags;        /* BB_*                                       */
 	int32_t  pins;         /* pinned blocks are never replaced           */
 	struct bbuf *hnext;    /* hash chain                                 */
-	struct bbuf *prev, *next;   /* LRU list, most recent first           */
+	struct bbuf *prev, *next;   /* LRU list (most recent first) if clean,
+	                               else the dirty list                   */
+	struct bbuf *oprev, *onext; /* its owner's blocks                    */
+	struct bown *own;
 	int32_t  used;         /* names a block (else free)                  */
+	int32_t  parked;       /* no memory could be had for it: not in use  */
+};
+
+/* One owner with blocks in the cache. */
+struct bown {
+	uint64_t owner;
+	struct bbuf *first;    /* its blocks, in no order                    */
+	uint32_t n, ndirty;
+	struct bown *hnext;    /* hash chain, or the free list               */
 };
 
 struct bcache {
 	uint32_t nbufs, nhash;
 	struct bbuf *bufs;
 	struct bbuf **hash;
-	struct bbuf *head, *tail;
+	struct bbuf *head, *tail;        /* LRU list: clean and free buffers */
+	struct bbuf *dhead, *dtail;      /* dirty buffers, oldest first      */
+	struct bown *owns, **ohash, *ofree;
+	uint8_t **slabs;                 /* buffer memory, BC_SLAB blocks each */
 	uint32_t nused, ndirty;          /* buffers holding a block; dirty ones */
 	uint64_t hits, misses, evictions;
 };
 
-/* Up to nbufs blocks of BC_BSIZE bytes, each allocated from malloc when
- * first used.  0 or -ENOMEM. */
+/* Up to nbufs blocks of BC_BSIZE bytes, the memory allocated (a few
+ * blocks at a time) when first used.  0 or -ENOMEM. */
 int  bc_init(struct bcache *bc, uint32_t nbufs);
 void bc_destroy(struct bcache *bc);
 /* The cached block, or NULL.  Counts as a use (moves it to the front). */
 struct bbuf *bc_lookup(struct bcache *bc, uint64_t owner, uint64_t lblk);
 /* The cached block, or a fresh one (flags 0: not VALID) taking the place
- * of the least recently used clean unpinned block; NULL if there is none. */
+ * of the least recently used clean unpinned block; NULL if there is none
+ * (every block dirty or pinned, or no memory for a new one). */
 struct bbuf *bc_get(struct bcache *bc, uint64_t owner, uint64_t lblk);
 void bc_pin(struct bbuf *b);
 void bc_unpin(struct bbuf *b);
@@ -64,5 +89,7 @@ uint32_t bc_dirty_list(struct bcache *bc, int all, uint64_t owner, uint64_t from
                        struct bbuf **out, uint32_t max);
 /* Blocks of owner cached (dirty or not) in [from, to). */
 uint32_t bc_count(struct bcache *bc, uint64_t owner, uint64_t from, uint64_t to, int dirty_only);
+/* Blocks of owner cached, dirty ones in *ndirty (may be NULL). */
+uint32_t bc_owner_blocks(struct bcache *bc, uint64_t owner, uint32_t *ndirty);
 
 #endif

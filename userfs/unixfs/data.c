@@ -170,12 +170,14 @@ static int around_ok(struct ufs *fs, struct uinode *ip, uint64_t lb, uint64_t se
  * truncate), else read it in one request with its neighbours:
  *  - a reader going forward from the start or from where it left off gets
  *    the uncached blocks after it, up to READAHEAD, in the same extent;
- *  - any other miss gets its cluster (the CLUSTER-block aligned piece of
- *    the file around it, as far as the same extent holds it uncached).  A
- *    request costs about the same for 4 KiB and 64 KiB (its fixed cost,
- *    not the bytes, is what a disk request costs under QEMU, and a seek
- *    on a real disk), so a program reading the file in a random order
- *    finds more and more of it cached, as Linux's read-around gives it. */
+ *  - any other miss, in a file the cache can hold whole, gets its cluster
+ *    (the CLUSTER-block aligned piece of the file around it, as far as the
+ *    same extent holds it uncached), so a program reading the file in a
+ *    random order reads each byte once, in 1/CLUSTER of the requests, and
+ *    finds more and more of it cached, as Linux's page cache gives it;
+ *  - in a larger file, just the block (its neighbours would be replaced
+ *    before they are asked for: bytes moved for nothing, which QEMU
+ *    copies one by one). */
 static int fill(struct ufs *fs, struct uinode *ip, struct bbuf *b)
 {
 	struct ubig *B = ip->b;
@@ -191,12 +193,18 @@ static int fill(struct ufs *fs, struct uinode *ip, struct bbuf *b)
 	if (eof > B->zero_from)
 		eof = B->zero_from;
 	int seq = b->lblk == 0 || b->lblk == B->ra_next;
+	/* Read around a random miss only when the cache can hold the whole
+	 * file: then every byte read is used before it is replaced, and the
+	 * file is read once, in 1/CLUSTER of the requests.  A file larger
+	 * than the cache would have its clusters replaced before their other
+	 * blocks are asked for: CLUSTER times the bytes for nothing. */
+	int around = !seq && eof <= fs->bc.nbufs;
 	uint64_t lo = b->lblk, hi = b->lblk + 1;     /* the blocks to read: [lo, hi) */
-	uint64_t limit = seq ? b->lblk + READAHEAD : (b->lblk / CLUSTER + 1) * CLUSTER;
+	uint64_t limit = seq ? b->lblk + READAHEAD : around ? (b->lblk / CLUSTER + 1) * CLUSTER : hi;
 	while (hi < limit && hi - b->lblk < run / UFS_BSECT && hi < eof &&
 	       bc_lookup(&fs->bc, ip->id, hi) == NULL)
 		hi++;
-	if (!seq)
+	if (around)
 		while (lo > b->lblk / CLUSTER * CLUSTER &&
 		       around_ok(fs, ip, lo - 1, sector - (b->lblk - lo + 1) * UFS_BSECT))
 			lo--;
@@ -673,10 +681,11 @@ static int flush_blocks(struct ufs *fs, struct uinode *ip, struct uio *w)
 	uint64_t endblk = (ip->ent->r.size + UFS_BSIZE - 1) / UFS_BSIZE;
 	uint64_t mapblk = B->mapped / UFS_BSECT;
 	uint64_t zhi = B->zero_from < endblk ? (endblk < mapblk ? endblk : mapblk) : 0;
-	uint32_t max = fs->bc.nbufs;
+	uint32_t max = 0;
 	uint32_t nd = 0;
 	struct bbuf **list = NULL;
-	if (fs->bc.ndirty > 0) {
+	bc_owner_blocks(&fs->bc, ip->id, &max);
+	if (max > 0) {
 		if ((list = malloc(max * sizeof *list)) == NULL)
 			return -ENOMEM;
 		nd = bc_dirty_list(&fs->bc, 0, ip->id, 0, list, max);
@@ -720,9 +729,8 @@ static int flush_blocks(struct ufs *fs, struct uinode *ip, struct uio *w)
 	if (err == 0 && B->zero_from < hi)
 		B->zero_from = hi;        /* written (zeros or data) up to hi */
 out:
-	for (uint32_t i = 0; i < nd; i++)
-		if (list[i]->lblk >= endblk)
-			bc_drop(&fs->bc, ip->id, list[i]->lblk);
+	if (nd > 0 && list[nd - 1]->lblk >= endblk)       /* (the list is in block order) */
+		bc_drop(&fs->bc, ip->id, endblk);
 	free(list);
 	return err;
 }

@@ -17,7 +17,8 @@
 #include "libos/clock.h"
 #include "userfs/unixfs/ufs.h"
 
-#define DEFAULT_CACHE  4096            /* blocks: 16 MiB at most, allocated as used */
+#define DEFAULT_CACHE  32768           /* blocks: 128 MiB at most, allocated as used */
+#define GROUPS_MAX     (16u << 20)     /* directories' groups kept, at most (bytes) */
 #define DEFAULT_DIRTY  (8u << 20)       /* small files' bytes held before write-behind */
 
 /* The kit's hook for a full exodisk cache (kit_again): write back. */
@@ -118,7 +119,7 @@ int ufs_mount_common(const char *opts, int readonly, struct ufs **out)
 		err = bc_init(&fs->bc, (uint32_t)cache);
 	fs->readonly = readonly;
 	fs->dirty_max = dirty * 1024;
-	fs->gmax = cache * UFS_BSIZE;      /* directories' groups: as much as the cache */
+	fs->gmax = cache * UFS_BSIZE < GROUPS_MAX ? cache * UFS_BSIZE : GROUPS_MAX;
 	fs->id_next = fs->id_limit = fs->sb.next_id;
 	fs->data_goal = fs->sb_sector;
 	fs->free_est = edc_fm_count_free(&fs->k.fm);

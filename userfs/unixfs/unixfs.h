@@ -8,8 +8,9 @@
  *   key=TEXT      the owner's secret, or keyhex=HEX (default: the public
  *                 development secret, see libos/capkey.h)
  *   sb=SECTOR     where the superblock is (default: found by looking)
- *   cache=N       buffer-cache blocks of 4 KiB (default 4096; memory is
- *                 taken as blocks are first used)
+ *   cache=N       buffer-cache blocks of 4 KiB (default 32768, 128 MiB:
+ *                 enough to hold a large file a program reads in a random
+ *                 order; memory is taken as blocks are first used)
  *   wait=MS       how long a mount waits for another process's mount of
  *                 the same file system to end (default 5000)
  *   dirty=KB      small files' bytes held in memory before they are written
