@@ -122,26 +122,82 @@ static void own_detach(struct bcache *bc, struct bbuf *b)
 
 /* ---- the cache ----------------------------------------------------------------- */
 
+#define BC_FIRST 256u                    /* buffers made at first        */
+
+/* Hash tables for cap buffers, everything named rehashed into them. */
+static int rehash(struct bcache *bc, uint32_t cap)
+{
+	uint32_t nhash = cap * 2 + 1;
+	struct bbuf **hash = calloc(nhash, sizeof *hash);
+	struct bown **ohash = calloc(nhash, sizeof *ohash);
+	if (hash == NULL || ohash == NULL) {
+		free(hash);
+		free(ohash);
+		return -ENOMEM;
+	}
+	struct bbuf **oldh = bc->hash;
+	struct bown **oldo = bc->ohash;
+	uint32_t oldn = bc->nhash;
+	bc->hash = hash;
+	bc->ohash = ohash;
+	bc->nhash = nhash;
+	for (uint32_t i = 0; i < oldn; i++) {
+		for (struct bbuf *b = oldh[i], *next; b != NULL; b = next) {
+			next = b->hnext;
+			uint32_t h = hashof(bc, b->owner, b->lblk);
+			b->hnext = hash[h];
+			hash[h] = b;
+		}
+		for (struct bown *o = oldo[i], *next; o != NULL; o = next) {
+			next = o->hnext;
+			uint32_t h = ohashof(bc, o->owner);
+			o->hnext = ohash[h];
+			ohash[h] = o;
+		}
+	}
+	free(oldh);
+	free(oldo);
+	return 0;
+}
+
+/* Make more buffers (as many as there are, up to nbufs), free, at the
+ * tail of the LRU list; 0 or -ENOMEM. */
+static int grow(struct bcache *bc)
+{
+	uint32_t n = bc->cap == 0 ? BC_FIRST : bc->cap;
+	if (n > bc->nbufs - bc->cap)
+		n = bc->nbufs - bc->cap;
+	if (n == 0 || bc->nchunks == BC_CHUNKS)
+		return -ENOMEM;
+	struct bbuf *bufs = calloc(n, sizeof *bufs);
+	struct bown *owns = calloc(n, sizeof *owns);
+	if (bufs == NULL || owns == NULL || rehash(bc, bc->cap + n) < 0) {
+		free(bufs);
+		free(owns);
+		return -ENOMEM;
+	}
+	bc->chunk[bc->nchunks] = bufs;
+	bc->ochunk[bc->nchunks++] = owns;
+	for (uint32_t i = 0; i < n; i++) {
+		bufs[i].idx = bc->cap + i;
+		lru_back(bc, &bufs[i]);
+		owns[i].hnext = bc->ofree;
+		bc->ofree = &owns[i];
+	}
+	bc->cap += n;
+	return 0;
+}
+
 int bc_init(struct bcache *bc, uint32_t nbufs)
 {
 	memset(bc, 0, sizeof *bc);
 	if (nbufs < 4)
 		nbufs = 4;
 	bc->nbufs = nbufs;
-	bc->nhash = nbufs * 2 + 1;
-	bc->bufs = calloc(nbufs, sizeof *bc->bufs);
-	bc->hash = calloc(bc->nhash, sizeof *bc->hash);
-	bc->owns = calloc(nbufs, sizeof *bc->owns);
-	bc->ohash = calloc(bc->nhash, sizeof *bc->ohash);
 	bc->slabs = calloc((nbufs + BC_SLAB - 1) / BC_SLAB, sizeof *bc->slabs);
-	if (!bc->bufs || !bc->hash || !bc->owns || !bc->ohash || !bc->slabs) {
+	if (bc->slabs == NULL || grow(bc) < 0) {
 		bc_destroy(bc);
 		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < nbufs; i++) {
-		lru_back(bc, &bc->bufs[i]);
-		bc->owns[i].hnext = bc->ofree;
-		bc->ofree = &bc->owns[i];
 	}
 	return 0;
 }
@@ -150,19 +206,23 @@ void bc_destroy(struct bcache *bc)
 {
 	for (uint32_t i = 0; bc->slabs && i < (bc->nbufs + BC_SLAB - 1) / BC_SLAB; i++)
 		free(bc->slabs[i]);
+	for (uint32_t i = 0; i < bc->nchunks; i++) {
+		free(bc->chunk[i]);
+		free(bc->ochunk[i]);
+	}
 	free(bc->slabs);
-	free(bc->bufs);
 	free(bc->hash);
-	free(bc->owns);
 	free(bc->ohash);
 	memset(bc, 0, sizeof *bc);
 }
 
-static struct bbuf *find(const struct bcache *bc, uint64_t owner, uint64_t lblk)
+static struct bbuf *find(struct bcache *bc, uint64_t owner, uint64_t lblk)
 {
-	for (struct bbuf *b = bc->hash[hashof(bc, owner, lblk)]; b; b = b->hnext)
+	for (struct bbuf *b = bc->hash[hashof(bc, owner, lblk)]; b; b = b->hnext) {
+		bc->visits++;
 		if (b->owner == owner && b->lblk == lblk && b->used)
 			return b;
+	}
 	return NULL;
 }
 
@@ -212,14 +272,16 @@ static void release(struct bcache *bc, struct bbuf *b)
 /* Memory for b's slab; 0 or -ENOMEM. */
 static int give_memory(struct bcache *bc, struct bbuf *b)
 {
-	uint32_t i = (uint32_t)(b - bc->bufs), s = i / BC_SLAB;
-	uint32_t first = s * BC_SLAB, n = bc->nbufs - first < BC_SLAB ? bc->nbufs - first : BC_SLAB;
-	uint8_t *m = malloc((size_t)n * BC_BSIZE);
-	if (m == NULL)
+	/* Buffers are made in chunks of whole slabs (BC_FIRST and every
+	 * chunk after it are multiples of BC_SLAB, but for the last), so a
+	 * slab's buffers are consecutive in b's chunk. */
+	uint32_t s = b->idx / BC_SLAB, first = s * BC_SLAB;
+	uint32_t n = bc->cap - first < BC_SLAB ? bc->cap - first : BC_SLAB;
+	if (bc->slabs[s] == NULL && (bc->slabs[s] = malloc((size_t)BC_SLAB * BC_BSIZE)) == NULL)
 		return -ENOMEM;
-	bc->slabs[s] = m;
+	struct bbuf *b0 = b - (b->idx - first);
 	for (uint32_t k = 0; k < n; k++)
-		bc->bufs[first + k].data = m + (size_t)k * BC_BSIZE;
+		b0[k].data = bc->slabs[s] + (size_t)k * BC_BSIZE;
 	return 0;
 }
 
@@ -244,9 +306,12 @@ struct bbuf *bc_get(struct bcache *bc, uint64_t owner, uint64_t lblk)
 		return b;
 	bc->misses++;
 	for (;;) {
-		/* Everything on the LRU list is clean: skip only pinned ones. */
+		/* Everything on the LRU list is clean: skip only pinned ones.
+		 * When none is free, make more buffers if it may. */
 		for (b = bc->tail; b != NULL && b->pins != 0; b = b->prev)
-			;
+			bc->visits++;
+		if ((b == NULL || b->used) && bc->cap < bc->nbufs && grow(bc) == 0)
+			continue;
 		if (b == NULL)
 			return NULL;
 		if (b->data != NULL || give_memory(bc, b) == 0)
@@ -302,6 +367,7 @@ void bc_drop(struct bcache *bc, uint64_t owner, uint64_t from)
 	/* Releasing the owner's last block frees o: stop by count. */
 	uint32_t left = o->n;
 	for (struct bbuf *b = o->first, *next; left > 0; b = next, left--) {
+		bc->visits++;
 		next = b->onext;
 		if (b->lblk >= from)
 			release(bc, b);
@@ -324,6 +390,7 @@ void bc_drop_range(struct bcache *bc, uint64_t owner, uint64_t from, uint64_t to
 	}
 	uint32_t left = o->n;
 	for (struct bbuf *b = o->first, *next; left > 0; b = next, left--) {
+		bc->visits++;
 		next = b->onext;
 		if (b->lblk >= from && b->lblk < to)
 			release(bc, b);
@@ -350,12 +417,14 @@ uint32_t bc_dirty_list(struct bcache *bc, int all, uint64_t owner, uint64_t from
 	} else {
 		struct bown *o = own_find(bc, owner);
 		uint32_t want = o ? o->ndirty : 0;
-		for (struct bbuf *b = want ? o->first : NULL; b != NULL && n < max && want > 0; b = b->onext)
+		for (struct bbuf *b = want ? o->first : NULL; b != NULL && n < max && want > 0; b = b->onext) {
+			bc->visits++;
 			if (b->flags & BB_DIRTY) {
 				want--;
 				if (b->lblk >= from)
 					out[n++] = b;
 			}
+		}
 	}
 	qsort(out, n, sizeof *out, cmp_buf);
 	return n;
@@ -378,9 +447,11 @@ uint32_t bc_count(struct bcache *bc, uint64_t owner, uint64_t from, uint64_t to,
 		}
 		return n;
 	}
-	for (struct bbuf *b = o->first; b != NULL; b = b->onext)
+	for (struct bbuf *b = o->first; b != NULL; b = b->onext) {
+		bc->visits++;
 		if (b->lblk >= from && b->lblk < to && (!dirty_only || (b->flags & BB_DIRTY)))
 			n++;
+	}
 	return n;
 }
 

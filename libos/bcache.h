@@ -40,8 +40,9 @@ struct bbuf {
 	                               else the dirty list                   */
 	struct bbuf *oprev, *onext; /* its owner's blocks                    */
 	struct bown *own;
-	int32_t  used;         /* names a block (else free)                  */
-	int32_t  parked;       /* no memory could be had for it: not in use  */
+	uint32_t idx;          /* its number (which slab holds its bytes)    */
+	int16_t  used;         /* names a block (else free)                  */
+	int16_t  parked;       /* no memory could be had for it: not in use  */
 };
 
 /* One owner with blocks in the cache. */
@@ -52,20 +53,30 @@ struct bown {
 	struct bown *hnext;    /* hash chain, or the free list               */
 };
 
+#define BC_CHUNKS 24
+
 struct bcache {
-	uint32_t nbufs, nhash;
-	struct bbuf *bufs;
+	uint32_t nbufs;                  /* at most                          */
+	uint32_t cap, nhash;             /* buffers made so far; hash size   */
+	struct bbuf *chunk[BC_CHUNKS];   /* the buffers, made as needed      */
+	struct bown *ochunk[BC_CHUNKS];  /* an owner record per buffer       */
+	uint32_t nchunks;
 	struct bbuf **hash;
 	struct bbuf *head, *tail;        /* LRU list: clean and free buffers */
 	struct bbuf *dhead, *dtail;      /* dirty buffers, oldest first      */
-	struct bown *owns, **ohash, *ofree;
+	struct bown **ohash, *ofree;
 	uint8_t **slabs;                 /* buffer memory, BC_SLAB blocks each */
 	uint32_t nused, ndirty;          /* buffers holding a block; dirty ones */
 	uint64_t hits, misses, evictions;
+	uint64_t visits;                 /* buffers looked at, in all: what the
+	                                    operations cost (tests, profiles) */
 };
 
-/* Up to nbufs blocks of BC_BSIZE bytes, the memory allocated (a few
- * blocks at a time) when first used.  0 or -ENOMEM. */
+/* Up to nbufs blocks of BC_BSIZE bytes.  The cache starts small and
+ * grows (doubling) while every buffer holds a block, up to nbufs; block
+ * memory is allocated a few blocks at a time when first used.  So a large
+ * cache costs only what a program fills of it, at mount too.  0 or
+ * -ENOMEM. */
 int  bc_init(struct bcache *bc, uint32_t nbufs);
 void bc_destroy(struct bcache *bc);
 /* The cached block, or NULL.  Counts as a use (moves it to the front). */
