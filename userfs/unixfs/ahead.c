@@ -59,6 +59,7 @@ static void forget(struct ufs *fs, struct uahead *a)
 
 void ufs_ahead_drop(struct ufs *fs)
 {
+	ufs_stream_drop(fs, 0);
 	if (fs->ahead == NULL)
 		return;
 	forget(fs, fs->ahead);
@@ -233,4 +234,163 @@ int ufs_ahead_take(struct ufs *fs, struct udir *d)
 	ds_group_attach(fs, d, buf);
 	fs->cnt.ahead_used++;
 	return 1;
+}
+
+/* ---- a large file read in order --------------------------------------------------
+ *
+ * A program reading a large file from start to end in big pieces (cp,
+ * cat, a checksum) waits for the disk once per piece, and the disk idles
+ * while the program works on what it got.  When such a reader is seen
+ * (its read starts where its last one ended), the next ST_NWIN windows of
+ * ST_WIN bytes are read in flight together into memory of the stream's
+ * own, and each read is served from there, starting a new window as each
+ * one is used up: ST_NWIN requests stay in flight, each ST_WIN / 64 KiB
+ * times the size of a reader's piece.  One stream per mount (the file
+ * being copied); any write or truncate of its file, a reload of the
+ * caches (sharing) and the file's end drop it: what it holds is what the
+ * disk held when it was read, the same bytes read_direct would give,
+ * since blocks dirty in the cache are never served from it.
+ */
+
+#define ST_WIN   (256u * 1024)             /* bytes per read-ahead request     */
+#define ST_NWIN  4                         /* windows in flight                */
+
+struct ustream {
+	uint64_t id;                     /* the file (0: none)                 */
+	uint64_t base;                   /* byte offset of window `first`      */
+	uint32_t first;                  /* the window holding `base`          */
+	uint32_t nwin;                   /* windows started, from `first`      */
+	struct {
+		struct uio w;
+		uint64_t off;            /* the file's bytes [off, off + len)  */
+		uint32_t len;
+		int busy;                /* requests in flight                 */
+		int err;                 /* its reads failed                   */
+	} win[ST_NWIN];
+	uint8_t *mem;                    /* ST_NWIN * ST_WIN bytes             */
+};
+
+/* Wait for every window's requests; the stream holds nothing after. */
+static void st_settle(struct ustream *s)
+{
+	for (uint32_t i = 0; i < ST_NWIN; i++)
+		if (s->win[i].busy) {
+			s->win[i].err = uio_finish(&s->win[i].w) < 0;
+			s->win[i].busy = 0;
+		}
+	s->id = 0;
+	s->nwin = 0;
+}
+
+void ufs_stream_drop(struct ufs *fs, uint64_t id)
+{
+	struct ustream *s = fs->stream;
+	if (s != NULL && (id == 0 || s->id == id))
+		st_settle(s);
+	if (s != NULL && id == 0) {
+		free(s->mem);
+		free(s);
+		fs->stream = NULL;
+	}
+}
+
+/* Start window k's read: the file's bytes [off, off + len) (len a whole
+ * number of blocks but at the end), from its extents, zeros where it
+ * maps none. */
+static void st_start(struct ufs *fs, struct uinode *ip, struct ustream *s, uint32_t k, uint64_t off,
+                     uint32_t len)
+{
+	struct ubig *B = ip->b;
+	uint8_t *mem = s->mem + (size_t)k * ST_WIN;
+	uio_init(&s->win[k].w, fs, 0);
+	s->win[k].off = off;
+	s->win[k].len = len;
+	s->win[k].err = 0;
+	s->win[k].busy = 1;
+	uint64_t lb = off / UFS_BSIZE, nb = (len + UFS_BSIZE - 1) / UFS_BSIZE;
+	for (uint64_t i = 0; i < nb && !s->win[k].err;) {
+		uint64_t run;
+		uint64_t sector = lb + i >= B->zero_from ? 0 : ufs_map_lookup(ip, (lb + i) * UFS_BSECT, &run);
+		uint64_t n = sector ? run / UFS_BSECT : 1;
+		if (n > nb - i)
+			n = nb - i;
+		if (sector != 0 && B->zero_from != UINT64_MAX && lb + i + n > B->zero_from)
+			n = B->zero_from - (lb + i);
+		if (sector == 0)
+			memset(mem + i * UFS_BSIZE, 0, UFS_BSIZE);
+		else if (uio_direct(&s->win[k].w, ufs_map_prot(fs, ip, sector), sector, mem + i * UFS_BSIZE,
+		                    n * UFS_BSIZE, NULL) < 0)
+			s->win[k].err = 1;
+		i += n;
+	}
+	fs->cnt.ahead_stream++;
+}
+
+long ufs_stream_read(struct ufs *fs, struct uinode *ip, uint8_t *out, uint64_t off, size_t n)
+{
+	struct ubig *B = ip->b;
+	uint64_t size = ip->ent->r.size;
+	struct ustream *s = fs->stream;
+	if (off % UFS_BSIZE != 0 || off >= size)
+		return 0;
+	if (s != NULL && s->id == ip->id && s->base != off)
+		st_settle(s);                     /* it went elsewhere */
+	if (s == NULL || s->id != ip->id) {
+		/* A reader going in order: from the start, or where it left off. */
+		if (off != 0 && off / UFS_BSIZE != B->ra_next)
+			return 0;
+		if (size - off <= n)
+			return 0;                 /* this read is the last: nothing to gain */
+		if (s == NULL) {
+			if ((s = calloc(1, sizeof *s)) == NULL || (s->mem = malloc(ST_NWIN * ST_WIN)) == NULL) {
+				free(s);
+				return 0;
+			}
+			fs->stream = s;
+		}
+		st_settle(s);
+		s->id = ip->id;
+		s->base = off;
+		s->first = 0;
+	}
+	/* Blocks written and not yet written back are not in the windows. */
+	if (bc_count(&fs->bc, ip->id, off / UFS_BSIZE, (off + n + UFS_BSIZE - 1) / UFS_BSIZE, 1) != 0) {
+		st_settle(s);
+		return 0;
+	}
+	size_t done = 0;
+	while (done < n && s->base < size) {
+		/* Keep ST_NWIN windows started ahead of the reader. */
+		while (s->nwin < ST_NWIN) {
+			uint64_t woff = s->base + (uint64_t)s->nwin * ST_WIN;
+			if (woff >= size)
+				break;
+			uint64_t len = size - woff < ST_WIN ? size - woff : ST_WIN;
+			st_start(fs, ip, s, (s->first + s->nwin) % ST_NWIN, woff, (uint32_t)len);
+			s->nwin++;
+		}
+		uint32_t k = s->first;
+		if (s->win[k].busy) {
+			s->win[k].err |= uio_finish(&s->win[k].w) < 0;
+			s->win[k].busy = 0;
+		}
+		if (s->win[k].err) {
+			st_settle(s);             /* the caller's path reports it */
+			break;
+		}
+		/* Serve from window k: its bytes from base on. */
+		uint64_t at = s->base - s->win[k].off;
+		uint64_t wend = s->win[k].off + s->win[k].len;
+		size_t c = (size_t)(wend - s->base < n - done ? wend - s->base : n - done);
+		memcpy(out + done, s->mem + (size_t)k * ST_WIN + at, c);
+		done += c;
+		s->base += c;
+		if (s->base == wend) {
+			s->first = (s->first + 1) % ST_NWIN;
+			s->nwin--;
+		}
+	}
+	if (s->base >= size)
+		st_settle(s);                     /* the end: nothing more to read ahead */
+	return (long)done;
 }

@@ -321,14 +321,23 @@ long ufs_read(struct ufs *fs, struct uinode *ip, void *buf, size_t n, uint64_t o
 		uint64_t pos = off + done;
 		uint64_t lblk = pos / UFS_BSIZE, boff = pos % UFS_BSIZE;
 		size_t left = n - done;
-		/* A long run of whole blocks: straight into the caller's buffer. */
+		/* A long run of whole blocks: from what was read ahead of a
+		 * reader going in order, else straight into the caller's
+		 * buffer. */
 		if (boff == 0 && left >= DIRECT_MIN) {
+			long k = ufs_stream_read(fs, ip, out + done, pos, left);
+			if (k > 0) {
+				done += (size_t)k;
+				ip->b->ra_next = (off + done) / UFS_BSIZE;
+				continue;
+			}
 			uint64_t nb = left / UFS_BSIZE;
 			int err;
 			if (read_direct(fs, ip, out + done, lblk, nb, &err)) {
 				if (err < 0)
 					return done > 0 ? (long)done : err;
 				done += nb * UFS_BSIZE;
+				ip->b->ra_next = lblk + nb;
 				continue;
 			}
 		}
@@ -467,6 +476,7 @@ static long big_write(struct ufs *fs, struct uinode *ip, const uint8_t *in, size
 	struct uent *e = ip->ent;
 	struct ubig *B = ip->b;
 	uint64_t end = off + n;
+	ufs_stream_drop(fs, ip->id);          /* what it read ahead is old now */
 	int err = big_promise(fs, ip, end);
 	if (err < 0)
 		return err;
@@ -598,6 +608,7 @@ int ufs_truncate(struct ufs *fs, struct uinode *ip, uint64_t len)
 		if (!is_big(ip) && (err = make_big(fs, ip)) < 0)
 			return err;
 		struct ubig *B = ip->b;
+		ufs_stream_drop(fs, ip->id);
 		if (len > size) {
 			/* Past the old end everything reads as zero: blocks past the
 			 * last extent are zero by definition, the last block's tail is

@@ -100,6 +100,7 @@ static void odestroy(struct ufs *fs, struct uinode *ip)
 		fs->ndirs--;
 	}
 	if (ip->b) {
+		ufs_stream_drop(fs, ip->id);
 		bc_drop(&fs->bc, ip->id, 0);
 		free(ip->b->ext);
 		free(ip->b);

@@ -299,6 +299,7 @@ struct ufs {
 	struct udir *ghead, *gtail;   /* directories' groups, most recent first  */
 	uint64_t gbytes, gmax;
 	struct uahead *ahead;     /* directory read-ahead (ahead.c)              */
+	struct ustream *stream;   /* a large file read in order (ahead.c)        */
 	int want_data;            /* a path walk for a read: load groups whole    */
 	char damage[160];         /* the last damage found, for messages         */
 	struct share sh;          /* the processes sharing it (share.c)          */
@@ -448,6 +449,12 @@ void ufs_ahead(struct ufs *fs, struct udir *p, struct uent *first);
 /* d's dnode is loaded (ds_load done): make what was read ahead for it its
  * group if it is still what the dnode names; 1 if so, else 0. */
 int  ufs_ahead_take(struct ufs *fs, struct udir *d);
+/* A read of ip's bytes [off, off + n) from the windows read ahead of a
+ * reader going through the file in order: the bytes served (from off
+ * on), or 0 when this read is not one (the caller reads as usual). */
+long ufs_stream_read(struct ufs *fs, struct uinode *ip, uint8_t *out, uint64_t off, size_t n);
+/* Forget what was read ahead of file id (0: of any, and free the memory). */
+void ufs_stream_drop(struct ufs *fs, uint64_t id);
 /* Forget everything read ahead (unmount). */
 void ufs_ahead_drop(struct ufs *fs);
 

@@ -49,6 +49,7 @@ struct ufs_counters {
 	uint64_t syncs, barriers, writebacks, data_writes, data_bytes, data_reads, read_bytes;
 	uint64_t cache_hits, cache_misses, direct_reads;
 	uint64_t ahead_dirs, ahead_used;   /* directories read ahead; loaded from it */
+	uint64_t ahead_stream;    /* windows a large file read in order was read ahead by */
 	uint64_t damage;          /* damaged metadata found (see unixfs_damage)  */
 };
 void unixfs_counters(void *fs, struct ufs_counters *out);

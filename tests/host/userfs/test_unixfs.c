@@ -1055,6 +1055,96 @@ static void test_read_around(void)
 	ufx_free(&u);
 }
 
+static uint64_t stream_windows(void)
+{
+	struct vfs_lower lo;
+	struct ufs_counters c;
+	CHECK_EQ(vfs_pin("/", &lo), 0);
+	unixfs_counters(lo.fs, &c);
+	vfs_unpin(&lo);
+	return c.ahead_stream;
+}
+
+/* A large file read in order in big pieces is read ahead (ahead.c,
+ * "a large file read in order"): every byte right, and what is read
+ * ahead never outlives a change - a write ahead of the reader, a
+ * truncate under it, a jump elsewhere, another file read in order in
+ * between, blocks still dirty in the cache. */
+static void test_read_in_order(void)
+{
+	enum { SIZE = 3 * 1024 * 1024 + 1000, PIECE = 64 * 1024 };
+	struct ufx u;
+	ufx_new(&u, 65536, HD_POLLED, 17);
+	ufx_mkfs(&u, OPTS);
+	mount_it();
+	static uint8_t data[SIZE], other[SIZE], b[PIECE];
+	pattern(data, sizeof data, 7);
+	pattern(other, sizeof other, 8);
+	put("/a", data, sizeof data);
+	put("/b", other, sizeof other);
+	umount_it();
+	ufx_reboot(&u);
+	mount_it();
+	struct vfile *f, *g;
+	CHECK_EQ(vfs_open("/a", LIBFS_O_READ | LIBFS_O_WRITE, 0, &f), 0);
+	CHECK_EQ(vfs_open("/b", LIBFS_O_READ, 0, &g), 0);
+	uint64_t w0 = stream_windows();
+	uint64_t off = 0;
+	for (int i = 0; off < SIZE; i++) {
+		if (i == 5) {
+			/* Write ahead of the reader, where a window is in flight,
+			 * and make it durable (no longer dirty in the cache). */
+			pattern(data + off + 3 * PIECE, 4096, 70);
+			CHECK_EQ(vfs_pwrite(f, data + off + 3 * PIECE, 4096, off + 3 * PIECE), 4096);
+			CHECK_EQ(vfs_fsync(f), 0);
+		}
+		if (i == 9) {
+			/* Another file read in order, twice, in between. */
+			CHECK_EQ(vfs_pread(g, b, PIECE, 0), PIECE);
+			CHECK(memcmp(b, other, PIECE) == 0);
+			CHECK_EQ(vfs_pread(g, b, PIECE, PIECE), PIECE);
+			CHECK(memcmp(b, other + PIECE, PIECE) == 0);
+		}
+		if (i == 14) {
+			/* A jump back, then on in order from there. */
+			off -= 5 * PIECE;
+		}
+		if (i == 20) {
+			/* Dirty blocks ahead, never written back yet. */
+			pattern(data + off + PIECE, 8192, 71);
+			CHECK_EQ(vfs_pwrite(f, data + off + PIECE, 8192, off + PIECE), 8192);
+		}
+		long want = SIZE - off < PIECE ? (long)(SIZE - off) : PIECE;
+		CHECK_EQ(vfs_pread(f, b, PIECE, off), want);
+		CHECK(memcmp(b, data + off, (size_t)want) == 0);
+		off += (uint64_t)want;
+	}
+	CHECK(stream_windows() - w0 >= 8);          /* it was read ahead */
+	/* A truncate while read ahead: the cut part reads as zeros after
+	 * the file grows again. */
+	for (off = 0; off < 4 * PIECE; off += PIECE)
+		CHECK_EQ(vfs_pread(f, b, PIECE, off), PIECE);
+	CHECK_EQ(vfs_ftruncate(f, 6 * PIECE + 10), 0);
+	CHECK_EQ(vfs_ftruncate(f, SIZE), 0);
+	memset(data + 6 * PIECE + 10, 0, SIZE - (6 * PIECE + 10));
+	for (off = 4 * PIECE; off < SIZE; off += PIECE) {
+		long want = SIZE - off < PIECE ? (long)(SIZE - off) : PIECE;
+		CHECK_EQ(vfs_pread(f, b, PIECE, off), want);
+		CHECK(memcmp(b, data + off, (size_t)want) == 0);
+	}
+	CHECK_EQ(vfs_close(g), 0);
+	CHECK_EQ(vfs_close(f), 0);
+	umount_it();
+	ufx_reboot(&u);
+	mount_it();
+	expect("/a", data, sizeof data);
+	expect("/b", other, sizeof other);
+	umount_it();
+	struct ufs_fsck_stats st;
+	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
+	ufx_free(&u);
+}
+
 int main(int argc, char **argv)
 {
 	/* test_unixfs cut [N]: the power-cut workload alone, cut at N of its
@@ -1081,6 +1171,7 @@ int main(int argc, char **argv)
 	test_deep_tree();
 	test_dir_ahead();
 	test_read_around();
+	test_read_in_order();
 	printf("test_unixfs: ok\n");
 	return 0;
 }
