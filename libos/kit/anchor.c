@@ -57,6 +57,13 @@ static int probe(struct kit *k, uint64_t s)
 	struct kit_anchor a;
 	int64_t r = kit_xn_get(k, s, 0, KIT_ANCHOR_ENTRY, &a, sizeof a);
 	k->st.probes++;
+	if (r == ED_E_NOTCACHED) {
+		/* Reading the block in failed (kit_again): say why, not "try
+		 * again" - a block that fails its MAC fails it every time. */
+		int64_t why = edc_xn_read_sync(k->c, &p);
+		if (why < 0 && why != ED_E_BUSY)
+			r = why;
+	}
 	if (r == sizeof a && a.magic == KIT_ANCHOR_MAGIC && a.self == s &&
 	    strncmp(a.type, k->type, sizeof a.type) == 0 && a.lock < k->fm.nsectors) {
 		k->anchor = s;
@@ -67,7 +74,11 @@ static int probe(struct kit *k, uint64_t s)
 	 * hold keeps nothing of theirs in the cache. */
 	if (!(before > 0 && (before & ED_IC_HELD)) && (edc_in_cache(k->c, &p) & ED_IC_HELD))
 		edc_mark_replacement(k->c, &p);
-	return r >= 0 || elsewhere(r) ? -ENODEV : kit_err(r);
+	if (r >= 0 || elsewhere(r))
+		return -ENODEV;
+	k->bad_place = s;                /* for the file system's message */
+	k->bad_code = r;
+	return kit_err(r);
 }
 
 int kit_anchor_find(struct kit *k, const char *opts)

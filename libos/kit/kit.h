@@ -66,6 +66,11 @@ struct kit {
 	int (*writeback)(struct kit *k);
 	void *fs;                 /* the file system's own, for writeback          */
 	struct { uint64_t flushes, commits, retries, raced, probes; } st;
+	/* A well-known place that held a block the anchor search could not
+	 * read (damaged, unreadable), and the exodisk's code: the error
+	 * kit_anchor_find returned when it found no anchor after it. */
+	uint64_t bad_place;
+	int64_t bad_code;
 };
 
 /* Open the unit and key named by opts (unit=N, key=TEXT or keyhex=HEX) for

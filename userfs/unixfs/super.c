@@ -12,6 +12,7 @@
  * superblock and the root (share.c, docs/sharing.md).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "libos/clock.h"
@@ -47,14 +48,34 @@ static int sb_valid(const struct ufs_super *sb, uint64_t nsectors)
 }
 
 /* The superblock from the anchor the kit found. */
+/* The exodisk's message for code. */
+static const char *ed_why(int64_t code)
+{
+	const char *m = ed_strerror((long)code);
+	return m != NULL ? m : "unreadable";
+}
+
+/* The superblock cannot be used: say what was wrong (it is kept as the
+ * damage found, too); -EIO. */
+static int sb_damaged(struct ufs *fs, uint64_t sector, const char *what)
+{
+	snprintf(fs->damage, sizeof fs->damage, "unixfs: superblock (anchor exonode) at sector %llu: %s",
+	         (unsigned long long)sector, what);
+	fs->cnt.damage++;
+	fprintf(stderr, "%s; not mounted\n", fs->damage);
+	return -EIO;
+}
+
 int ufs_read_sb(struct ufs *fs)
 {
 	fs->sb_sector = fs->k.anchor;
 	int64_t r = kit_xn_get(&fs->k, fs->sb_sector, 0, UFS_E_SUPER, &fs->sb, sizeof fs->sb);
+	if (r == ED_E_ENTRY)
+		return sb_damaged(fs, fs->sb_sector, "it holds no unixfs superblock entry");
 	if (r < 0)
-		return r == ED_E_ENTRY ? -EIO : kit_err(r);
+		return kit_err(r) == -EIO ? sb_damaged(fs, fs->sb_sector, ed_why(r)) : kit_err(r);
 	if (r != sizeof fs->sb || !sb_valid(&fs->sb, fs->k.fm.nsectors))
-		return -EIO;
+		return sb_damaged(fs, fs->sb_sector, "its superblock entry is malformed");
 	return 0;
 }
 
@@ -109,6 +130,8 @@ int ufs_mount_common(const char *opts, int readonly, struct ufs **out)
 		err = kit_open(&fs->k, "unixfs", opts);
 	if (err == 0)
 		err = kit_anchor_find(&fs->k, opts);
+	if (err == -EIO && fs->k.bad_code < 0)
+		err = sb_damaged(fs, fs->k.bad_place, ed_why(fs->k.bad_code));
 	if (err == 0)
 		err = setup(fs);
 	if (err == 0)

@@ -1145,6 +1145,35 @@ static void test_read_in_order(void)
 	ufx_free(&u);
 }
 
+/* A damaged anchor (the superblock exonode) makes the mount fail with
+ * EIO and a message naming unixfs, the block and what was wrong - not
+ * EAGAIN, as if trying again could help (issue 17). */
+static void test_damaged_anchor(void)
+{
+	for (int how = 0; how < 3; how++) {
+		struct ufx u;
+		ufx_new(&u, 65536, HD_SYNC, 21 + (uint64_t)how);
+		uint64_t sb;
+		CHECK_EQ(unixfs_mkfs(OPTS, &sb), 0);
+		mount_it();
+		put("/f", "hello", 5);
+		umount_it();
+		ufx_reboot(&u);
+		uint8_t *blk = hostdisk_sector(&u.f.hd, sb);
+		if (how == 0)
+			blk[100] ^= 0x40;                  /* a bit in the middle */
+		else if (how == 1)
+			memset(blk, 0, 512);               /* the first sector zeroed */
+		else
+			memset(blk, 0xff, 4096);           /* the whole block garbage */
+		CHECK_EQ(vfs_mount("/", "unixfs", OPTS, 1), -EIO);
+		/* fsck says the same (it mounts read-only). */
+		struct ufs_fsck_stats st;
+		CHECK(unixfs_fsck(OPTS, say, NULL, &st) < 0);
+		ufx_free(&u);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	/* test_unixfs cut [N]: the power-cut workload alone, cut at N of its
@@ -1172,6 +1201,7 @@ int main(int argc, char **argv)
 	test_dir_ahead();
 	test_read_around();
 	test_read_in_order();
+	test_damaged_anchor();
 	printf("test_unixfs: ok\n");
 	return 0;
 }
