@@ -55,12 +55,20 @@ static inline void tf_set_entry(struct trapframe *tf, uint64_t pc, uint64_t sp, 
 }
 static inline uint64_t tf_pc(const struct trapframe *tf) { return tf->sepc; }
 
-/* Let interrupts in, wait for one, shut them out again. */
+/* Wait for an interrupt, then let it in and shut interrupts out again
+ * (SIE is bit 1 of sstatus).  The wfi runs with interrupts off: it still returns once one is pending
+ * (the privileged spec wakes a hart for any interrupt enabled in sie,
+ * whatever sstatus.SIE says), and none can be taken between the caller's
+ * last look at what is runnable and the wfi.  Enabling first, as this did,
+ * let an interrupt that was already pending run its handler (a disk
+ * completion waking a process) just before the wfi, which then slept
+ * until the next interrupt: up to a whole timer tick with a runnable
+ * process and an idle CPU. */
 static inline void wait_for_interrupt(void)
 {
-	intr_on();
-	wfi();
-	intr_off();
+	/* One block, so the profiler can tell where a wait took its
+	 * interrupt (prof_sample.c, after_wfi): wfi, then SIE on and off. */
+	__asm__ volatile("wfi\n\tcsrsi sstatus, 2\n\tcsrci sstatus, 2" ::: "memory");
 }
 
 /* The 16550 of QEMU virt is memory-mapped, one byte per register. */

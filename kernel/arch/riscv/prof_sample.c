@@ -27,9 +27,10 @@
  * scheduler tick or driver timer event that falls due leaves the comparator
  * set for the next sample only; when the window ends, both are restored and
  * the pending interrupts are taken on the way back to user mode.  The one
- * place the kernel turns interrupts on itself is a wait loop (intr_on, wfi,
- * intr_off), and intr_wait() (trap.c), which the kernel's wait loops use,
- * shuts the window while it waits; the samples taken there are PROF_K_WAIT,
+ * place the kernel turns interrupts on itself is a wait loop (a wfi with
+ * them off, then on and off: wait_for_interrupt), and intr_wait()
+ * (trap.c), which the kernel's wait loops use, shuts the window while it
+ * waits; the samples taken there are PROF_K_WAIT,
  * since the process is waiting for a device.  A wait loop of its own (a bare
  * wfi) is caught when an interrupt wakes it: that closes the window for the
  * rest of the call, and a sample that falls due meanwhile is taken when the
@@ -64,6 +65,7 @@
 enum { WIN_OFF, WIN_OPEN, WIN_CLOSED };
 
 #define WFI_INSN 0x10500073u
+#define CSRSI_SIE_INSN 0x10016073u   /* csrsi sstatus, 2 */
 
 /* Per-process state, by process-table slot; reset at spawn.  Whether the
  * process is in a system call, and which, is kernel/prof.c's. */
@@ -240,11 +242,18 @@ static void window_open(struct pstate *s)
 	s->opening = false;
 }
 
-/* Was the kernel stopped in a wfi (the trap then returns just past it)? */
+static bool insn_at(uint64_t pc, uint32_t insn)
+{
+	const uint16_t *h = (const uint16_t *)pc;
+	return h[0] == (insn & 0xffff) && h[1] == (insn >> 16);
+}
+
+/* Was the kernel stopped in a wfi?  A bare wfi with interrupts on takes
+ * the trap just past it; wait_for_interrupt (arch.h) waits with them off
+ * and takes it just past the `csrsi sstatus, 2` that follows its wfi. */
 static bool after_wfi(uint64_t pc)
 {
-	const uint16_t *h = (const uint16_t *)(pc - 4);
-	return h[0] == (WFI_INSN & 0xffff) && h[1] == (WFI_INSN >> 16);
+	return insn_at(pc - 4, WFI_INSN) || (insn_at(pc - 4, CSRSI_SIE_INSN) && insn_at(pc - 8, WFI_INSN));
 }
 
 /* How the running process is to be sampled: in user mode, in the kernel

@@ -64,9 +64,7 @@ void intr_wait(void)
 {
 	/* A profiled system call's sampling window stays shut while it waits. */
 	int token = prof_wait_begin();
-	intr_on();
-	wfi();
-	intr_off();
+	wait_for_interrupt();
 	prof_wait_end(token);
 }
 
