@@ -233,8 +233,7 @@ struct ed_io {
 	uint32_t nseg, segcap;
 	struct blk_seg head[3];    /* application bytes of the header sector */
 	uint32_t nhead;
-	bool     hdr_read;         /* reads the header sector into sec */
-	uint8_t  sec[ED_SECTOR];   /* ... here, so no header byte reaches the application */
+	bool     hdr_read;         /* reads the header sector into sec (below) */
 	struct ed_bounce *bounce;
 	struct ed_vtrec bind;      /* bounce read: the binding when the read started */
 	uint64_t rd_start;         /* bounce read: first sector read */
@@ -244,6 +243,10 @@ struct ed_io {
 	uint32_t img_off;          /* sector of its image in the record */
 	uint8_t  logop;            /* ED_LOGOP_* */
 	struct blkreq req;
+	/* Last, and not cleared by ed_io_alloc (every use fills it first): the
+	 * header sector of a read that covers it, so no header byte reaches
+	 * the application, or the image of a write that covers it. */
+	uint8_t  sec[ED_SECTOR];
 };
 
 /* ---- proxies and maps --------------------------------------------------------- */

@@ -25,7 +25,7 @@ struct ed_io *ed_io_alloc(struct exodisk *ed, struct ed_client *c, int type, int
 	struct ed_io *io = ed_io_at(ed, (uint32_t)ed->io_free);
 	ed->io_free = io->next != NULL ? (int32_t)io->next->idx : -1;
 	uint32_t idx = io->idx;
-	ed_memset(io, 0, sizeof(*io));
+	ed_memset(io, 0, offsetof(struct ed_io, sec));
 	io->idx = idx;
 	io->ed = ed;
 	io->type = (uint8_t)type;
