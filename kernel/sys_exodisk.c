@@ -276,17 +276,28 @@ static bool is_first_process(const struct proc *p)
  * wait executes an instruction for every simulated nanosecond, where an
  * idle CPU lets QEMU skip ahead to the completion (edtest on the model:
  * six minutes spinning, two seconds sleeping).
+ *
+ * stuff->two, when not 0, is the address of one of the caller's result
+ * words: the sleep also ends once that word no longer reads ED_PENDING.
+ * A library waiting for one request then needs one system call, where
+ * counting first (to learn what limit to sleep to) took two.
  */
-static int64_t poll_wait(struct proc *p, struct ed_args *a, uint64_t most)
+static int64_t poll_wait(struct proc *p, struct ed_args *a, uint64_t most, uint64_t uword)
 {
+	if (uword % sizeof(int32_t) != 0) return K_E_FAULT;
 	for (;;) {
 		int64_t n = ed_request(ed, client_of(p), ED_OP_POLL, a);
 		if (n < 0 || (uint64_t)n <= most)
 			return n;
+		if (uword != 0) {
+			int32_t w;
+			if (copyin(p->pagetable, &w, uword, sizeof w) < 0) return K_E_FAULT;
+			if (w != ED_PENDING) return n;
+		}
 		if (p->killed)
 			return K_E_INTR;
 		/* Interrupts are off in the kernel: no completion can slip in
-		 * between the count and the sleep. */
+		 * between the count (and the look at the word) and the sleep. */
 		poll_sleepers++;
 		sleep_on(&poll_sleepers);
 		poll_sleepers--;
@@ -345,7 +356,7 @@ static int64_t sys_exodisk_request(struct proc *p, uint64_t op, uint64_t uprot, 
 	}
 
 	if (op == ED_OP_POLL && a.stuff)
-		return poll_wait(p, &a, stuff.one);
+		return poll_wait(p, &a, stuff.one, stuff.two);
 
 	struct pin *pin = NULL;
 	if (is_async(op)) {

@@ -13,6 +13,11 @@ void edc_init(struct edc *c, const struct edc_transport *t, void *ctx)
 	c->ctx = ctx;
 }
 
+void edc_set_wait(struct edc *c, void (*wait)(void *ctx, volatile int32_t *word))
+{
+	c->wait = wait;
+}
+
 static struct edc *default_edc;
 
 struct edc *edc_default(void)
@@ -299,7 +304,10 @@ int32_t edc_wait(struct edc *c, volatile int32_t *word)
 {
 	while (*word == ED_PENDING) {
 		c->nwaits++;
-		c->t->idle(c->ctx);
+		if (c->wait != NULL)
+			c->wait(c->ctx, word);
+		else
+			c->t->idle(c->ctx);
 	}
 	return *word;
 }

@@ -53,9 +53,15 @@ struct edc {
 	uint64_t nios;          /* ED_OP_IO requests                */
 	uint64_t io_bytes;      /* bytes those requests moved       */
 	uint64_t nwaits;        /* times a wait had to idle         */
+	/* Optional (edc_set_wait): called instead of the transport's idle
+	 * while waiting for one result word; returns once *word may have
+	 * changed (the system call's: sleep in the kernel until that word is
+	 * final or nothing of ours is in flight, one system call). */
+	void (*wait)(void *ctx, volatile int32_t *word);
 };
 
 void edc_init(struct edc *c, const struct edc_transport *t, void *ctx);
+void edc_set_wait(struct edc *c, void (*wait)(void *ctx, volatile int32_t *word));
 /* The handle libFSes use when mounted by name.  In the guest it starts as
  * the system call; host programs install theirs. */
 struct edc *edc_default(void);

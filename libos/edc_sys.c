@@ -43,6 +43,20 @@ static void sys_idle(void *ctx)
 	}
 }
 
+/* Waiting for one result word: one system call sleeps until that word is
+ * final (ED_OP_POLL with the word's address in stuff->two), where sys_idle
+ * counts first and then sleeps.  If nothing of ours is in flight the word
+ * belongs to no queued operation: give up the CPU instead, as sys_idle does. */
+static void sys_wait_word(void *ctx, volatile int32_t *word)
+{
+	struct ed_operation w;
+	memset(&w, 0, sizeof w);
+	w.two = (uint64_t)(uintptr_t)word;
+	long n = sys_request(ctx, ED_OP_POLL, NULL, NULL, &w);
+	if (n <= 0 && *word == ED_PENDING)
+		sys_yield();
+}
+
 /* Ask the kernel where unit's free map is, once. */
 static int learn(int unit)
 {
@@ -96,5 +110,6 @@ static struct edc sys_edc;
 void edc_sys_init(void)
 {
 	edc_init(&sys_edc, &sys_transport, NULL);
+	edc_set_wait(&sys_edc, sys_wait_word);
 	edc_set_default(&sys_edc);
 }

@@ -214,6 +214,20 @@ void t_busy(void)
 	expect(E->t->request(E->ctx, ED_OP_POLL, NULL, NULL, (struct ed_operation *)0x80200000), K_E_FAULT,
 	       "POLL with its limit in kernel memory");
 	drain();
+	/* POLL given a result word (stuff->two) sleeps until that word is
+	 * final: one system call to wait for one request. */
+	load();
+	struct ed_operation w = { .one = 0, .two = (uint64_t)(uintptr_t)&lw[0] };
+	int64_t left = E->t->request(E->ctx, ED_OP_POLL, NULL, NULL, &w);
+	check(left >= 0 && lw[0] != ED_PENDING, "POLL given the first write's result word returns once it is final "
+	      "(%ld of %d still in flight)", (long)left, nload);
+	w.two = 0x80200000;
+	left = E->t->request(E->ctx, ED_OP_POLL, NULL, NULL, &w);
+	check(left == K_E_FAULT || left == 0, "POLL given a result word in kernel memory: %ld (K_E_FAULT, or 0 if "
+	      "nothing was left in flight to wait for)", (long)left);
+	w.two = (uint64_t)(uintptr_t)&lw[0] + 1;
+	expect(E->t->request(E->ctx, ED_OP_POLL, NULL, NULL, &w), K_E_FAULT, "POLL given a misaligned result word");
+	drain();
 	/* Issue 17 A2: writes queued without a result word complete too, and
 	 * POLL's sleep must end when they do (it slept for ever). */
 	for (int i = 0; i < MAXLOAD; i++) {

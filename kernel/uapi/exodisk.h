@@ -48,7 +48,7 @@
 #define ED_OP_EXONODE_PROXY        19   /* make a proxy exonode                      */
 #define ED_OP_EXONODE_CAP_DISCOVER 20   /* capabilities of a descendant exonode      */
 #define ED_OP_MARK_REPLACEMENT     21   /* let a cache entry be replaced first       */
-#define ED_OP_POLL                 22   /* number of the caller's pending operations */
+#define ED_OP_POLL                 22   /* number of the caller's pending operations (stuff: sleep; two: until that result word is final) */
 #define ED_OP_IN_CACHE             23   /* is a header / exonode block cached?       */
 #define ED_OP_GET_FREE_MAP         24   /* where the free map is mapped              */
 #define ED_OP_SHUTDOWN             25   /* checkpoint the unit and stop it (async)   */
