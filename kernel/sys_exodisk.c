@@ -383,6 +383,7 @@ static int64_t sys_exodisk_request(struct proc *p, uint64_t op, uint64_t uprot, 
 }
 
 static void exodisk_shutdown_all(void);
+static void report_fallback(int unit, const struct ed_unit_info *st);
 
 static void exodisk_proc_exit(struct proc *p)
 {
@@ -607,7 +608,36 @@ void exodisk_init(void)
 				"Offline, `exotool check IMAGE` reports this without changing the image, "
 				"and `exotool recover IMAGE` applies the loss as this boot did.\n",
 				unit, st.lost_seq, st.lost_at, st.lost_records - 1, st.lost_seq, st.lost_blocks);
+		if (ed_unit_info(ed, unit, NULL, &st) == 0 && st.fell)
+			report_fallback(unit, &st);
 	}
+}
+
+/* The newest checkpoint was damaged and the mount used the one before it
+ * (docs/exodisk.md, "A damaged checkpoint"): say so, and what it cost. */
+static void report_fallback(int unit, const struct ed_unit_info *st)
+{
+	if (st->fell_gen != 0)
+		kprintf("exodisk: unit %d: DAMAGED CHECKPOINT: the newest checkpoint (generation %lu, superblock "
+			"at sector %lu) does not verify at sector %lu, so the unit was mounted from the one before "
+			"it (generation %lu) and the log replayed from there; ", unit, st->fell_gen, st->fell_sb,
+			st->fell_at, st->fell_used_gen);
+	else
+		kprintf("exodisk: unit %d: DAMAGED SUPERBLOCK: the superblock at sector %lu does not verify, so "
+			"the unit was mounted from the other one (generation %lu); if the damaged one was the "
+			"newer checkpoint, the log was replayed from the older; ", unit, st->fell_sb,
+			st->fell_used_gen);
+	if (st->fell_lost == 0)
+		kprintf("nothing is lost: the log still held every change since.  ");
+	else if (st->fell_lost != UINT64_MAX)
+		kprintf("%lu log records only the damaged checkpoint still covered are LOST (block write-backs "
+			"committed before it), and the file systems on the unit may miss those changes (run "
+			"fsck).  ", st->fell_lost);
+	else
+		kprintf("what it held beyond the log cannot be known (if anything is missing, run fsck).  ");
+	kprintf("This mount wrote a new superblock in its place.  Offline, `exotool check IMAGE` reports "
+		"this without changing the image, and `exotool recover IMAGE` mounts as this boot did and "
+		"checkpoints.\n");
 }
 
 /* Before power-off: checkpoint every mounted unit so the next boot mounts

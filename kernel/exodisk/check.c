@@ -417,6 +417,15 @@ int ed_check_disk(struct exodisk *ed, int unit, ed_check_report_fn report, ed_ch
 		err = index_log(&k);
 	if (err == 0) {
 		stats->log_records = lv.nrec;
+		/* The newest checkpoint is damaged: a mount falls back to the
+		 * one before it (what that loses: exotool info, the boot). */
+		if (d->fell.fell)
+			bad(&k, d->fell.gen != 0 ? "the newest checkpoint's trees do not verify at this sector: a mount "
+			    "falls back to the checkpoint before it (detail: log records only the newest still "
+			    "covered, lost with it)"
+			    : "a superblock does not verify: a mount uses the other one, and if the damaged one was "
+			    "the newer checkpoint, falls back to the one before it (detail: its generation)",
+			    d->fell.at, d->fell.gen != 0 ? d->fell.lost : d->fell.used_gen);
 		/* The next mount would stop before it and drop what follows. */
 		if (d->lost.later > 0)
 			bad(&k, "damaged commit-log record with valid records after it: a mount applies the "

@@ -615,6 +615,14 @@ int ed_unit_info(struct exodisk *ed, int unit, struct ed_client *c, struct ed_un
 		out->lost_records = d->lost.last_seq - d->lost.seq + 1;
 		out->lost_blocks = d->lost.blocks;
 	}
+	if (d->fell.fell) {
+		out->fell = 1;
+		out->fell_sb = d->fell.sb;
+		out->fell_at = d->fell.at;
+		out->fell_gen = d->fell.gen;
+		out->fell_used_gen = d->fell.used_gen;
+		out->fell_lost = d->fell.lost;
+	}
 	return 0;
 }
 

@@ -551,6 +551,12 @@ static int replay(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv, 
 	ed_memcpy(d->log_chain, chain, 16);
 	d->log_used = used;
 	d->st_replayed = nrec;
+	/* After a fallback: the records the newer checkpoint covered that this
+	 * replay did not reach are gone with it (the log reuses its space). */
+	if (d->fell.fell) {
+		d->fell.replayed_to = seq;
+		d->fell.lost = d->fell.gen == 0 ? UINT64_MAX : d->fell.seq > seq ? d->fell.seq - seq : 0;
+	}
 	lv->nrec = nrec;
 	lv->used = used;
 	if (err != 0 || !redo)
@@ -636,20 +642,57 @@ static int open_disk(struct exodisk *ed, int unit, struct ed_disk **out)
 	if (err != 0 && err != ED_E_FORMAT)
 		ed->bad_sector = cerr[0] == ED_E_FORMAT ? ED_SB_B : ED_SB_A;
 	bool loaded = false;
+	uint64_t sb_bad = ed->bad_sector;
+	int used = -1, failed = -1;
+	uint64_t failed_at = 0;
+	int failed_err = 0;
 	for (int k = 0; k < 2 && !loaded; k++) {
 		int i = order[k];
 		if (cerr[i] != 0)
 			continue;
 		d->sb = cand[i];
+		ed->bad_sector = UINT64_MAX;
 		err = load_trees(ed, d);
 		loaded = err == 0;
-		if (!loaded)
+		if (loaded) {
+			used = i;
+		} else {
 			unload_trees(d);
+			failed = i;
+			failed_at = ed->bad_sector;
+			failed_err = err;
+		}
 	}
+	if (ed->bad_sector == UINT64_MAX)
+		ed->bad_sector = sb_bad;
 	if (!loaded) {
 		disk_free(ed, d);
 		return err != 0 ? err : ED_E_FORMAT;
 	}
+	/* A fallback: the other superblock verified but its trees did not (it
+	 * was tried first, so it is the newer), or it is not blank and does
+	 * not verify itself (then which was newer cannot be told).  Neither
+	 * happens in a crash - a checkpoint flushes its pages before it writes
+	 * its superblock, and a sector is written whole or not at all - so it
+	 * is damage, and the mount must say what it cost (replay). */
+	int other = 1 - used;
+	ed_memset(&d->fell, 0, sizeof(d->fell));
+	if (failed == other) {
+		d->fell.fell = true;
+		d->fell.err = failed_err;
+		d->fell.at = failed_at != UINT64_MAX ? failed_at : where[other];
+		d->fell.gen = cand[other].gen;
+		d->fell.seq = cand[other].log_seq;
+	} else if (cerr[other] != 0 && cerr[other] != ED_E_FORMAT) {
+		d->fell.fell = true;
+		d->fell.err = cerr[other];
+		d->fell.at = where[other];
+	}
+	if (d->fell.fell) {
+		d->fell.sb = where[other];
+		d->fell.used_gen = cand[used].gen;
+	}
+	ed->bad_sector = sb_bad;
 	*out = d;
 	return 0;
 }

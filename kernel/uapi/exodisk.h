@@ -236,6 +236,15 @@ struct ed_unit_info {
 	uint64_t lost_at;         /* ... and sector                                              */
 	uint64_t lost_records;    /* records not applied: the damaged one and those after it     */
 	uint64_t lost_blocks;     /* exonode blocks and extent headers the valid later ones wrote */
+	/* The newest checkpoint did not verify and the mount used the one
+	 * before it (docs/exodisk.md, "A damaged checkpoint").  fell 0 if not. */
+	uint64_t fell;            /* 1: it fell back                                             */
+	uint64_t fell_sb;         /* the superblock not used (sector 0 or 8) ...                 */
+	uint64_t fell_at;         /* ... the sector that failed: it, or a tree page it names ...  */
+	uint64_t fell_gen;        /* ... its generation (0: the superblock itself does not verify) */
+	uint64_t fell_used_gen;   /* the generation mounted instead                              */
+	uint64_t fell_lost;       /* log records only the damaged checkpoint still covered, lost
+	                             with it (UINT64_MAX: unknown, its superblock is unreadable)  */
 	uint64_t spare[1];
 };
 

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import tempfile
 
 from qemutest import Case, boot
@@ -60,6 +61,25 @@ def header_and_block(scratch, extent, block):
 def superblocks(scratch, extent, block):
     flip(scratch, 0, [40, 41])
     flip(scratch, 8, [40, 41])
+
+
+def newest_checkpoint(scratch, extent, block):
+    """Damage a page of the newer checkpoint's trees that the older one does
+    not share (issue 17 item 3: the mount falls back and must say so)."""
+    path = os.path.join(scratch, "disk0.img")
+    with open(path, "rb") as f:
+        sbs = []
+        for sector in (0, 8):
+            f.seek(sector * SECTOR)
+            sbs.append(f.read(SECTOR))
+    gen = [struct.unpack_from("<Q", sb, 64)[0] for sb in sbs]
+    new, old = (sbs[0], sbs[1]) if gen[0] > gen[1] else (sbs[1], sbs[0])
+    for off in (112, 136):          # the binding tree's root, the free map's
+        page = struct.unpack_from("<Q", new, off)[0]
+        if page > 1 and page != struct.unpack_from("<Q", old, off)[0]:
+            flip(scratch, page, [300])
+            return
+    raise RuntimeError("the two checkpoints share their tree roots")
 
 
 def nothing(scratch, extent, block):
@@ -246,6 +266,11 @@ CASES = [
          expect=[r"^exodisk: unit 0 \(512 MiB\) not mounted: its metadata does not verify at sector \d+",
                  r"^persist-nodisk: \d+ checks, 0 failed", r"^still-alive$"],
          reject=NO_FAIL + [r"formatting"]),
+    Case("exodisk-damaged-checkpoint", "edtest persist-check", timeout=60,
+         setup=written_then(newest_checkpoint),
+         expect=[r"^exodisk: unit 0: DAMAGED CHECKPOINT: the newest checkpoint \(generation \d+, superblock at "
+                 r"sector [08]\) does not verify at sector \d+.*nothing is lost",
+                 r"^persist-check: \d+ checks, 0 failed"], reject=NO_FAIL),
     Case("exodisk-wrong-key", "edtest persist-nodisk; echo still-alive", timeout=60,
          env={"BOOTARGS": "edkey=000102030405060708090a0b0c0d0e0f"},
          setup=written_then(nothing),

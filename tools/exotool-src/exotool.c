@@ -354,6 +354,35 @@ static void print_lost(const char *image, const struct ed_unit_info *u)
 	       (unsigned long long)u->lost_seq);
 }
 
+/* The newest checkpoint did not verify and a mount falls back to the one
+ * before it (docs/exodisk.md, "A damaged checkpoint"): what that costs. */
+static void print_fell(const char *image, const struct ed_unit_info *u, bool recovering)
+{
+	if (!u->fell)
+		return;
+	if (u->fell_gen != 0)
+		printf("%s: DAMAGED CHECKPOINT: the newest checkpoint (generation %llu, superblock at sector %llu) "
+		       "does not verify at sector %llu; a mount uses the one before it (generation %llu) and "
+		       "replays the log from there: ", image, (unsigned long long)u->fell_gen,
+		       (unsigned long long)u->fell_sb, (unsigned long long)u->fell_at,
+		       (unsigned long long)u->fell_used_gen);
+	else
+		printf("%s: DAMAGED SUPERBLOCK: the superblock at sector %llu does not verify; a mount uses the "
+		       "other one (generation %llu), and if the damaged one was the newer checkpoint, replays "
+		       "the log from the older: ", image, (unsigned long long)u->fell_sb,
+		       (unsigned long long)u->fell_used_gen);
+	if (u->fell_lost == 0)
+		printf("nothing is lost, the log still holds every change since\n");
+	else if (u->fell_lost != UINT64_MAX)
+		printf("%llu log records only the damaged checkpoint still covered are LOST (run the file "
+		       "systems' fsck)\n", (unsigned long long)u->fell_lost);
+	else
+		printf("what it held beyond the log cannot be known (run the file systems' fsck)\n");
+	printf("%s: %s\n", image, recovering ? "the checkpoint written now replaces the damaged one"
+	       : "`exotool recover` makes that fallback permanent: it mounts as a boot does and writes a "
+	         "checkpoint in place of the damaged one");
+}
+
 /* The superblock and the unit's counts, as a mount sees them. */
 static int cmd_info(const struct opts *o)
 {
@@ -376,6 +405,7 @@ static int cmd_info(const struct opts *o)
 	       (unsigned long long)u.mount_reads, (unsigned long long)u.replayed,
 	       (unsigned long long)(u.kmem_bytes / 1024));
 	print_lost(o->image, &u);
+	print_fell(o->image, &u, false);
 	ed_destroy(ED);            /* nothing written */
 	return 0;
 }
@@ -406,6 +436,7 @@ static int cmd_recover(const struct opts *o)
 	struct ed_unit_info u;
 	ed_unit_info(ED, 0, NULL, &u);
 	print_lost(o->image, &u);
+	print_fell(o->image, &u, true);
 	struct ed_client c = { .slot = -1 };
 	struct ed_protector p = h_ext(0, 0, 0, h_cap(0, 0), h_cap(0, 0));
 	if ((e = (int)h_sync(&H, ED, &c, ED_OP_SHUTDOWN, &p)) != 0)

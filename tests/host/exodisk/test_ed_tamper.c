@@ -460,6 +460,108 @@ static void test_damaged_log(void)
 	fx_free(&f);
 }
 
+/* Issue 17 item 3: the newest checkpoint damaged (a page of its trees, or
+ * its superblock).  A mount falls back to the checkpoint before it and
+ * replays the log from there; it must say that it did and what it cost,
+ * and an offline check must count it as a violation.  (Before, both fell
+ * back in silence and the check reported 0 violations.) */
+static void test_damaged_checkpoint(void)
+{
+	struct fx f;
+	struct ed_format_opts fo = { .log_sectors = 128 };
+	fx_new_fmt(&f, D, HD_SYNC, NULL, 41, &fo);
+	uint64_t ds = data_start(&f);
+	struct ed_protector a = h_ext(0, ds + 16, 8 * SECT, RC, WC), b = h_ext(0, ds + 64, 8 * SECT, RC, WC);
+	struct ed_protector any = h_ext(0, 0, 0, RC, WC);
+	CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &a, NULL), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &a), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_CHECKPOINT, &any), 0);   /* the older: a */
+	CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &b, NULL), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &b), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_CHECKPOINT, &any), 0);   /* the newest: a and b */
+	h_settle();
+	fx_forget(&f);
+	static uint8_t saved[D * SECT];
+	memcpy(saved, f.hd.medium, sizeof saved);
+	struct ed_super *sa = (struct ed_super *)medium(&f, 0), *sb = (struct ed_super *)medium(&f, 8);
+	struct ed_super *newer = sa->gen > sb->gen ? sa : sb, *older = newer == sa ? sb : sa;
+	uint64_t ngen = newer->gen, ogen = older->gen, page = newer->bt_root.sector;
+	uint64_t nseq = newer->log_seq, nsb = newer == sa ? 0 : 8;
+	CHECK(ngen == ogen + 1 && page > 1 && page != older->bt_root.sector);
+	uint64_t brec = log_record(&f, ds, nseq - 1);     /* b's write-back */
+	CHECK(brec != 0);
+
+	/* 1. Its binding tree's root damaged; the log still holds b. */
+	medium(&f, page)[300] ^= 0x10;
+	struct ed_check_stats cs;
+	CHECK(hostdisk_reattach(&f.hd) == 0);
+	f.ed = h_core(&f.h, &f.cfg, NULL);
+	CHECK_EQ(ed_check_disk(f.ed, 0, NULL, NULL, NULL, &cs), 0);
+	CHECK_EQ(cs.violations, 1);
+	ed_destroy(f.ed);
+	blk_reset();
+	CHECK_EQ(fx_boot(&f), 0);
+	struct ed_unit_info u;
+	CHECK_EQ(ed_unit_info(f.ed, 0, NULL, &u), 0);
+	CHECK_EQ(u.fell, 1);
+	CHECK_EQ(u.fell_sb, nsb);
+	CHECK_EQ(u.fell_at, page);
+	CHECK_EQ(u.fell_gen, ngen);
+	CHECK_EQ(u.fell_used_gen, ogen);
+	CHECK_EQ(u.fell_lost, 0);
+	CHECK_EQ(u.lost_records, 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &a), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &b), 0);
+	fx_check_live(&f);
+	/* The mount wrote a superblock in the damaged one's place: the next
+	 * mount and check find nothing wrong. */
+	fx_forget(&f);
+	CHECK_EQ(fx_boot(&f), 0);
+	CHECK_EQ(ed_unit_info(f.ed, 0, NULL, &u), 0);
+	CHECK_EQ(u.fell, 0);
+	fx_forget(&f);
+	CHECK(hostdisk_reattach(&f.hd) == 0);
+	f.ed = h_core(&f.h, &f.cfg, NULL);
+	CHECK_EQ(ed_check_disk(f.ed, 0, NULL, NULL, NULL, &cs), 0);
+	CHECK_EQ(cs.violations, 0);
+	ed_destroy(f.ed);
+	blk_reset();
+
+	/* 2. The same, and b's log record damaged too: only the newest
+	 * checkpoint still had b, so b is lost, and the mount counts it. */
+	memcpy(f.hd.medium, saved, sizeof saved);
+	medium(&f, page)[300] ^= 0x10;
+	medium(&f, brec)[100] ^= 0x40;
+	CHECK_EQ(fx_boot(&f), 0);
+	CHECK_EQ(ed_unit_info(f.ed, 0, NULL, &u), 0);
+	CHECK_EQ(u.fell, 1);
+	CHECK_EQ(u.fell_lost, 1);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &a), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &b), ED_E_NOTBOUND);
+	fx_check_live(&f);
+	fx_forget(&f);
+
+	/* 3. The newest superblock itself damaged: which one was newer cannot
+	 * be told, and the check and mount say so. */
+	memcpy(f.hd.medium, saved, sizeof saved);
+	medium(&f, nsb)[40] ^= 0x01;
+	CHECK(hostdisk_reattach(&f.hd) == 0);
+	f.ed = h_core(&f.h, &f.cfg, NULL);
+	CHECK_EQ(ed_check_disk(f.ed, 0, NULL, NULL, NULL, &cs), 0);
+	CHECK_EQ(cs.violations, 1);
+	ed_destroy(f.ed);
+	blk_reset();
+	CHECK_EQ(fx_boot(&f), 0);
+	CHECK_EQ(ed_unit_info(f.ed, 0, NULL, &u), 0);
+	CHECK_EQ(u.fell, 1);
+	CHECK_EQ(u.fell_sb, nsb);
+	CHECK_EQ(u.fell_gen, 0);
+	CHECK_EQ(u.fell_used_gen, ogen);
+	CHECK_EQ(u.fell_lost, UINT64_MAX);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &b), 0);
+	fx_free(&f);
+}
+
 static void test_fuzz(void)
 {
 	/* A populated disk whose log still holds records. */
@@ -568,6 +670,7 @@ int main(void)
 	test_other_disk();
 	test_keys_and_superblocks();
 	test_damaged_log();
+	test_damaged_checkpoint();
 	test_fuzz();
 	printf("test_ed_tamper: ok\n");
 	return 0;
