@@ -68,6 +68,7 @@ static int write_record(struct lfs *fs, int clean)
 	cp->st_new = fs->st.new_bytes;
 	cp->st_clean_read = fs->st.clean_read;
 	cp->st_clean_moved = fs->st.clean_moved;
+	cp->spare[0] = fs->hwm;       /* LFS_CP_HWM */
 	uint64_t *p = (uint64_t *)(cp + 1);
 	memcpy(p, fs->imaddr, fs->nimblk * sizeof *p);
 	memcpy(p + fs->nimblk, fs->sutaddr, fs->nsutblk * sizeof *p);
@@ -94,7 +95,7 @@ static void sut_copy(struct lfs *fs, uint64_t lba, int dir)
 	uint64_t s = lfs_seg_of(fs, lba);
 	if (s == 0 || s >= fs->sb.nsegs)
 		return;
-	struct lfs_seg *g = &fs->sut[s];
+	struct lfs_seg *g = lfs_seg(fs, s);
 	if (dir < 0) {
 		if (g->nsut == 0 || g->e.live < LFS_BSIZE) {
 			lfs_damaged(fs, "segment usage below zero", s);
@@ -115,7 +116,7 @@ static void sut_copy(struct lfs *fs, uint64_t lba, int dir)
 
 static void settle(struct lfs *fs, uint64_t s)
 {
-	struct lfs_seg *g = &fs->sut[s];
+	struct lfs_seg *g = lfs_seg(fs, s);
 	g->dirty = 0;
 	g->cpzero = g->e.live == 0 && !g->reserved;
 	lfs_seg_changed(fs, s);
@@ -196,8 +197,9 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 		fs->sut[fs->schg[i]].changed = 0;
 	fs->nschg = 0;
 	if (fs->cpl_all) {
-		for (uint64_t s = 1; s < fs->sb.nsegs; s++)
-			settle(fs, s);
+		for (uint64_t s = 1; s < fs->hwm; s++)
+			if (fs->sutload[s / LFS_PER_BLK])
+				settle(fs, s);
 	} else {
 		for (uint32_t i = 0; i < fs->ncpl; i++)
 			settle(fs, fs->cpl[i]);
@@ -305,7 +307,7 @@ static int apply(struct lfs *fs, const struct roll *r)
 		for (uint32_t i = 0; i < d->nsut; i++) {
 			if (ds[i].seg == 0 || ds[i].seg >= fs->sb.nsegs)
 				return -EIO;
-			struct lfs_seg *g = &fs->sut[ds[i].seg];
+			struct lfs_seg *g = lfs_seg(fs, ds[i].seg);
 			lfs_seg_unlist(fs, ds[i].seg);     /* its mtime may change */
 			fs->live_total = fs->live_total - g->e.live + ds[i].e.live;
 			g->e = ds[i].e;
@@ -399,7 +401,7 @@ static int roll_forward(struct lfs *fs, const struct lfs_cp *cp)
 		if (!read_ps(fs, &r, lba, seq, prev, &h))
 			break;
 		uint64_t s = lfs_seg_of(fs, lba);
-		fs->sut[s].tag = (uint32_t)fs->cpseq;
+		lfs_seg(fs, s)->tag = (uint32_t)fs->cpseq;
 		fs->sut[s].cpzero = 0;
 		lfs_seg_mark(fs, s);
 		lfs_seg_changed(fs, s);
@@ -483,41 +485,24 @@ int lfs_load(struct lfs *fs)
 		fprintf(stderr, "lfs: the checkpoint is damaged: cannot mount\n");
 	if (e < 0)
 		return e;
-	/* The usage table, and the SUT blocks' own bytes. */
-	uint8_t *blk = malloc(LFS_BSIZE);
-	if (blk == NULL)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < fs->nsutblk && e == 0; i++) {
-		if (fs->sutaddr[i] == 0)
-			continue;
-		e = lfs_read_block(fs, fs->sutaddr[i], blk);
-		if (e == 0 && !lfs_check_block(blk, LFS_SUT_MAGIC, i))
-			e = -EIO;
-		const struct lfs_sutent *se = (const void *)(blk + sizeof(struct lfs_blkhdr));
-		for (uint32_t j = 0; e == 0 && j < LFS_PER_BLK; j++) {
-			uint64_t s = (uint64_t)i * LFS_PER_BLK + j;
-			if (s < fs->sb.nsegs)
-				fs->sut[s].e = se[j];
-		}
-	}
-	free(blk);
-	if (e < 0) {
-		fprintf(stderr, "lfs: the segment usage table is damaged: cannot mount\n");
-		return e;
-	}
+	/* The usage table is not read here: its blocks come in as they are
+	 * wanted (seg.c, lfs_seg) - roll-forward's segments, the log's, the
+	 * segments whose blocks die - so a mount costs what was written
+	 * since the checkpoint, not the volume.  What a block cannot say for
+	 * itself, the table blocks' own bytes, comes from the pointers; and
+	 * segments from the high-water mark on were never used. */
+	uint64_t top = cp->cur_seg > cp->next_seg ? cp->cur_seg : cp->next_seg;
 	for (uint32_t i = 0; i < fs->nsutblk; i++)
 		if (fs->sutaddr[i] != 0) {
-			struct lfs_seg *g = &fs->sut[lfs_seg_of(fs, LFS_PTR_LBA(fs->sutaddr[i]))];
-			g->e.live += LFS_BSIZE;
-			g->nsut++;
-			g->e.flags |= LFS_SEG_MAPPED;
+			uint64_t s = lfs_seg_of(fs, LFS_PTR_LBA(fs->sutaddr[i]));
+			fs->sut[s].nsut++;
+			top = s > top ? s : top;
 		}
+	/* (0: a checkpoint from before the mark was kept: all may be used.) */
+	fs->hwm = cp->spare[0] > 0 && cp->spare[0] <= fs->sb.nsegs ? cp->spare[0] : fs->sb.nsegs;
+	if (top >= fs->hwm)
+		fs->hwm = fs->sb.nsegs;          /* it cannot be right */
 	fs->live_total = 0;
-	for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
-		fs->sut[s].cpzero = fs->sut[s].e.live == 0;
-		fs->live_total += fs->sut[s].e.live;
-	}
-	TRY(lfs_seg_sets_build(fs));
 	fs->seq = cp->head_seq;
 	fs->prev = cp->head_prev;
 	fs->mounting = 1;

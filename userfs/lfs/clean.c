@@ -182,6 +182,14 @@ int lfs_autoclean(struct lfs *fs)
 	uint64_t sb = lfs_segbytes(fs);
 	if (lfs_avail(fs) / sb >= fs->clean_low)
 		return 0;
+	/* Cleaning: every segment known first (after a mount the table comes
+	 * in as it is wanted; what is left of it is read once, here). */
+	if (fs->nsutload < fs->nsutblk) {
+		lfs_sut_load_all(fs);
+		fs->av_valid = 0;
+		if (lfs_avail(fs) / sb >= fs->clean_low)
+			return 0;
+	}
 	/* The marks, but no more than a quarter and a half of the segments
 	 * the live data leaves free (and no less than what the next change
 	 * reserves, and two): on a small or full volume the high mark may be
@@ -240,6 +248,7 @@ void lfs_get_stats(struct lfs *fs, struct lfs_stats *st, struct lfs_usage *u)
 	if (u == NULL)
 		return;
 	memset(u, 0, sizeof *u);
+	lfs_sut_load_all(fs);             /* (on demand: lfsclean's report) */
 	u->segs = fs->sb.nsegs - 1;
 	u->seg_bytes = lfs_segbytes(fs);
 	for (uint64_t s = 1; s < fs->sb.nsegs; s++) {

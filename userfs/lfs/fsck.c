@@ -252,9 +252,12 @@ int lfs_fsck(const char *opts, struct libfs_fsck *ck)
 	if (e < 0)
 		return e;
 	struct ck c = { .fs = fs, .out = ck };
+	lfs_sut_load_all(fs);             /* a mount reads it as wanted: all of it here */
 	c.live = calloc(fs->sb.nsegs, sizeof *c.live);
 	c.names = calloc(fs->max_ino + 1, sizeof *c.names);
 	c.subdirs = calloc(fs->max_ino + 1, sizeof *c.subdirs);
+	if (fs->sutbad)
+		problem(&c, 0, "%u blocks of the segment usage table cannot be read", fs->sutbad);
 	e = c.live && c.names && c.subdirs ? run(&c) : -ENOMEM;
 	uint64_t segs = 0, live = 0;
 	for (uint64_t s = 1; s < fs->sb.nsegs; s++) {

@@ -62,6 +62,8 @@ struct lfs_stats {
 	uint64_t share_pubs;      /* share maps published                           */
 	uint64_t cp_bytes;        /* bytes checkpoints wrote: table blocks, records */
 	uint64_t cp_sut_blocks;   /* usage table blocks among them                  */
+	uint64_t sut_reads;       /* usage table blocks read (as they were wanted)  */
+	uint64_t ra_reqs;         /* reads ahead of a sequential reader (in rd_reqs) */
 	/* the last mount */
 	uint64_t roll_ps;         /* partial segments read by roll-forward          */
 	uint64_t roll_groups;     /* commits it applied                             */

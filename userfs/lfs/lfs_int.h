@@ -165,6 +165,11 @@ struct lfs {
 	int cpl_all;              /* the list ran out of memory: look at all      */
 	uint32_t *schg;           /* segments changed since the last commit         */
 	uint32_t nschg, schgcap;
+	uint8_t *sutload;         /* [nsutblk]: the block's entries are in sut[]    */
+	uint32_t nsutload;        /* how many are                                    */
+	uint32_t sutbad;          /* blocks that could not be read (fsck says so)    */
+	uint64_t hwm;             /* segments from here on were never used: not in
+	                             any set, free (the checkpoint keeps it)        */
 	struct lfs_segset free, pool;        /* reusable: unmapped, mapped   */
 	struct lfs_segset cand[LFS_NBAND];   /* candidates, heaps by mtime   */
 	uint64_t live_total;      /* the sum of the segments' live bytes            */
@@ -300,6 +305,11 @@ void lfs_seg_touch(struct lfs *fs, uint64_t seg);
 void lfs_sut_dirty(struct lfs *fs, uint64_t seg);
 /* Its reuse state may have changed: the next checkpoint looks at it. */
 void lfs_seg_mark(struct lfs *fs, uint64_t seg);
+/* Segment s's entry, its usage table block read first if it was not yet
+ * (a mount reads none: they come in as they are wanted). */
+struct lfs_seg *lfs_seg(struct lfs *fs, uint64_t s);
+/* Every block of the table in memory (fsck, the cleaner's marks, statfs). */
+void lfs_sut_load_all(struct lfs *fs);
 /* Something of the segment changed (live bytes, flags, mtime, reserved,
  * cpzero, tag, stuck): put it in the set it belongs to now. */
 void lfs_seg_changed(struct lfs *fs, uint64_t seg);

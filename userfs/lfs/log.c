@@ -128,14 +128,14 @@ static int enter_next(struct lfs *fs)
 	b->seg = s;
 	b->base = b->valid = 0;
 	b->pl = pl;
-	fs->sut[fs->seg].reserved = 0;
+	lfs_seg(fs, fs->seg)->reserved = 0;
 	lfs_seg_mark(fs, fs->seg);
 	lfs_seg_changed(fs, fs->seg);
 	fs->cur = nb;
 	fs->seg = s;
 	fs->ps = 0;
 	fs->fill = 1;
-	struct lfs_seg *sg = &fs->sut[s];
+	struct lfs_seg *sg = lfs_seg(fs, s);
 	sg->reserved = 1;
 	sg->cpzero = 0;
 	lfs_seg_mark(fs, s);
@@ -147,7 +147,7 @@ static int enter_next(struct lfs *fs)
 	lfs_seg_changed(fs, s);
 	fs->next = lfs_seg_take(fs);
 	if (fs->next) {
-		fs->sut[fs->next].reserved = 1;
+		lfs_seg(fs, fs->next)->reserved = 1;
 		lfs_seg_mark(fs, fs->next);
 		lfs_seg_changed(fs, fs->next);
 	}
@@ -237,7 +237,7 @@ int lfs_log_start(struct lfs *fs, uint64_t seg, uint32_t pos, uint64_t next)
 	fs->ps = pos;
 	fs->fill = pos + 1;
 	fs->nent = 0;
-	struct lfs_seg *g = &fs->sut[seg];
+	struct lfs_seg *g = lfs_seg(fs, seg);
 	g->reserved = 1;
 	g->cpzero = 0;
 	lfs_seg_mark(fs, seg);
@@ -256,7 +256,7 @@ int lfs_log_start(struct lfs *fs, uint64_t seg, uint32_t pos, uint64_t next)
 		fs->next = lfs_seg_take(fs);
 	}
 	if (fs->next) {
-		fs->sut[fs->next].reserved = 1;
+		lfs_seg(fs, fs->next)->reserved = 1;
 		fs->sut[fs->next].cpzero = 0;
 		lfs_seg_mark(fs, fs->next);
 		lfs_seg_changed(fs, fs->next);

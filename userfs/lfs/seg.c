@@ -46,6 +46,7 @@ int lfs_sut_init(struct lfs *fs)
 	fs->free.v = malloc(fs->sb.nsegs * sizeof *fs->free.v);
 	fs->pool.v = malloc(fs->sb.nsegs * sizeof *fs->pool.v);
 	fs->free.cap = fs->pool.cap = (uint32_t)fs->sb.nsegs;
+	fs->hwm = fs->sb.nsegs;
 	if (fs->free.v == NULL || fs->pool.v == NULL)
 		return -ENOMEM;
 	fs->nsutblk = (uint32_t)((fs->sb.nsegs + LFS_PER_BLK - 1) / LFS_PER_BLK);
@@ -54,6 +55,9 @@ int lfs_sut_init(struct lfs *fs)
 	fs->schg = malloc(fs->schgcap * sizeof *fs->schg);
 	fs->sutdirty = calloc(fs->nsutblk, 1);
 	fs->sutchg = malloc(fs->nsutblk * sizeof *fs->sutchg);
+	fs->sutload = calloc(fs->nsutblk, 1);
+	if (fs->sutload == NULL)
+		return -ENOMEM;
 	fs->cplcap = 64;
 	fs->cpl = malloc(fs->cplcap * sizeof *fs->cpl);
 	return fs->sut && fs->sutaddr && fs->schg && fs->sutdirty && fs->sutchg && fs->cpl ? 0
@@ -70,6 +74,8 @@ void lfs_sut_free(struct lfs *fs)
 	free(fs->cpl);
 	free(fs->free.v);
 	free(fs->pool.v);
+	free(fs->sutload);
+	fs->sutload = NULL;
 	for (int b = 0; b < LFS_NBAND; b++) {
 		free(fs->cand[b].v);
 		fs->cand[b].v = NULL;
@@ -84,9 +90,79 @@ void lfs_sut_free(struct lfs *fs)
 	fs->schg = NULL;
 }
 
+/* ---- the usage table, read as it is wanted ------------------------------------------------ */
+
+/* Block i's entries into sut[]: as the last checkpoint wrote them, plus
+ * the table blocks' own bytes (nsut, counted by the mount from the
+ * checkpoint's pointers), then into their sets. */
+static void sut_load(struct lfs *fs, uint32_t i)
+{
+	fs->sutload[i] = 1;
+	fs->nsutload++;
+	uint64_t s0 = (uint64_t)i * LFS_PER_BLK;
+	uint8_t *blk = NULL;
+	/* Never written, or only segments never used: all zeros. */
+	if (fs->sutaddr[i] != 0 && s0 < fs->hwm) {
+		blk = malloc(LFS_BSIZE);
+		int e = blk ? lfs_read_block(fs, fs->sutaddr[i], blk) : -ENOMEM;
+		fs->st.sut_reads++;
+		if (e == 0 && !lfs_check_block(blk, LFS_SUT_MAGIC, i))
+			e = -EIO;
+		if (e < 0) {
+			fs->sutbad++;
+			lfs_damaged(fs, "a block of the segment usage table cannot be read", i);
+			free(blk);
+			blk = NULL;
+		}
+	}
+	const struct lfs_sutent *se = blk ? (const void *)(blk + sizeof(struct lfs_blkhdr)) : NULL;
+	for (uint32_t j = 0; j < LFS_PER_BLK; j++) {
+		uint64_t s = s0 + j;
+		if (s >= fs->sb.nsegs)
+			break;
+		struct lfs_seg *g = &fs->sut[s];
+		if (se != NULL)
+			g->e = se[j];
+		if (g->nsut > 0) {
+			g->e.live += (uint32_t)g->nsut * LFS_BSIZE;
+			g->e.flags |= LFS_SEG_MAPPED;
+		}
+		g->cpzero = g->e.live == 0;
+		fs->live_total += g->e.live;
+		if (s != 0)
+			lfs_seg_changed(fs, s);
+	}
+	free(blk);
+}
+
+struct lfs_seg *lfs_seg(struct lfs *fs, uint64_t s)
+{
+	if (!fs->sutload[s / LFS_PER_BLK])
+		sut_load(fs, (uint32_t)(s / LFS_PER_BLK));
+	if (s >= fs->hwm && s < fs->sb.nsegs) {
+		/* Used from now on: it, and any skipped below it, are in their
+		 * sets like every other segment (free, the skipped ones). */
+		uint64_t old = fs->hwm;
+		fs->hwm = s + 1;
+		for (uint64_t t = old; t <= s; t++) {
+			if (!fs->sutload[t / LFS_PER_BLK])
+				sut_load(fs, (uint32_t)(t / LFS_PER_BLK));
+			lfs_seg_changed(fs, t);
+		}
+	}
+	return &fs->sut[s];
+}
+
+void lfs_sut_load_all(struct lfs *fs)
+{
+	for (uint32_t i = 0; i < fs->nsutblk && fs->nsutload < fs->nsutblk; i++)
+		if (!fs->sutload[i])
+			sut_load(fs, i);
+}
+
 void lfs_seg_mark(struct lfs *fs, uint64_t s)
 {
-	struct lfs_seg *g = &fs->sut[s];
+	struct lfs_seg *g = lfs_seg(fs, s);
 	if (g->dirty || fs->cpl_all)
 		return;
 	if (fs->ncpl == fs->cplcap) {
@@ -114,7 +190,7 @@ void lfs_sut_dirty(struct lfs *fs, uint64_t s)
 
 void lfs_seg_touch(struct lfs *fs, uint64_t s)
 {
-	struct lfs_seg *g = &fs->sut[s];
+	struct lfs_seg *g = lfs_seg(fs, s);
 	lfs_sut_dirty(fs, s);
 	if (g->changed)
 		return;
@@ -135,7 +211,7 @@ void lfs_seg_use(struct lfs *fs, uint64_t lba, int64_t bytes)
 	uint64_t s = lfs_seg_of(fs, lba);
 	if (s == 0 || s >= fs->sb.nsegs)
 		return;
-	struct lfs_seg *g = &fs->sut[s];
+	struct lfs_seg *g = lfs_seg(fs, s);
 	uint32_t old = g->e.live;
 	if (bytes < 0 && (uint64_t)-bytes > g->e.live) {
 		lfs_damaged(fs, "segment usage below zero", s);
@@ -225,6 +301,8 @@ static uint8_t belongs(const struct lfs *fs, uint64_t s)
 {
 	const struct lfs_seg *g = &fs->sut[s];
 	uint64_t sb = lfs_segbytes(fs);
+	if (s >= fs->hwm || !fs->sutload[s / LFS_PER_BLK])
+		return LFS_IN_NONE;          /* never used, or not read yet */
 	if (lfs_seg_reusable(fs, s))
 		return (g->e.flags & LFS_SEG_MAPPED) ? LFS_IN_POOL : LFS_IN_FREE;
 	if (s == 0 || !(g->e.flags & LFS_SEG_MAPPED) || g->reserved || g->stuck || g->e.live == 0 ||
@@ -261,11 +339,11 @@ void lfs_seg_changed(struct lfs *fs, uint64_t s)
 
 int lfs_seg_sets_build(struct lfs *fs)
 {
-	/* Downwards, so that the lowest free segments are taken first. */
-	for (uint64_t s = fs->sb.nsegs; s-- > 1;) {
-		lfs_seg_unlist(fs, s);
-		lfs_seg_changed(fs, s);
-	}
+	/* A new file system: every block known (zeros), no segment used. */
+	memset(fs->sutload, 1, fs->nsutblk);
+	fs->nsutload = fs->nsutblk;
+	fs->hwm = 1;
+	fs->live_total = 0;
 	fs->av_valid = 0;
 	return 0;
 }
@@ -275,6 +353,8 @@ uint64_t lfs_seg_sets_check(struct lfs *fs)
 	uint64_t bad = 0, live = 0;
 	for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
 		const struct lfs_seg *g = &fs->sut[s];
+		if (!fs->sutload[s / LFS_PER_BLK])
+			continue;
 		live += g->e.live;
 		uint8_t w = belongs(fs, s);
 		/* A candidate without memory for its band is left out. */
@@ -291,7 +371,7 @@ uint64_t lfs_seg_sets_check(struct lfs *fs)
 				bad++;
 		}
 	}
-	return bad + (live != fs->live_total);
+	return bad + (live != fs->live_total);   /* what is loaded is what is counted */
 }
 
 int lfs_seg_choose(struct lfs *fs, uint64_t now, uint64_t budget, uint64_t *out, int max)
@@ -337,8 +417,10 @@ uint64_t lfs_seg_waiting(struct lfs *fs, uint64_t *mapped)
 {
 	uint64_t n = 0, m = 0;
 	if (fs->cpl_all) {
-		for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
+		for (uint64_t s = 1; s < fs->hwm; s++) {
 			const struct lfs_seg *g = &fs->sut[s];
+			if (!fs->sutload[s / LFS_PER_BLK])
+				continue;
 			if (g->e.live == 0 && !g->reserved && !lfs_seg_reusable(fs, s)) {
 				n++;
 				m += (g->e.flags & LFS_SEG_MAPPED) != 0;
@@ -367,9 +449,19 @@ uint64_t lfs_seg_take(struct lfs *fs)
 	/* A mapped one first; else map a free one (0: the disk is full). */
 	if (fs->pool.n > 0)
 		return fs->pool.v[fs->pool.n - 1];
-	if (fs->free.n == 0)
+	if (fs->free.n == 0 && fs->hwm >= fs->sb.nsegs && fs->nsutload < fs->nsutblk) {
+		lfs_sut_load_all(fs);       /* the rest of the table may have some */
+		if (fs->pool.n > 0)
+			return fs->pool.v[fs->pool.n - 1];
+	}
+	uint64_t s;
+	if (fs->free.n > 0)
+		s = fs->free.v[fs->free.n - 1];
+	else if (fs->hwm < fs->sb.nsegs)
+		s = fs->hwm;                  /* one never used (lfs_seg below moves hwm) */
+	else
 		return 0;
-	uint64_t s = fs->free.v[fs->free.n - 1];
+	lfs_seg(fs, s);
 	struct vvol_place pl;
 	int r = vvol_chunk(&fs->v, s, 1, &pl);
 	if (r <= 0)
@@ -391,7 +483,7 @@ uint64_t lfs_avail(struct lfs *fs)
 	 * (a system call): it is kept until the log enters a segment or a
 	 * checkpoint frees some (fs->av_valid cleared). */
 	if (!fs->av_valid) {
-		uint64_t own = fs->pool.n, unmapped = fs->free.n;
+		uint64_t own = fs->pool.n, unmapped = fs->free.n + (fs->sb.nsegs - fs->hwm);
 		uint64_t disk = edc_fm_count_free(&fs->k.fm) / fs->sb.seg_sect;
 		uint64_t more = disk < unmapped ? disk : unmapped;
 		/* Keep a few of the disk's free segments for its own metadata (the
@@ -429,9 +521,15 @@ int lfs_reserve(struct lfs *fs, uint64_t bytes, int freeing)
 	for (int tries = 0; tries < 16; tries++) {
 		if (lfs_avail(fs) >= need)
 			return 0;
-		fs->av_valid = 0;            /* look again before cleaning */
+		fs->av_valid = 0;            /* look again before cleaning ... */
 		if (lfs_avail(fs) >= need)
 			return 0;
+		if (fs->nsutload < fs->nsutblk) {
+			lfs_sut_load_all(fs);     /* ... with every segment known */
+			fs->av_valid = 0;
+			if (lfs_avail(fs) >= need)
+				return 0;
+		}
 		if (fs->cleaning || fs->in_commit || fs->in_ckpt || lfs_clean(fs, 4) <= 0)
 			break;
 		need = lfs_worst(fs, bytes) + (freeing ? 0 : lfs_segbytes(fs));
@@ -442,9 +540,11 @@ int lfs_reserve(struct lfs *fs, uint64_t bytes, int freeing)
 uint64_t lfs_free_segs(struct lfs *fs)
 {
 	/* Reusable, or empty and waiting for the next checkpoint. */
+	lfs_sut_load_all(fs);
 	uint64_t disk = edc_fm_count_free(&fs->k.fm) / fs->sb.seg_sect;
 	uint64_t wmapped, waiting = lfs_seg_waiting(fs, &wmapped);
-	uint64_t own = fs->pool.n + wmapped, unmapped = fs->free.n + waiting - wmapped;
+	uint64_t own = fs->pool.n + wmapped;
+	uint64_t unmapped = fs->free.n + (fs->sb.nsegs - fs->hwm) + waiting - wmapped;
 	return own + (disk < unmapped ? disk : unmapped);
 }
 
@@ -472,6 +572,8 @@ int lfs_release(struct lfs *fs)
 
 void lfs_sut_block(struct lfs *fs, uint32_t i, void *blk)
 {
+	if (!fs->sutload[i])
+		sut_load(fs, i);              /* (the cleaner moves blocks unread) */
 	memset(blk, 0, LFS_BSIZE);
 	struct lfs_sutent *e = (struct lfs_sutent *)((uint8_t *)blk + sizeof(struct lfs_blkhdr));
 	for (uint32_t j = 0; j < LFS_PER_BLK; j++) {

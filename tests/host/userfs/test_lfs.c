@@ -853,6 +853,62 @@ static void t_cpcost(void)
 	printf("cpcost: ok\n");
 }
 
+/* Mount after a crash: nfiles files of fbytes on a volume of 64,000
+ * segments (a disk of nsect sectors), a checkpoint, then 20 synced
+ * creates, and the power fails; what the mount reads. */
+static void mount_once(int nfiles, size_t fbytes, uint64_t nsect, struct lfs_stats *st)
+{
+	const char *o = "key=mc,seg=64,segs=64000,cp=1024";
+	ufx_new(&u, nsect, HD_POLLED, 6);
+	uint64_t sb;
+	CHECK_EQ(lfs_mkfs(o, &sb), 0);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	char p[64];
+	for (int i = 0; i < nfiles; i++) {
+		snprintf(p, sizeof p, "/l/a%d", i);
+		put(p, fbytes, (uint64_t)i);
+	}
+	CHECK_EQ(vfs_umount("/l"), 0);           /* a checkpoint */
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	for (int i = 0; i < 20; i++) {
+		snprintf(p, sizeof p, "/l/b%d", i);
+		put(p, 3000, (uint64_t)i + 7);
+		CHECK_EQ(vfs_sync(), 0);
+	}
+	vfs_abandon();
+	ufx_crash(&u);
+	struct lfs *fs;
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	lfs_get_stats(fs, st, NULL);
+	CHECK(st->roll_groups >= 20);
+	struct lfs_usage us;
+	lfs_get_stats(fs, NULL, &us);
+	printf("  %d files of %zu bytes: %llu segments in use; the mount read %llu times, %llu "
+	       "sectors, %llu table blocks\n", nfiles, fbytes, (unsigned long long)us.inuse,
+	       (unsigned long long)st->rd_reqs, (unsigned long long)st->rd_sect,
+	       (unsigned long long)st->sut_reads);
+	CHECK_EQ(lfs_unmount(fs), 0);
+	fsck_clean(o);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	snprintf(p, sizeof p, "/l/a%d", nfiles - 1);
+	CHECK(same(p, fbytes, (uint64_t)nfiles - 1));
+	CHECK(same("/l/b19", 3000, 26));
+	CHECK_EQ(vfs_umount("/l"), 0);
+	ufx_free(&u);
+}
+
+static void t_mountcost(void)
+{
+	struct lfs_stats a, b;
+	mount_once(100, 20000, 65536, &a);            /* 32 MiB disk, ~2 MiB of files  */
+	mount_once(1700, 65536, 262144, &b);          /* 128 MiB disk, ~110 MiB        */
+	/* The file system's size costs nothing: the same reads, give or take
+	 * one (the table blocks the log's segments need). */
+	CHECK(b.rd_reqs <= a.rd_reqs + 2);
+	CHECK(b.sut_reads <= a.sut_reads + 1);
+	printf("mountcost: ok\n");
+}
+
 int main(int argc, char **argv)
 {
 	const char *only = argc > 1 ? argv[1] : NULL;
@@ -877,6 +933,8 @@ int main(int argc, char **argv)
 		t_groupcut();
 	if (!only || !strcmp(only, "cpcost"))
 		t_cpcost();
+	if (!only || !strcmp(only, "mountcost"))
+		t_mountcost();
 	if (!only || !strcmp(only, "cleancut"))
 		t_cleancut();
 	printf("test_lfs: ok\n");
