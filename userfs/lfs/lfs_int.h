@@ -118,7 +118,12 @@ struct lfs_rcent {
 	uint32_t nsect;
 	uint32_t age;
 	uint8_t *mem;
+	uint8_t pending;          /* read ahead: its read may be in flight         */
+	uint8_t ahead;            /* read ahead and not used yet                   */
+	struct edc_batch b;       /* ... here                                      */
+	struct edc_slot slots[2];
 };
+#define LFS_RA_CHUNKS   4           /* chunks read ahead of a sequential reader   */
 
 struct lfs {
 	struct kit k;
