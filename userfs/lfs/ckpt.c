@@ -68,7 +68,7 @@ static int write_record(struct lfs *fs, int clean)
 	cp->st_new = fs->st.new_bytes;
 	cp->st_clean_read = fs->st.clean_read;
 	cp->st_clean_moved = fs->st.clean_moved;
-	cp->spare[0] = fs->hwm;       /* LFS_CP_HWM */
+	cp->hwm = fs->hwm;
 	uint64_t *p = (uint64_t *)(cp + 1);
 	memcpy(p, fs->imaddr, fs->nimblk * sizeof *p);
 	memcpy(p + fs->nimblk, fs->sutaddr, fs->nsutblk * sizeof *p);
@@ -499,7 +499,7 @@ int lfs_load(struct lfs *fs)
 			top = s > top ? s : top;
 		}
 	/* (0: a checkpoint from before the mark was kept: all may be used.) */
-	fs->hwm = cp->spare[0] > 0 && cp->spare[0] <= fs->sb.nsegs ? cp->spare[0] : fs->sb.nsegs;
+	fs->hwm = cp->hwm > 0 && cp->hwm <= fs->sb.nsegs ? cp->hwm : fs->sb.nsegs;
 	if (top >= fs->hwm)
 		fs->hwm = fs->sb.nsegs;          /* it cannot be right */
 	fs->live_total = 0;

@@ -212,7 +212,10 @@ struct lfs_cp {
 	uint64_t st_new;          /* bytes written to the log, cleaner's excluded   */
 	uint64_t st_clean_read;   /* bytes the cleaner read                         */
 	uint64_t st_clean_moved;  /* live bytes it wrote again                      */
-	uint64_t spare[4];
+	uint64_t hwm;             /* segments from here on were never used (their
+	                             usage entries are zero, nothing points there);
+	                             0: not kept (an older record): any may be     */
+	uint64_t spare[3];
 	uint64_t mac;             /* keyed SipHash of nbytes with mac 0             */
 };
 
