@@ -35,7 +35,8 @@
  * transforms blocks (crypt, compress) rewrites whole blocks of GRAIN bytes
  * (-g GRAIN, from the harness): a write cut short may leave the blocks the
  * step in flight was rewriting unreadable - EBADMSG, never other bytes -
- * and check allows that for those blocks of that file only.
+ * and check allows that for those blocks of that file only.  -w rewrite
+ * runs another sequence (draw_rewrite): one file rewritten in place.
  *
  * Exit status: 0 all well, 1 a check failed, 2 could not run.
  */
@@ -151,8 +152,41 @@ struct step {
 	uint8_t fill;
 };
 
+/* -w rewrite: one file made at the first step and then rewritten in
+ * place, every step acknowledged (60 KB: a large file below, whose blocks
+ * the file system rewrites in place): parts of a block, a block's whole, across
+ * blocks, the end of a short last block, the whole file, cut short in the
+ * middle of a block, extended again.  A cut in any of these steps must
+ * leave every byte as before the step or as after it; a layer that
+ * rewrites whole blocks (crypt) must not lose the acknowledged bytes of
+ * the blocks in flight. */
+static int rewrite;
+static const struct { int trunc_to; uint32_t off, n; } rewrites[] = {
+	{ -1, 0, 60000 }, { -1, 20100, 50 }, { -1, 24500, 200 }, { -1, 28672, 4096 },
+	{ -1, 59990, 20 }, { -1, 0, 60010 }, { 50000, 0, 0 }, { -1, 45000, 8000 },
+	{ -1, 53000, 248 }, { -1, 53248, 100 }, { -1, 20200, 7000 }, { -1, 36864, 1 },
+};
+
+static struct step draw_rewrite(int s, const struct state *m)
+{
+	int k = s % (int)(sizeof rewrites / sizeof rewrites[0]);
+	struct step st = { .op = WRITE, .f = 0, .g = 0, .off = rewrites[k].off, .n = rewrites[k].n };
+	st.fill = (uint8_t)(0x21 + s % 90);
+	st.trunc = !m->exists[0];
+	if (rewrites[k].trunc_to >= 0 && m->exists[0] && !has(LIBFS_F_ATOMIC)) {
+		st.op = TRUNC;
+		st.n = (uint32_t)rewrites[k].trunc_to;
+	} else if (rewrites[k].trunc_to >= 0) {
+		st.off = 0;
+		st.n = 1;
+	}
+	return st;
+}
+
 static struct step draw(uint64_t *rs, int s, const struct state *m)
 {
+	if (rewrite)
+		return draw_rewrite(s, m);
 	struct step st = { .op = WRITE };
 	int kind = (int)(rnd(rs) % 20);
 	st.f = (int)(rnd(rs) % NFILES);
@@ -399,7 +433,7 @@ static int listing_ok(const char *dir)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: pcwork [-g GRAIN] prep TYPE OPTS | run TYPE OPTS STEPS | check TYPE OPTS STEPS N\n"
+	fprintf(stderr, "usage: pcwork [-g GRAIN] [-w rewrite] prep TYPE OPTS | run TYPE OPTS STEPS | check TYPE OPTS STEPS N\n"
 	                "       TYPE: a file system, or layers over one: crypt/unixfs\n");
 	return 2;
 }
@@ -408,14 +442,18 @@ int main(int argc, char **argv)
 {
 	if (argc < 4)
 		return usage();
-	int gi = argc > 3 && strcmp(argv[1], "-g") == 0 ? 2 : 0;
-	if (gi) {
-		grain = (uint32_t)atoi(argv[2]);
-		argv += gi;
-		argc -= gi;
-		if (argc < 4)
+	while (argc > 3 && argv[1][0] == '-') {
+		if (strcmp(argv[1], "-g") == 0)
+			grain = (uint32_t)atoi(argv[2]);
+		else if (strcmp(argv[1], "-w") == 0 && strcmp(argv[2], "rewrite") == 0)
+			rewrite = 1;
+		else
 			return usage();
+		argv += 2;
+		argc -= 2;
 	}
+	if (argc < 4)
+		return usage();
 	const char *mode = argv[1];
 	static char type[64];
 	snprintf(type, sizeof type, "%s", argv[2]);

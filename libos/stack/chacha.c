@@ -348,6 +348,14 @@ int chacha_aead_open(int rounds, const uint8_t key[32], const uint8_t nonce[12],
 	return 0;
 }
 
+int chacha_aead_check(int rounds, const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad,
+                      size_t alen, const uint8_t *ct, size_t n, const uint8_t tag[16])
+{
+	uint8_t want[16];
+	aead_tag(rounds, key, nonce, aad, alen, ct, n, want);
+	return crypto_equal(want, tag, 16) ? 0 : -1;
+}
+
 void aead_seal(const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad, size_t alen,
                const uint8_t *pt, size_t n, uint8_t *ct, uint8_t tag[16])
 {

@@ -69,6 +69,9 @@ void chacha_aead_seal(int rounds, const uint8_t key[32], const uint8_t nonce[12]
                       size_t alen, const uint8_t *pt, size_t n, uint8_t *ct, uint8_t tag[16]);
 int  chacha_aead_open(int rounds, const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad,
                       size_t alen, const uint8_t *ct, size_t n, const uint8_t tag[16], uint8_t *pt);
+/* Only the check of open: 0 when the tag matches, else -1 (no decryption). */
+int  chacha_aead_check(int rounds, const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad,
+                       size_t alen, const uint8_t *ct, size_t n, const uint8_t tag[16]);
 
 /* Equal in time that does not depend on where they differ: 1 or 0. */
 int  crypto_equal(const void *a, const void *b, size_t n);

@@ -30,6 +30,7 @@ sample spread evenly), from the same prepared image:
 
 Stacks of layers (STACKS below: crypt and compress over unixfs) run the
 same way, the workload on the top layer, the checks on the file system.
+TYPE@rewrite runs pcwork's rewrite workload (-w rewrite) on TYPE.
 
 Usage:
     crashtest.py [-t TYPE,...] [--steps N] [--cuts K | --all] [--modes none,random]
@@ -76,21 +77,39 @@ EXODISK = "exodisk"
 # and exobench name them: LAYER[+LAYER]/TYPE.  The layers that rewrite
 # whole blocks say how big (pcwork -g): a cut may leave the blocks the step
 # in flight was rewriting unreadable (EBADMSG), and nothing else.
-STACKS = ["crypt/unixfs", "compress/unixfs"]
-GRAIN = {"crypt": 4096, "compress": 4096}
+# crypt keeps two slots per block (docs/stacking.md, "Power cuts"): no block
+# of it may be left unreadable, so it has no grain.
+# TYPE@rewrite runs pcwork's other workload (-w rewrite): one file made, then
+# rewritten in place at every step - the case of acknowledged bytes in the
+# blocks a cut write was rewriting.
+STACKS = ["crypt/unixfs", "compress/unixfs", "crypt/unixfs@rewrite"]
+GRAIN = {"compress": 4096}
+
+
+def stack_name(typ):
+    """The stack or type without its @workload."""
+    return typ.split("@")[0]
+
+
+def slug(typ):
+    """The type as a file name."""
+    return typ.replace("/", "-").replace("+", "-").replace("@", "-")
 
 
 def base_type(typ):
     """The file system at the bottom of a stack (the type itself if none)."""
-    return typ.split("/")[-1]
+    return stack_name(typ).split("/")[-1]
 
 
 def grain_args(typ):
-    """pcwork's -g for a stack's block-rewriting layers, or ""."""
+    """pcwork's options for a type: -g for a stack's block-rewriting layers,
+    -w for another workload; or ""."""
+    args = "-w %s " % typ.split("@")[1] if "@" in typ else ""
+    typ = stack_name(typ)
     if "/" not in typ:
-        return ""
+        return args
     g = max([GRAIN.get(l, 0) for l in typ.split("/")[0].split("+")] + [0])
-    return "-g %d " % g if g else ""
+    return args + ("-g %d " % g if g else "")
 
 
 def libfs_types():
@@ -173,7 +192,7 @@ class TypeRun:
 
     def __init__(self, typ, steps, work):
         self.typ, self.steps, self.work = typ, steps, work
-        self.base = os.path.join(work, typ.replace("/", "-").replace("+", "-") + "-base.img")
+        self.base = os.path.join(work, slug(typ) + "-base.img")
 
     def prepare(self, log):
         scratch = tempfile.mkdtemp(prefix="pc-prep-", dir=self.work)
@@ -189,8 +208,9 @@ class TypeRun:
         subprocess.run([EXOTOOL, "format", img, "-s", DISK_SIZE, "-l", str(log)], cwd=ROOT,
                        check=True, stdout=subprocess.DEVNULL)
         if self.typ != EXODISK:
-            status, out, _ = boot(scratch, "pcwork %sprep %s %s" % (grain_args(self.typ), self.typ, OPTS))
-            if status != 0 or "pcwork: %s made" % self.typ not in out:
+            status, out, _ = boot(scratch, "pcwork %sprep %s %s" % (grain_args(self.typ),
+                                                                stack_name(self.typ), OPTS))
+            if status != 0 or "pcwork: %s made" % stack_name(self.typ) not in out:
                 raise RuntimeError("%s: preparing failed (%s):\n%s" % (self.typ, status, out[-1500:]))
         shutil.copyfile(os.path.join(scratch, "disk0.img"), self.base)
         shutil.rmtree(scratch, ignore_errors=True)
@@ -206,7 +226,7 @@ class TypeRun:
     def one(self, mode, cut, keep=None):
         """Cut at request `cut` (0: never).  Returns (status, output, stats, why);
         why is "" when everything recovered."""
-        scratch = tempfile.mkdtemp(prefix="pc-%s-%s-%d-" % (self.typ.replace("/", "-").replace("+", "-"),
+        scratch = tempfile.mkdtemp(prefix="pc-%s-%s-%d-" % (slug(self.typ),
                                                            mode, cut), dir=self.work)
         img = os.path.join(scratch, "disk0.img")
         shutil.copyfile(self.base, img)
@@ -216,7 +236,8 @@ class TypeRun:
             if self.typ == EXODISK:
                 run = "edtest powercut-run %d" % self.steps
             else:
-                run = "pcwork %srun %s %s %d" % (grain_args(self.typ), self.typ, OPTS, self.steps)
+                run = "pcwork %srun %s %s %d" % (grain_args(self.typ), stack_name(self.typ), OPTS,
+                                                 self.steps)
             status, out, st = boot(scratch, run, powercut=pc)
             if "kernel panic" in out:
                 return status, out, st, "kernel panic during the workload"
@@ -245,7 +266,8 @@ class TypeRun:
                 cmd = "edtest powercut-check %d %d; echo pcwork=$?" % (self.steps, acked)
             else:
                 cmd = "pcwork %scheck %s %s %d %d; echo pcwork=$?; %s; fsck -t %s -r %s; %s" % (
-                    grain_args(self.typ), self.typ, OPTS, self.steps, acked, fsck, base_type(self.typ),
+                    grain_args(self.typ), stack_name(self.typ), OPTS, self.steps, acked, fsck,
+                    base_type(self.typ),
                     OPTS, fsck)
             cstatus, cout, _ = boot(scratch, cmd)
             out = out + "\n--- after the power came back ---\n" + cout

@@ -326,10 +326,15 @@ static long cread(const char *name)
 	return r < 0 ? r : total;
 }
 
+#define STORED 4124          /* format 1, 2: a stored block: nonce, 4096 bytes, tag */
+#define SLOT 4132            /* format 3: a slot: nonce, generation, 4096 bytes, tag */
+#define PAIR (2 * SLOT)      /* format 3: a block's two slots */
+#define HDR 32
+
 /* Copy n stored bytes at `from` in file a to `to` in file b (directly below). */
 static void splice(const char *a, uint64_t from, const char *b, uint64_t to, size_t n)
 {
-	uint8_t buf[8192];
+	static uint8_t buf[2 * PAIR];
 	struct vfile *fa, *fb;
 	CHECK_EQ(vfs_open(a, LIBFS_O_READ, 0, &fa), 0);
 	CHECK_EQ(vfs_pread(fa, buf, n, from), (long)n);
@@ -339,8 +344,6 @@ static void splice(const char *a, uint64_t from, const char *b, uint64_t to, siz
 	CHECK_EQ(vfs_close(fb), 0);
 }
 
-#define STORED 4124          /* one stored block: nonce, 4096 bytes, tag */
-#define HDR 32
 
 static void crypt_refuses(void)
 {
@@ -355,7 +358,7 @@ static void crypt_refuses(void)
 	CHECK(strstr(la, "secret") == NULL);
 	struct libfs_stat st;
 	CHECK_EQ(vfs_stat(la, &st), 0);
-	CHECK_EQ(st.size, HDR + 3 * STORED + 100 + 28);
+	CHECK_EQ(st.size, HDR + 3 * PAIR + SLOT + 100 + 36);
 	CHECK_EQ(vfs_stat("/s/a-secret-name", &st), 0);
 	CHECK_EQ(st.size, 3 * 4096 + 100);
 	/* The wrong key is refused at mount; the right one reads it back. */
@@ -369,16 +372,16 @@ static void crypt_refuses(void)
 	uint8_t b;
 	struct vfile *f;
 	CHECK_EQ(vfs_open(la, LIBFS_O_READ | LIBFS_O_WRITE, 0, &f), 0);
-	CHECK_EQ(vfs_pread(f, &b, 1, HDR + STORED + 12 + 77), 1);
+	CHECK_EQ(vfs_pread(f, &b, 1, HDR + PAIR + 20 + 77), 1);
 	b ^= 0x10;
-	CHECK_EQ(vfs_pwrite(f, &b, 1, HDR + STORED + 12 + 77), 1);
+	CHECK_EQ(vfs_pwrite(f, &b, 1, HDR + PAIR + 20 + 77), 1);
 	CHECK_EQ(vfs_close(f), 0);
 	CHECK_EQ(cread("a-secret-name"), -EBADMSG);
 	cput("a-secret-name", 3 * 4096 + 100, 1);          /* rewritten: good again */
 	CHECK_EQ(cread("a-secret-name"), 3 * 4096 + 100);
 
 	/* Two blocks of one file swapped. */
-	splice(la, HDR, la, HDR + STORED, STORED);
+	splice(la, HDR, la, HDR + PAIR, PAIR);
 	CHECK_EQ(cread("a-secret-name"), -EBADMSG);
 	cput("a-secret-name", 3 * 4096 + 100, 1);
 
@@ -397,14 +400,14 @@ static void crypt_refuses(void)
 	}
 	CHECK_EQ(vfs_close(d), 0)
 ;
-	splice(lo, HDR + STORED, la, HDR + STORED, STORED);
+	splice(lo, HDR + PAIR, la, HDR + PAIR, PAIR);
 	CHECK_EQ(cread("a-secret-name"), -EBADMSG);
 	CHECK_EQ(cread("other"), 3 * 4096 + 100);
 
 	/* The end cut off by whole blocks. */
 	cput("a-secret-name", 3 * 4096, 3);
 	CHECK_EQ(vfs_open(la, LIBFS_O_WRITE, 0, &f), 0);
-	CHECK_EQ(vfs_ftruncate(f, HDR + 2 * STORED), 0);
+	CHECK_EQ(vfs_ftruncate(f, HDR + 2 * PAIR), 0);
 	CHECK_EQ(vfs_close(f), 0);
 	CHECK_EQ(cread("a-secret-name"), -EBADMSG);
 
@@ -466,7 +469,7 @@ static int header_rounds(void)
 	uint8_t hdr[HDR];
 	stored_name(la);
 	read_below(la, hdr, HDR, 0);
-	CHECK(memcmp(hdr, "EXCRYPT2", 8) == 0);
+	CHECK(memcmp(hdr, "EXCRYPT3", 8) == 0);
 	return hdr[24];
 }
 
@@ -589,7 +592,7 @@ static void crypt_formats(void)
 	CHECK(memcmp(hdr, "EXCRYPT1", 8) == 0);
 
 	/* A header of no known format, or with rounds ChaCha does not have. */
-	hdr[7] = '3';
+	hdr[7] = '4';
 	write_below(la, hdr, HDR, 0);
 	CHECK_EQ(cread("f"), -EBADMSG);
 	memcpy(hdr, "EXCRYPT2", 8);
@@ -597,6 +600,109 @@ static void crypt_formats(void)
 	write_below(la, hdr, HDR, 0);
 	CHECK_EQ(cread("f"), -EBADMSG);
 	CHECK_EQ(vfs_unlink("/s/f"), 0);
+	pop_all();
+}
+
+/* ---- crypt: two slots per block ------------------------------------------------------ */
+
+/* Flip a byte below: what a power cut leaves of a slot whose write it cut. */
+static void flip(const char *p, uint64_t at)
+{
+	uint8_t b;
+	read_below(p, &b, 1, at);
+	b ^= 0x40;
+	write_below(p, &b, 1, at);
+}
+
+/* Block 1 of /s/t read through crypt equals want (4096 bytes), or fails
+ * with -EBADMSG when want is NULL. */
+static void block1_is(struct vfile *f, const uint8_t *want)
+{
+	static uint8_t got[4096];
+	long n = vfs_pread(f, got, sizeof got, 4096);
+	if (want == NULL) {
+		CHECK_EQ(n, -EBADMSG);
+		return;
+	}
+	CHECK_EQ(n, 4096);
+	CHECK(memcmp(got, want, 4096) == 0);
+}
+
+/* Format 3 keeps two slots per block: a new version goes to the slot not
+ * holding the newest, when the newest is durable (fsync, sync, another
+ * mount's), else over the newest, whose version nothing acknowledged.  So
+ * a rewrite cut short - here a byte of its slot changed below - leaves the
+ * version before it, and never the last durable one lost. */
+static void crypt_slots(void)
+{
+	static uint8_t v[5][10000];
+	char la[300];
+	struct vfile *f;
+	push("/u", "unixfs", "key=suite");
+	push("/s", "crypt", "over=/u/base/c," CK);
+	fill(v[0], sizeof v[0], 11);
+	CHECK_EQ(vfs_open("/s/t", LIBFS_O_READ | LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f), 0);
+	CHECK_EQ(vfs_pwrite(f, v[0], sizeof v[0], 0), (long)sizeof v[0]);
+	CHECK_EQ(vfs_fsync(f), 0);
+	stored_name(la);
+	uint64_t slot0 = HDR + PAIR + 20 + 77, slot1 = slot0 + SLOT;   /* block 1's */
+
+	/* v1, v2: two rewrites of block 1 after the fsync, none between: both
+	 * in slot 1, slot 0 keeps v0. */
+	memcpy(v[1], v[0], sizeof v[0]);
+	memset(v[1] + 4096 + 10, 'a', 100);
+	CHECK_EQ(vfs_pwrite(f, v[1] + 4096 + 10, 100, 4096 + 10), 100);
+	memcpy(v[2], v[1], sizeof v[0]);
+	memset(v[2] + 4096 + 500, 'b', 3000);
+	CHECK_EQ(vfs_pwrite(f, v[2] + 4096 + 500, 3000, 4096 + 500), 3000);
+	block1_is(f, v[2] + 4096);
+	flip(la, slot1);
+	block1_is(f, v[0] + 4096);                 /* the durable version */
+	flip(la, slot1);
+	block1_is(f, v[2] + 4096);
+
+	/* fsync, then v3: slot 1 is durable, so v3 goes to slot 0. */
+	CHECK_EQ(vfs_fsync(f), 0);
+	memcpy(v[3], v[2], sizeof v[0]);
+	memset(v[3] + 4096, 'c', 4096);                   /* the whole block */
+	CHECK_EQ(vfs_pwrite(f, v[3] + 4096, 4096, 4096), 4096);
+	flip(la, slot0);
+	block1_is(f, v[2] + 4096);
+	flip(la, slot0);
+	block1_is(f, v[3] + 4096);
+	CHECK_EQ(vfs_close(f), 0);
+
+	/* Closed and opened again in the same mount, no fsync: v3 is not
+	 * durable, v4 goes over it.  Then, both slots changed: -EBADMSG. */
+	CHECK_EQ(vfs_open("/s/t", LIBFS_O_READ | LIBFS_O_WRITE, 0, &f), 0);
+	memcpy(v[4], v[3], sizeof v[0]);
+	memset(v[4] + 5000, 'd', 10);
+	CHECK_EQ(vfs_pwrite(f, v[4] + 5000, 10, 5000), 10);
+	flip(la, slot0);
+	block1_is(f, v[2] + 4096);
+	flip(la, slot1);
+	block1_is(f, NULL);
+	flip(la, slot1);
+	flip(la, slot0);
+	CHECK_EQ(vfs_close(f), 0);
+
+	/* Another mount (a new epoch): what the last one sealed is durable
+	 * (it synced when it let go), so a rewrite takes the other slot. */
+	nstk--;
+	CHECK_EQ(vfs_umount("/s"), 0);
+	push("/s", "crypt", "over=/u/base/c," CK);
+	CHECK_EQ(vfs_open("/s/t", LIBFS_O_READ | LIBFS_O_WRITE, 0, &f), 0);
+	block1_is(f, v[4] + 4096);
+	CHECK_EQ(vfs_pwrite(f, "e", 1, 4096), 1);
+	flip(la, slot1);
+	block1_is(f, v[4] + 4096);
+	flip(la, slot1);
+	static uint8_t all[10000];
+	v[4][4096] = 'e';
+	CHECK_EQ(vfs_pread(f, all, sizeof all, 0), (long)sizeof all);
+	CHECK(memcmp(all, v[4], sizeof all) == 0);
+	CHECK_EQ(vfs_close(f), 0);
+	CHECK_EQ(vfs_unlink("/s/t"), 0);
 	pop_all();
 }
 
@@ -796,6 +902,7 @@ int main(void)
 	rules();
 	crypt_refuses();
 	crypt_formats();
+	crypt_slots();
 	compress_works();
 	read_only();
 	one_sync();
