@@ -34,8 +34,9 @@ struct mount {
 	int pins;                 /* layers mounted over it (vfs_pin) */
 	int mounting;             /* inside its mount operation: a layer over
 	                             itself would recurse (-ELOOP) */
-	struct mount *below;      /* the mount this one's layer pinned: its
-	                             shared lock is taken too (enter) */
+	struct mount *below;      /* the nearest mount with a shared lock under
+	                             the one this layer pinned: its lock is
+	                             taken too (enter) */
 };
 
 struct vfile {
@@ -111,6 +112,7 @@ int vfs_normalize(const char *path, char *out)
 static struct mount *find_mount(const char *abs, const char **rel)
 {
 	struct mount *best = NULL;
+	size_t alen = strlen(abs);
 	for (int i = 0; i < VFS_MAX_MOUNTS; i++) {
 		struct mount *m = &mounts[i];
 		if (!m->used)
@@ -120,9 +122,10 @@ static struct mount *find_mount(const char *abs, const char **rel)
 				best = m;
 			continue;
 		}
-		if (strncmp(abs, m->prefix, m->plen) == 0 &&
-		    (abs[m->plen] == 0 || abs[m->plen] == '/') &&
-		    (best == NULL || m->plen > best->plen))
+		/* The cheap tests first: every layer is a mount, and this runs
+		 * for every name looked up. */
+		if (m->plen <= alen && (abs[m->plen] == 0 || abs[m->plen] == '/') &&
+		    (best == NULL || m->plen > best->plen) && memcmp(abs, m->prefix, m->plen) == 0)
 			best = m;
 	}
 	if (best != NULL) {
@@ -494,8 +497,11 @@ int vfs_pin(const char *path, struct vfs_lower *lo)
 	strcpy(lo->path, rel);
 	lo->hold = m;
 	m->pins++;
+	/* A layer's calls reach m: lock it too - or, when m has no lock of
+	 * its own (another layer), what m locks; so a stack of layers takes
+	 * only its file system's lock, not a call per layer (enter). */
 	if (now_mounting != NULL && now_mounting != m)
-		now_mounting->below = m;        /* a layer's calls reach m: lock it too */
+		now_mounting->below = m->ops->enter != NULL ? m : m->below;
 	return 0;
 }
 

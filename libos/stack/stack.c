@@ -55,11 +55,18 @@ int stack_paths(struct stack_mount *s, const char *a, const char *b)
 	return 0;
 }
 
-/* Only operations with paths pay for the translation: a constant NULL
- * folds away. */
+/* Only operations with paths pay for the translation (a constant NULL
+ * folds away), and only layers over a directory inside a mount. */
 static inline int paths(struct stack_mount *s, const char *a, const char *b)
 {
-	return a == NULL ? 0 : stack_paths(s, a, b);
+	if (a == NULL)
+		return 0;
+	if (s->sublen == 0) {
+		s->p[0] = a;
+		s->p[1] = b;
+		return 0;
+	}
+	return stack_paths(s, a, b);
 }
 
 /* ---- the generic bypass, one function per described operation ---------------- */
@@ -79,6 +86,21 @@ static inline int paths(struct stack_mount *s, const char *a, const char *b)
 		return s->below.ops->name down; \
 	}
 STACK_BYPASS_OPS(STACK_DEFINE_BYPASS)
+#undef F
+
+/* The same for pass-through layers: the handle is the lower one. */
+#define F(x) (x)
+#define STACK_DEFINE_PASS(ret, name, params, names, down, pathargs, fallback, ...) \
+	ret stack_pass_##name params \
+	{ \
+		struct stack_mount *s = fs; \
+		if (paths(s, STACK_UNPAREN pathargs) < 0) \
+			return -ENAMETOOLONG; \
+		if (s->below.ops->name == NULL) \
+			return fallback; \
+		return s->below.ops->name down; \
+	}
+STACK_BYPASS_OPS(STACK_DEFINE_PASS)
 #undef S
 #undef F
 #undef P0
@@ -89,6 +111,11 @@ int stack_sync_files(struct stack_mount *s)
 	int first = 0;
 	for (struct stack_file *f = s->open; f != NULL; f = f->next) {
 		int r = s->below.ops->fsync ? s->below.ops->fsync(s->below.fs, f->lower) : 0;
+		if (r < 0 && first == 0)
+			first = r;
+	}
+	for (int i = 0; i < s->npassed; i++) {
+		int r = s->below.ops->fsync ? s->below.ops->fsync(s->below.fs, s->passed[i]) : 0;
 		if (r < 0 && first == 0)
 			first = r;
 	}
@@ -150,6 +177,7 @@ static void let_go(struct stack_mount *s)
 		live[k] = NULL;
 	while (s->nspare > 0)
 		free(s->spare[--s->nspare]);
+	free(s->passed);
 	vfs_unpin(&s->below);
 	free(s);
 }
@@ -257,4 +285,76 @@ void stack_forget(void *fs, void *file)
 	if (s->below.ops->file_size != 0)
 		put_spare(s, f->lower);
 	f->lower = NULL;
+}
+
+/* ---- pass-through layers ---------------------------------------------------------- */
+
+/* Below a layer without sync, its handles are kept, for stack_sync_files. */
+static int pass_track(struct stack_mount *s, void *h)
+{
+	if (s->npassed == s->passcap) {
+		int cap = s->passcap ? 2 * s->passcap : 8;
+		void **p = realloc(s->passed, (size_t)cap * sizeof *p);
+		if (p == NULL)
+			return -ENOMEM;
+		s->passed = p;
+		s->passcap = cap;
+	}
+	s->passed[s->npassed++] = h;
+	return 0;
+}
+
+static void pass_untrack(struct stack_mount *s, void *h)
+{
+	for (int i = 0; i < s->npassed; i++)
+		if (s->passed[i] == h) {
+			s->passed[i] = s->passed[--s->npassed];
+			return;
+		}
+}
+
+int stack_pass_open(void *fs, const char *path, int flags, uint32_t perm, void **file)
+{
+	struct stack_mount *s = fs;
+	size_t fsz = s->below.ops->file_size;
+	void *h = NULL;
+	int r = paths(s, path, NULL);
+	if (r < 0)
+		return r;
+	if (fsz != 0 && s->nspare > 0)
+		h = memset(s->spare[--s->nspare], 0, fsz);
+	else if (fsz != 0 && (h = calloc(1, fsz)) == NULL)
+		return -ENOMEM;
+	r = s->below.ops->open(s->below.fs, s->p[0], flags, perm, &h);
+	if (r == 0 && s->below.ops->sync == NULL && (r = pass_track(s, h)) < 0)
+		s->below.ops->close(s->below.fs, h);
+	if (r < 0) {
+		if (fsz != 0)
+			put_spare(s, h);
+		return r;
+	}
+	*file = h;
+	return 0;
+}
+
+int stack_pass_close(void *fs, void *file)
+{
+	struct stack_mount *s = fs;
+	if (s->below.ops->sync == NULL)
+		pass_untrack(s, file);
+	int r = s->below.ops->close(s->below.fs, file);
+	if (s->below.ops->file_size != 0)
+		put_spare(s, file);
+	return r;
+}
+
+void stack_pass_forget(void *fs, void *file)
+{
+	struct stack_mount *s = fs;
+	if (s->below.ops->sync == NULL)
+		pass_untrack(s, file);
+	if (s->below.ops->forget != NULL)
+		s->below.ops->forget(s->below.fs, file);
+	if (s->below.ops->file_size != 0)
+		put_spare(s, file);
 }

@@ -64,6 +64,10 @@ struct stack_mount {
 	 * and closing a file through a layer costs no malloc and free. */
 	void *spare[STACK_SPARES];
 	int nspare;
+	/* A pass-through layer (STACK_PASS) over one without sync: the lower
+	 * handles open through it, which its sync must fsync. */
+	void **passed;
+	int npassed, passcap;
 };
 
 /* The first member of every layer's open-file handle. */
@@ -103,6 +107,15 @@ int  stack_sync_files(struct stack_mount *s);
 int  stack_effective(const char *path, struct libfs_ops *out);
 
 #define STACK_LOWER(file) (((struct stack_file *)(file))->lower)
+
+/* A pass-through layer (STACK_PASS: null) has no handles of its own: the
+ * handle of the layer below is its handle, so a call through it is one
+ * function call, with no handle to translate, allocate or free.  Its open
+ * gives the layer below's handle (allocated from the spares when the layer
+ * below wants it allocated), its close closes and keeps it. */
+int  stack_pass_open(void *fs, const char *path, int flags, uint32_t perm, void **file);
+int  stack_pass_close(void *fs, void *file);
+void stack_pass_forget(void *fs, void *file);
 
 /* ---- the operations, described ------------------------------------------------
  * OP(ret, name, params, names, down, fallback, fmt, fmtargs):
@@ -160,6 +173,10 @@ int  stack_effective(const char *path, struct libfs_ops *out);
 STACK_BYPASS_OPS(STACK_DECLARE_BYPASS)
 
 #define STACK_INIT_BYPASS(ret, name, ...) .name = stack_bypass_##name,
+#define STACK_DECLARE_PASS(ret, name, params, names, down, paths, fallback, ...) \
+	ret stack_pass_##name params;
+STACK_BYPASS_OPS(STACK_DECLARE_PASS)
+#define STACK_INIT_PASS(ret, name, ...) .name = stack_pass_##name,
 
 /* Every operation passed down, and the generic open/close/...; a layer's
  * table starts with this and sets its own after it (the compiler's
@@ -170,6 +187,14 @@ STACK_BYPASS_OPS(STACK_DECLARE_BYPASS)
 	.features = STACK_FEATURES, .name_max = LIBFS_NAME_MAX, \
 	.unmount = stack_unmount, .open = stack_open, .close = stack_close, \
 	.forget = stack_forget, .abandon = stack_abandon, .file_size = sizeof(struct stack_file)
+
+/* The same for a layer that transforms nothing and keeps nothing per file:
+ * every operation passed down with the open-file handles as they are. */
+#define STACK_PASS \
+	STACK_BYPASS_OPS(STACK_INIT_PASS) \
+	.features = STACK_FEATURES, .name_max = LIBFS_NAME_MAX, \
+	.unmount = stack_unmount, .open = stack_pass_open, .close = stack_pass_close, \
+	.forget = stack_pass_forget, .abandon = stack_abandon, .file_size = 0
 
 #define STACK_LAYER_BEGIN _Pragma("GCC diagnostic push") \
 	_Pragma("GCC diagnostic ignored \"-Woverride-init\"")

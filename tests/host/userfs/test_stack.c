@@ -182,13 +182,19 @@ static void rules(void)
 	pop_all();
 }
 
-/* Every described operation of a layer built with STACK_BYPASS that it
- * does not set itself is the generic bypass. */
-#define CHECK_BYPASS(ret, name, ...) CHECK(null_ops.name == stack_bypass_##name);
-extern const struct libfs_ops null_ops;
+/* Every described operation of a layer built with STACK_BYPASS (ro) or
+ * STACK_PASS (null) that it does not set itself is the generic bypass. */
+#define CHECK_BYPASS(ret, name, ...) CHECK(ro_ops.name == stack_bypass_##name || \
+                                           strcmp(#name, "unlink") == 0 || \
+                                           strcmp(#name, "rmdir") == 0 || \
+                                           strcmp(#name, "mkdir") == 0 || \
+                                           strcmp(#name, "rename") == 0);
+#define CHECK_PASS(ret, name, ...) CHECK(null_ops.name == stack_pass_##name);
+extern const struct libfs_ops null_ops, ro_ops;
 static void described(void)
 {
 	STACK_BYPASS_OPS(CHECK_BYPASS)
+	STACK_BYPASS_OPS(CHECK_PASS)
 	CHECK(null_ops.mkfs == NULL && null_ops.fsck == NULL);
 	CHECK_EQ(libfs_check_ops(&null_ops), 0);
 	for (int i = 0; libfs_layer_at(i) != NULL; i++) {
