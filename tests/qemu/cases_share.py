@@ -1,5 +1,5 @@
 """cases_share.py - many processes using one library file system at once
-(docs/sharing.md): unixfs (the root), kvfs and flatfs shared by concurrent
+(docs/sharing.md): unixfs (the root), lfs, kvfs and flatfs shared by concurrent
 programs, checked against a model, with processes killed at random
 moments; no EBUSY; a polling reader sees each append within a scheduler
 tick.
@@ -12,6 +12,7 @@ import os
 from qemutest import Case
 
 MKFS = "mkfs -t kvfs key=k; mkfs -t flatfs key=k; mount /kv kvfs key=k; mount /fl flatfs key=k; "
+MKLFS = "mkfs -t lfs key=l; mount /lf lfs key=l; "
 
 
 def model(fs, seeds, workers=4, ops=40, kills=2):
@@ -51,6 +52,17 @@ CASES = [
     Case("share-poll-unixfs", "mkfs; mkdir /p; fsshare poll /p 30",
          expect=[r"fsshare poll: 30 appends seen"], timeout=180,
          env={"ICOUNT": "1", "DISK": "ram"}),
+    # lfs: the log handed over between processes (userfs/lfs/multi.c).
+    Case("share-model-lfs", MKLFS + model("lf", [5, 6]), check=all_ok(2), timeout=240),
+    Case("share-shell-lfs",
+         MKLFS + "echo one > /lf/one; fsshare model /lf 2 60 9 0 & "
+         "cat /lf/one; ls /lf > /lf/listing; echo two >> /lf/listing; "
+         "fsck -t lfs key=l > /lf/report; wait; cat /lf/listing; cat /lf/report; fsck -t lfs key=l",
+         expect=[r"^one$", r"model ok", r"^listing$", r"^two$", r"fsck: .* 0 problems"],
+         reject=[r"busy", r"WRONG"], timeout=180),
+    Case("share-poll-lfs", MKLFS + "fsshare poll /lf 30",
+         expect=[r"fsshare poll: 30 appends seen"], timeout=180,
+         env={"ICOUNT": "1", "DISK": "ram"}),
     # A reader polling a flatfs file sees each append within a tick.
     # Counted in instructions, so the host's load cannot stretch it.
     Case("share-poll", MKFS + "fsshare poll /fl 30",
@@ -60,6 +72,7 @@ CASES = [
 
 if os.environ.get("SHARE_SEEDS"):
     n = int(os.environ["SHARE_SEEDS"])
-    CASES.append(Case("share-many", "mkfs; " + MKFS + "mkdir /sh; fsshare model /kv 4 40 100 2 %d; "
-                      "fsshare model /fl 4 40 100 2 %d; fsshare model /sh 4 40 100 2 %d"
-                      % (n, n, n), check=all_ok(3 * n), timeout=120 + 90 * n))
+    CASES.append(Case("share-many", "mkfs; " + MKFS + MKLFS + "mkdir /sh; fsshare model /kv 4 40 100 2 %d; "
+                      "fsshare model /fl 4 40 100 2 %d; fsshare model /sh 4 40 100 2 %d; "
+                      "fsshare model /lf 4 40 100 2 %d"
+                      % (n, n, n, n), check=all_ok(4 * n), timeout=120 + 120 * n))

@@ -384,16 +384,15 @@ static int read_ps(struct lfs *fs, struct roll *r, uint64_t lba, uint64_t seq, u
 	return 1;
 }
 
-static int roll_forward(struct lfs *fs, const struct lfs_cp *cp)
+int lfs_roll(struct lfs *fs, uint64_t lba, uint64_t seq, uint64_t prev, uint64_t seg, uint64_t next)
 {
 	struct roll r = { 0 };
 	r.ps = malloc(lfs_segbytes(fs));
 	if (r.ps == NULL)
 		return -ENOMEM;
-	uint64_t lba = cp->head_lba, seq = cp->head_seq, prev = cp->head_prev;
 	/* Where the log resumes: after the last commit applied. */
-	uint64_t hseg = cp->cur_seg, hnext = cp->next_seg;
-	uint32_t hpos = (uint32_t)(cp->head_lba - cp->cur_seg * fs->sb.seg_sect);
+	uint64_t hseg = seg, hnext = next;
+	uint32_t hpos = (uint32_t)(lba - seg * fs->sb.seg_sect);
 	uint64_t hseq = seq, hprev = prev;
 	int e = 0;
 	for (uint64_t steps = 0; steps < fs->sb.nsegs * (uint64_t)fs->sb.seg_sect; steps++) {
@@ -506,7 +505,7 @@ int lfs_load(struct lfs *fs)
 	fs->seq = cp->head_seq;
 	fs->prev = cp->head_prev;
 	fs->mounting = 1;
-	e = roll_forward(fs, cp);
+	e = lfs_roll(fs, cp->head_lba, cp->head_seq, cp->head_prev, cp->cur_seg, cp->next_seg);
 	fs->mounting = 0;
 	return e;
 }

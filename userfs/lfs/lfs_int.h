@@ -13,6 +13,7 @@
  *   ops.c    struct libfs_ops
  *   clean.c  the cleaner
  *   fsck.c   the checker
+ *   multi.c  many processes on one lfs: the lock, handing the log over
  */
 #ifndef USERFS_LFS_INT_H
 #define USERFS_LFS_INT_H
@@ -20,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "libos/kit/kit.h"
+#include "libos/share.h"
 #include "libos/vvol/vvol.h"
 #include "userfs/lfs/format.h"
 #include "userfs/lfs/lfs.h"
@@ -103,6 +105,8 @@ struct lnode {
 	uint8_t mapdirty;         /* an indirect block changed                      */
 	uint8_t indirty;          /* on the dirty list                              */
 	uint8_t freed;            /* unlinked and unopened: gone at the next commit */
+	uint8_t gone;             /* open here, removed by another process: a
+	                             stand-in, out of the hash, never written      */
 	int32_t nref;             /* open handles and holds                         */
 	struct lmap *ind, *dind;
 	struct lmap **dc;         /* dind's children, LFS_NPTR of them             */
@@ -206,6 +210,10 @@ struct lfs {
 	struct lfs_share *shares;
 	uint64_t nshares_made, sharehint;
 	struct lfs_stats st;
+	/* other processes (multi.c) */
+	struct share sh;
+	int sh_change;            /* this operation changes what others see         */
+	int sh_stale;             /* catching up failed: read everything again      */
 	uint8_t scratch[LFS_BSIZE];
 };
 
@@ -355,6 +363,11 @@ void lfs_sut_block(struct lfs *fs, uint32_t i, void *blk);
 int  lfs_checkpoint(struct lfs *fs, int clean);
 int  lfs_load(struct lfs *fs);              /* read the checkpoint, roll forward */
 int  lfs_format(struct lfs *fs);            /* mkfs's part after the anchor  */
+/* Roll forward from the PS at lba (its seq, the MAC before it; the log's
+ * segment there and the next one): apply every commit found, and start
+ * the log after the last. */
+int  lfs_roll(struct lfs *fs, uint64_t lba, uint64_t seq, uint64_t prev, uint64_t seg,
+              uint64_t next);
 /* The checkpoint copies as read at mount (fsck): which one is used. */
 int  lfs_cp_read(struct lfs *fs, int copy, struct lfs_cp *cp, uint64_t **ptrs);
 
@@ -451,6 +464,18 @@ int  lfs_autoclean(struct lfs *fs);
 int  lfs_share_publish(struct lfs *fs);
 /* Unmount (revoke: 1) or abandon (0: the process dies, the kernel drops them). */
 void lfs_share_free(struct lfs *fs, int revoke);
+
+/* ---- multi.c (docs/sharing.md) ------------------------------------------------------------------ */
+/* At mount: open the kit, find the anchor, join the shared area and take
+ * its lock (held on return); without a shared segment, the mount lock. */
+int  lfs_multi_attach(struct lfs *fs, const char *opts);
+/* The VFS's mount: let go until the first operation. */
+void lfs_multi_mounted(struct lfs *fs);
+/* Unmount (alive) or the process's death (not): let go, leave the area. */
+void lfs_multi_detach(struct lfs *fs, int alive);
+/* struct libfs_ops.enter and .leave. */
+int  lfs_multi_enter(void *fs, int change);
+void lfs_multi_leave(void *fs);
 
 /* ---- fsck.c --------------------------------------------------------------------------------------- */
 int  lfs_fsck(const char *opts, struct libfs_fsck *ck);

@@ -11,7 +11,8 @@
  * crash the file system is as of some commit: a prefix of the operations,
  * every fsync'd one included.
  *
- * The mount is the kit's (anchor found from the key, the lock); the
+ * The mount is the kit's (anchor found from the key); other processes
+ * using the same lfs take turns through multi.c's shared lock; the
  * segments are the chunks of a virtual volume under the anchor
  * (libos/vvol), so they come from and go back to the exodisk's free space.
  */
@@ -45,6 +46,7 @@ static int hook(struct kit *k)
 
 static void release(struct lfs *fs, int unlock)
 {
+	lfs_multi_detach(fs, unlock);     /* (while the state is still there) */
 	lfs_share_free(fs, unlock);
 	lfs_nodes_free(fs);
 	lfs_imap_free(fs);
@@ -100,7 +102,7 @@ int lfs_open_fs(const char *opts, int create, struct lfs **out)
 		return -ENOMEM;
 	int e = options(fs, opts);
 	if (e == 0)
-		e = kit_mount(&fs->k, "lfs", opts);
+		e = lfs_multi_attach(fs, opts);      /* the kit, and the others (multi.c) */
 	if (e < 0) {
 		free(fs);
 		return e;
@@ -142,7 +144,12 @@ int lfs_mount(const char *opts, struct lfs **fs)
 
 int lfs_unmount(struct lfs *fs)
 {
-	int e = fs->rdonly ? 0 : lfs_checkpoint(fs, 1);
+	int e = lfs_multi_enter(fs, !fs->rdonly);
+	if (e < 0) {
+		release(fs, 1);
+		return e;
+	}
+	e = fs->rdonly ? 0 : lfs_checkpoint(fs, 1);
 	if (e == 0 && !fs->rdonly)
 		e = lfs_harden(fs);
 	release(fs, 1);
@@ -320,6 +327,7 @@ static int o_mount(const char *opts, void **fsp)
 {
 	struct lfs *fs;
 	TRY(lfs_open_fs(opts, 0, &fs));
+	lfs_multi_mounted(fs);        /* the VFS takes the lock for each call */
 	*fsp = fs;
 	return 0;
 }
@@ -609,6 +617,8 @@ static long o_write(void *p, void *file, const void *buf, size_t n, uint64_t off
 	struct lfs *fs = p;
 	struct lfile *f = file;
 	long done = 0;
+	if (f->n->gone)
+		return (long)n;              /* removed by another process (multi.c) */
 	/* A segment at a time, so that a large write can be cleaned for. */
 	while ((size_t)done < n) {
 		size_t m = n - (size_t)done;
@@ -642,6 +652,8 @@ static int o_truncate(void *p, void *file, uint64_t len)
 {
 	struct lfs *fs = p;
 	struct lfile *f = file;
+	if (f->n->gone)
+		return 0;
 	TRY(begin(fs, 2 * LFS_BSIZE, len < f->n->d.size));
 	int e = end(fs, lfs_ftrunc(fs, f->n, len));
 	if (e == 0 && (f->flags & LIBFS_O_SYNC))
@@ -658,7 +670,7 @@ static int o_fsync(void *p, void *file)
 static int o_readdir(void *p, void *dir, uint64_t *cookie, struct libfs_dirent *de)
 {
 	struct lfile *f = dir;
-	return lfs_dir_next(p, f->n, cookie, de);
+	return f->n->gone ? 0 : lfs_dir_next(p, f->n, cookie, de);
 }
 
 static int o_fsck(const char *opts, struct libfs_fsck *ck)
@@ -691,5 +703,7 @@ const struct libfs_ops lfs_ops = {
 	.fsync = o_fsync,
 	.readdir = o_readdir,
 	.abandon = o_abandon,
+	.enter = lfs_multi_enter,
+	.leave = lfs_multi_leave,
 	.file_size = sizeof(struct lfile),
 };

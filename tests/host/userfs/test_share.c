@@ -19,12 +19,19 @@
  * file is found again after the other renames it within its directory,
  * reads as empty once the other removed it; a process that dies holding
  * the lease loses what it had not published, and nothing else.
+ *
+ * And lfs (userfs/lfs/multi.c), which hands its log over: the same, plus
+ * a large file across segments, a checkpoint and the cleaner run by one
+ * process under the other's open file (which then reloads everything or
+ * rolls forward), a write to a file the other removed (dropped), and fsck
+ * clean after the death and a reboot.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tests/host/userfs/ufsfix.h"
 #include "libos/kit/kit.h"
+#include "userfs/lfs/lfs_int.h"
 
 extern uint32_t share_host_pid;
 void share_host_kill(uint32_t pid);
@@ -322,11 +329,179 @@ static void unixfs_case(void)
 	printf("test_share: unixfs: two processes, names, open files, a death: ok\n");
 }
 
+/* ---- lfs ------------------------------------------------------------------------------ */
+
+static const struct libfs_ops *lt;
+
+static int rename_l(void *fs, const char *a, const char *b)
+{
+	return lt->rename(fs, a, b);
+}
+
+static int unlink_l(void *fs, const char *a, const char *b)
+{
+	(void)b;
+	return lt->unlink(fs, a);
+}
+
+static int mkdir_l(void *fs, const char *a, const char *b)
+{
+	(void)b;
+	return lt->mkdir(fs, a, 0755);
+}
+
+/* A large file of byte k + i, written whole by p, read whole by q. */
+static void big_round(struct process *p, struct process *q, int k)
+{
+	static char big[150000], back[150000];
+	for (size_t i = 0; i < sizeof big; i++)
+		big[i] = (char)(k + i % 251);
+	as(p);
+	void *fa = open_file(lt, p->fs, "d/big", LIBFS_O_WRITE | LIBFS_O_CREAT);
+	CHECK_EQ(lt->enter(p->fs, 1), 0);
+	CHECK_EQ(lt->write(p->fs, fa, big, sizeof big, 0), (long)sizeof big);
+	lt->leave(p->fs);
+	close_file(lt, p->fs, fa);
+	as(q);
+	void *fb = open_file(lt, q->fs, "d/big", LIBFS_O_READ);
+	CHECK_EQ(lt->enter(q->fs, 0), 0);
+	CHECK_EQ(lt->read(q->fs, fb, back, sizeof back, 0), (long)sizeof back);
+	lt->leave(q->fs);
+	close_file(lt, q->fs, fb);
+	CHECK(memcmp(big, back, sizeof big) == 0);
+}
+
+static void lfs_case(void)
+{
+	const struct libfs_ops *t = lt = libfs_type("lfs");
+	const char *o = "key=share,seg=64,cpkib=256";
+	char buf[128];
+	struct process a = { .pid = 11 }, b = { .pid = 22 }, c = { .pid = 33 };
+	ufx_new(&u, 65536, HD_POLLED, 6);
+	uint64_t sb;
+	CHECK_EQ(t->mkfs(o, &sb), 0);
+	edc_host_init(&a.h, &u.f.h, u.f.ed);
+	edc_host_init(&b.h, &u.f.h, u.f.ed);
+	edc_host_init(&c.h, &u.f.h, u.f.ed);
+	as(&a);
+	CHECK_EQ(t->mount(o, &a.fs), 0);
+	as(&b);
+	CHECK_EQ(t->mount(o, &b.fs), 0);      /* no -EBUSY */
+
+	/* a works alone (keeping the lease), b then sees all of it. */
+	as(&a);
+	CHECK_EQ(call(t, a.fs, mkdir_l, "d", NULL), 0);
+	put(t, a.fs, "d/x", "hello");
+	put(t, a.fs, "d/k", "kept");
+	as(&b);
+	CHECK_EQ(get(t, b.fs, "d/x", buf), 5);
+	CHECK(strcmp(buf, "hello") == 0);
+	/* ... and the other way round, b's changes appended after a's. */
+	put(t, b.fs, "d/fromb", "bbb");
+	as(&a);
+	CHECK_EQ(get(t, a.fs, "d/fromb", buf), 3);
+
+	/* b has d/x open; a renames it: b's file is the same file. */
+	as(&b);
+	void *fb = open_file(t, b.fs, "d/x", LIBFS_O_READ);
+	as(&a);
+	CHECK_EQ(call(t, a.fs, rename_l, "d/x", "d/y"), 0);
+	put(t, a.fs, "d/x", "another");
+	as(&b);
+	CHECK_EQ(t->enter(b.fs, 0), 0);
+	CHECK_EQ(t->read(b.fs, fb, buf, 100, 0), 5);
+	t->leave(b.fs);
+	CHECK(memcmp(buf, "hello", 5) == 0);
+	CHECK_EQ(get(t, b.fs, "d/x", buf), 7);
+	CHECK_EQ(get(t, b.fs, "d/y", buf), 5);
+	/* a removes it: b's open file reads as empty, and a write to it goes
+	 * nowhere (it must not land on whatever reuses the inode). */
+	as(&a);
+	CHECK_EQ(call(t, a.fs, unlink_l, "d/y", NULL), 0);
+	put(t, a.fs, "d/w", "www");
+	as(&b);
+	CHECK_EQ(t->enter(b.fs, 1), 0);
+	CHECK_EQ(t->read(b.fs, fb, buf, 100, 0), 0);
+	CHECK_EQ(t->write(b.fs, fb, "zz", 2, 0), 2);
+	t->leave(b.fs);
+	close_file(t, b.fs, fb);
+	CHECK_EQ(get(t, b.fs, "d/y", buf), -1);
+	CHECK_EQ(get(t, b.fs, "d/w", buf), 3);
+	as(&a);
+	put(t, a.fs, "d/reuse", "mine");     /* takes the freed inode number */
+	as(&b);
+	CHECK_EQ(get(t, b.fs, "d/reuse", buf), 4);
+	CHECK(strcmp(buf, "mine") == 0);
+
+	/* Large files across segments, written by one, read by the other,
+	 * rewritten (cpkib=256: checkpoints come along the way). */
+	for (int k = 0; k < 4; k++)
+		big_round(k & 1 ? &b : &a, k & 1 ? &a : &b, k);
+
+	/* b holds d/k open while a third process mounts and unmounts (a
+	 * checkpoint) and a runs the cleaner: b reads everything again and
+	 * its open file still reads right. */
+	as(&b);
+	fb = open_file(t, b.fs, "d/k", LIBFS_O_READ);
+	as(&c);
+	CHECK_EQ(t->mount(o, &c.fs), 0);
+	put(t, c.fs, "d/fromc", "cc");
+	CHECK_EQ(t->unmount(c.fs), 0);
+	edc_host_exit(&c.h);
+	as(&a);
+	CHECK_EQ(t->enter(a.fs, 1), 0);
+	struct lfs *la = a.fs;
+	uint64_t cp0 = la->cpseq;
+	CHECK(lfs_clean(la, 8) >= 0);
+	CHECK_EQ(lfs_checkpoint(la, 0), 0);
+	CHECK(la->cpseq > cp0);
+	t->leave(a.fs);
+	as(&b);
+	CHECK_EQ(t->enter(b.fs, 0), 0);
+	CHECK_EQ(t->read(b.fs, fb, buf, 100, 0), 4);
+	t->leave(b.fs);
+	CHECK(memcmp(buf, "kept", 4) == 0);
+	close_file(t, b.fs, fb);
+	CHECK_EQ(get(t, b.fs, "d/fromc", buf), 2);
+	big_round(&a, &b, 9);
+
+	/* a changes more, keeping the lease, and dies: that change is lost,
+	 * the rest is there. */
+	as(&a);
+	put(t, a.fs, "d/ghost", "boo");
+	share_host_kill(a.pid);
+	edc_host_exit(&a.h);
+	t->abandon(a.fs);
+	as(&b);
+	CHECK_EQ(get(t, b.fs, "d/ghost", buf), -1);
+	CHECK_EQ(get(t, b.fs, "d/k", buf), 4);
+	CHECK_EQ(get(t, b.fs, "d/w", buf), 3);
+	put(t, b.fs, "d/v", "after");
+	CHECK_EQ(t->unmount(b.fs), 0);
+	edc_host_exit(&b.h);
+
+	ufx_reboot(&u);
+	void *fs;
+	CHECK_EQ(t->mount(o, &fs), 0);
+	CHECK_EQ(get(t, fs, "d/v", buf), 5);
+	CHECK_EQ(get(t, fs, "d/x", buf), 7);
+	CHECK_EQ(get(t, fs, "d/fromb", buf), 3);
+	CHECK_EQ(get(t, fs, "d/ghost", buf), -1);
+	CHECK_EQ(t->unmount(fs), 0);
+	struct libfs_fsck ck = { .report = say };
+	CHECK_EQ(t->fsck(o, &ck), 0);
+	printf("  fsck: %s: %llu problems\n", ck.summary, (unsigned long long)ck.problems);
+	CHECK_EQ(ck.problems, 0);
+	ufx_free(&u);
+	printf("test_share: lfs: two processes, the log handed over, open files, a death: ok\n");
+}
+
 int main(void)
 {
 	one_type(libfs_type("kvfs"));
 	one_type(libfs_type("flatfs"));
 	unixfs_case();
+	lfs_case();
 	printf("test_share: ok\n");
 	return 0;
 }

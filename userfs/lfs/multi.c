@@ -1,0 +1,427 @@
+/*
+ * multi.c - one lfs used by many processes at once (docs/sharing.md).
+ *
+ * Every process that mounts an lfs attaches to one shared area named from
+ * its key (kit_share, libos/share.h) and takes its lock around every
+ * operation (the VFS calls lfs_multi_enter and lfs_multi_leave).  lfs keeps
+ * changes in memory until a commit, so the lock is a lease, as for unixfs:
+ * a process keeps it between operations while it holds changes nobody else
+ * has seen, and before letting go it publishes them - a durable commit.
+ *
+ * The log is one chain of partial segments, whoever writes them: each
+ * header names the one before it (seq, prev) and the segment after the
+ * current one.  So handing the log over is handing over its head: after
+ * its last commit a holder leaves in the shared area where the log is
+ * (segment, sector, seq, prev, the next segment) and which checkpoint is
+ * the newest.  The next holder, told the file system changed, catches up:
+ *
+ *  - no checkpoint since it last held the lock: it rolls forward from its
+ *    own head - what a mount does after the checkpoint, from where it left
+ *    off - applying the commit records the others appended (inode map and
+ *    segment usage entries); the log then goes on from the end of the
+ *    chain, so the current segment's tail is its own;
+ *  - a checkpoint since (its tables moved, segments may have gone back to
+ *    the exodisk), or the last holder died holding the lock: it reads
+ *    everything again as a mount does - the newest checkpoint, then
+ *    roll-forward to the last commit on the disk.  After a death that is
+ *    exactly a mount after a crash: what the dead process committed is
+ *    there, what it had not is lost.
+ *
+ * Either way it then compares each inode it has in memory with the map:
+ * one whose entry moved was changed by another process and is forgotten -
+ * or, if it is open here, read again in place; an open file another
+ * process removed becomes a stand-in (struct lnode.gone: empty, out of the
+ * hash, never written), as unixfs does.  The read cache and the virtual
+ * volume's map (others may have mapped segments) are read again.
+ *
+ * A mount takes the lock for the VFS and lets go when it returns
+ * (lfs_multi_mounted); programs that mount lfs directly (lfsclean,
+ * lfs-share, fsck) hold it until they unmount.  Without a shared segment
+ * to be had, a mount falls back to the one-process mount lock.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "userfs/lfs/lfs_int.h"
+
+/* The shared area: the lock, then the log's head as the last holder left
+ * it (after a commit). */
+struct lfs_multi_area {
+	struct share_area h;
+	uint64_t cpseq;           /* the newest durable checkpoint                  */
+	uint64_t seq, prev;       /* the next PS's sequence number, the last's MAC  */
+	uint64_t seg, next;       /* the log's segment, and the one after it        */
+	uint64_t ps;              /* where in seg the next PS goes                  */
+};
+
+static struct lfs_multi_area *area(struct lfs *fs)
+{
+	return (struct lfs_multi_area *)fs->sh.a;
+}
+
+/* Changes in this process's memory that are not yet durable in the log.
+ * (PSs written since the last commit count, except a checkpoint's own:
+ * its record says where the log goes on, and since_cp is 0 right after.) */
+static int dirty(const struct lfs *fs)
+{
+	return fs->dirty != NULL || fs->nimchg != 0 || fs->nschg != 0 || fs->nent != 0 ||
+	       (fs->group != 0 && fs->since_cp != 0) || fs->undurable || fs->v.dirty.n != 0;
+}
+
+/* Where the log is, for the next holder. */
+static void note_head(struct lfs *fs)
+{
+	struct lfs_multi_area *a = area(fs);
+	a->cpseq = fs->cpseq;
+	a->seq = fs->seq;
+	a->prev = fs->prev;
+	a->seg = fs->seg;
+	a->next = fs->next;
+	a->ps = fs->ps;
+}
+
+static int publish(void *arg)
+{
+	struct lfs *fs = arg;
+	if (fs->rdonly || !dirty(fs))
+		return 0;
+	share_touch(&fs->sh);
+	int e = lfs_commit(fs);
+	if (e < 0) {
+		/* What could not be written must not stay only here: the next
+		 * holder appends where we stopped.  It is lost, as in a crash. */
+		fprintf(stderr, "lfs: changes lost: could not write them for other processes (%s)\n",
+		        strerror(-e));
+		fs->sh_stale = 1;
+		return e;
+	}
+	note_head(fs);
+	return 0;
+}
+
+int lfs_multi_attach(struct lfs *fs, const char *opts)
+{
+	int e = kit_open(&fs->k, "lfs", opts);
+	if (e == 0)
+		e = kit_anchor_find(&fs->k, opts);
+	if (e < 0)
+		return e;
+	e = kit_share(&fs->k, &fs->sh, sizeof(struct lfs_multi_area));
+	if (e == -EBUSY || e == -ENOSYS) {
+		/* No shared segment to be had: one process at a time. */
+		uint64_t wait;
+		fs->sh.a = NULL;
+		e = kit_opt_num(opts, "wait", KIT_LOCK_WAIT_MS, &wait);
+		return e < 0 ? e : kit_lock(&fs->k, wait);
+	}
+	if (e < 0)
+		return e;
+	share_lease_init(&fs->sh, publish, fs);
+	e = share_lease_enter(&fs->sh);
+	if (e < 0) {
+		share_lease_fini(&fs->sh);
+		share_detach(&fs->sh);
+		return e;
+	}
+	/* The mount reads everything from the disk, which is all a death
+	 * (SHARE_DEAD) asks of it. */
+	return 0;
+}
+
+void lfs_multi_mounted(struct lfs *fs)
+{
+	lfs_multi_leave(fs);
+}
+
+void lfs_multi_detach(struct lfs *fs, int alive)
+{
+	if (fs->sh.a == NULL)
+		return;
+	if (fs->sh.held) {
+		if (!alive) {
+			/* A host test's dying process: the lock is left as the
+			 * kernel leaves a dead holder's. */
+			fs->sh.a->k.lock = SHSEG_LOCK_DEAD;
+		} else {
+			if (!fs->rdonly)
+				share_touch(&fs->sh);
+			if (!dirty(fs) && !fs->sh_stale)
+				note_head(fs);
+			else {
+				area(fs)->cpseq = 0;    /* the next holder reads it all */
+			}
+			fs->sh.inside = 0;
+			share_leave(&fs->sh);
+		}
+	}
+	share_lease_fini(&fs->sh);
+	share_detach(&fs->sh);
+}
+
+/* ---- catching up -------------------------------------------------------------------------- */
+
+struct seen {
+	struct lnode *n;
+	uint64_t loc;
+	uint32_t gen;
+	int lost;                 /* it held changes that were never written        */
+};
+
+/* The inodes in memory and their map entries now; the ones nobody holds
+ * are simply dropped when `held_only`. */
+static int snapshot(struct lfs *fs, int held_only, struct seen **out, uint32_t *count)
+{
+	uint32_t n = 0, cap = 64;
+	struct seen *v = malloc(cap * sizeof *v);
+	if (v == NULL)
+		return -ENOMEM;
+	for (uint32_t h = 0; h < fs->nih; h++)
+		for (struct lnode *x = fs->ih[h], *nx; x != NULL; x = nx) {
+			nx = x->hnext;
+			if (held_only && x->nref == 0 && !x->indirty) {
+				lfs_node_drop(fs, x);
+				continue;
+			}
+			int e;
+			struct lfs_imapent *m = lfs_imap(fs, x->ino, &e);
+			if (n == cap) {
+				struct seen *w = realloc(v, 2 * cap * sizeof *v);
+				if (w == NULL) {
+					free(v);
+					return -ENOMEM;
+				}
+				v = w;
+				cap *= 2;
+			}
+			v[n].n = x;
+			v[n].loc = m ? m->loc : 0;
+			v[n].gen = m ? m->gen : 0;
+			v[n].lost = x->indirty;
+			n++;
+		}
+	*out = v;
+	*count = n;
+	return 0;
+}
+
+static void unhash(struct lfs *fs, struct lnode *n)
+{
+	for (uint32_t h = 0; h < fs->nih; h++)
+		for (struct lnode **pp = &fs->ih[h]; *pp != NULL; pp = &(*pp)->hnext)
+			if (*pp == n) {
+				*pp = n->hnext;
+				n->hnext = NULL;
+				return;
+			}
+}
+
+/* An open file another process removed (or whose number it reused): an
+ * empty stand-in that reads nothing and is never written. */
+static void stand_in(struct lfs *fs, struct lnode *n)
+{
+	unhash(fs, n);
+	lfs_maps_free(n);
+	lfs_dir_free(n);
+	uint16_t type = n->d.type;
+	memset(&n->d, 0, sizeof n->d);
+	n->d.type = type;
+	n->gone = 1;
+	n->freed = 0;
+	n->dirty = n->mapdirty = 0;
+}
+
+/* Read an open inode again in place: another process changed it. */
+static int reread(struct lfs *fs, struct lnode *n, const struct lfs_imapent *m)
+{
+	uint8_t sec[LFS_SECT];
+	TRY(lfs_read(fs, LFS_LOC_LBA(m->loc), 1, sec));
+	struct lfs_dinode d;
+	memcpy(&d, sec + LFS_LOC_SLOT(m->loc) * LFS_ISIZE, sizeof d);
+	if (!lfs_inode_ok(&d, n->ino) || d.gen != m->gen || d.type != n->d.type) {
+		lfs_damaged(fs, "inode fails its check", n->ino);
+		return -EIO;
+	}
+	lfs_maps_free(n);
+	lfs_dir_free(n);
+	n->d = d;
+	return 0;
+}
+
+/* After the map changed: forget or read again what others changed. */
+static int revalidate(struct lfs *fs, struct seen *v, uint32_t count)
+{
+	int err = 0;
+	for (uint32_t i = 0; i < count; i++) {
+		struct lnode *n = v[i].n;
+		int e;
+		struct lfs_imapent *m = lfs_imap(fs, n->ino, &e);
+		if (m != NULL && m->loc == v[i].loc && m->gen == v[i].gen && m->loc != 0 && !v[i].lost)
+			continue;                  /* as it was */
+		if (m == NULL && e != -ENOENT) {
+			err = e;
+			continue;
+		}
+		if (n->nref == 0 && !n->indirty) {
+			lfs_node_drop(fs, n);      /* a cache: read again when wanted */
+			continue;
+		}
+		if (m != NULL && m->loc != 0 && m->gen == n->gen) {
+			if (v[i].lost)
+				n->freed = 0;      /* its unlink, if any, was lost too */
+			e = reread(fs, n, m);
+			if (e < 0)
+				err = e;
+		} else {
+			stand_in(fs, n);
+		}
+	}
+	return err;
+}
+
+/* Changes we could not publish are gone (they are not on the disk). */
+static void forget_changes(struct lfs *fs)
+{
+	if (fs->dirty != NULL)
+		fprintf(stderr, "lfs: changes not written are lost: reading the file system again\n");
+	for (struct lnode *n = fs->dirty, *nx; n != NULL; n = nx) {
+		nx = n->dnext;
+		n->dirty = n->mapdirty = 0;
+		n->indirty = 0;
+		n->dnext = NULL;
+	}
+	fs->dirty = NULL;
+}
+
+/* Forget what was read, and what the segment buffers hold: a segment we
+ * wrote may have been cleaned and written again by another process since
+ * (lfs_log_start gives the log its buffer again). */
+static void drop_cache(struct lfs *fs)
+{
+	for (int i = 0; i < LFS_RC_N; i++)
+		fs->rc[i].chunk = 0;
+	fs->nrecent = 0;
+	fs->buf[0].seg = fs->buf[1].seg = 0;
+}
+
+/* The virtual volume's map again: others may have mapped segments, or
+ * given some back. */
+static int reopen_volume(struct lfs *fs)
+{
+	vvol_close(&fs->v);
+	int e = vvol_open(&fs->v, &fs->k, LFS_ENT_VOL, 0);
+	fs->v.readonly = fs->rdonly;
+	return e;
+}
+
+/* Everything again from the disk, as a mount: the newest checkpoint, then
+ * roll-forward.  The inodes held open stay (revalidate looks at them). */
+static int reload(struct lfs *fs)
+{
+	lfs_log_wait(fs);
+	forget_changes(fs);
+	struct lnode **ih = fs->ih;
+	fs->ih = NULL;
+	lfs_imap_free(fs);
+	lfs_sut_free(fs);
+	fs->nimchg = fs->nschg = fs->ncpl = fs->nsutchg = 0;
+	fs->cpl_all = 0;
+	fs->group = fs->unflushed = fs->undurable = 0;
+	fs->pend = 0;
+	fs->nent = 0;
+	fs->err = 0;
+	fs->since_cp = 0;
+	fs->av_valid = 0;
+	drop_cache(fs);
+	int e = lfs_sut_init(fs);
+	if (e == 0)
+		e = reopen_volume(fs);
+	if (e == 0)
+		e = lfs_load(fs);
+	free(fs->ih);
+	fs->ih = ih;
+	fs->nih = 4096;
+	return e;
+}
+
+/* Roll forward from our own head through what others appended. */
+static int roll_on(struct lfs *fs)
+{
+	TRY(lfs_log_wait(fs));
+	/* The segments we were writing are no longer the log's unless the
+	 * roll ends in them (lfs_log_start marks those again). */
+	fs->sut[fs->seg].reserved = 0;
+	lfs_seg_mark(fs, fs->seg);
+	if (fs->next != 0) {
+		fs->sut[fs->next].reserved = 0;
+		lfs_seg_mark(fs, fs->next);
+	}
+	drop_cache(fs);
+	TRY(reopen_volume(fs));
+	struct lfs_stats keep = fs->st;
+	int e = lfs_roll(fs, fs->seg * fs->sb.seg_sect + fs->ps, fs->seq, fs->prev, fs->seg, fs->next);
+	fs->since_cp += (fs->st.roll_sect - keep.roll_sect) * LFS_SECT;
+	fs->st.roll_ps = keep.roll_ps;            /* those are the mount's */
+	fs->st.roll_groups = keep.roll_groups;
+	fs->st.roll_sect = keep.roll_sect;
+	fs->av_valid = 0;
+	return e;
+}
+
+static int catch_up(struct lfs *fs, int dead)
+{
+	struct lfs_multi_area *a = area(fs);
+	int full = dead || fs->sh_stale || a->cpseq != fs->cpseq || dirty(fs) || fs->err;
+	if (!full && a->seq == fs->seq && a->prev == fs->prev)
+		return 0;                  /* nothing appended since we let go */
+	struct seen *v;
+	uint32_t count;
+	TRY(snapshot(fs, full, &v, &count));
+	/* (reload forgets changes not written: snapshot marked their inodes
+	 * lost first, so revalidate reads them again or drops them.) */
+	int e = full ? reload(fs) : roll_on(fs);
+	if (e == 0 && !full && fs->seq < a->seq) {
+		/* The chain ended before where the last holder left it. */
+		e = reload(fs);
+	}
+	if (e == 0)
+		e = revalidate(fs, v, count);
+	free(v);
+	fs->sh_stale = e < 0;
+	return e;
+}
+
+int lfs_multi_enter(void *p, int change)
+{
+	struct lfs *fs = p;
+	if (fs->sh.a == NULL)
+		return 0;
+	int r = share_lease_enter(&fs->sh);
+	if (r < 0)
+		return r;
+	fs->sh_change |= change;
+	if (r != SHARE_SAME || fs->sh_stale) {
+		int e = catch_up(fs, r == SHARE_DEAD);
+		if (e < 0) {
+			lfs_multi_leave(fs);
+			return e;
+		}
+	}
+	return 0;
+}
+
+void lfs_multi_leave(void *p)
+{
+	struct lfs *fs = p;
+	if (fs->sh.a == NULL)
+		return;
+	int d = dirty(fs);
+	if (fs->sh.held) {
+		if (fs->sh_change)
+			share_touch(&fs->sh);
+		if (!d && !fs->sh_stale)
+			note_head(fs);
+	}
+	fs->sh_change = 0;
+	share_lease_leave(&fs->sh, d);
+}
