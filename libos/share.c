@@ -163,7 +163,15 @@ void share_lease_leave(struct share *s, int dirty)
 	if (!s->held)
 		return;
 	if (!dirty) {
-		share_leave(s);           /* nothing only we have: nothing to keep */
+		/* Nothing only we have: nothing to keep - unless we are the only
+		 * process attached, and then the lock costs nothing to keep.
+		 * Race-free: another process must attach (the kernel counts it
+		 * in sharers before it can even look at the lock) and then wait
+		 * for the lock we hold (the waiters bit); either one makes the
+		 * next leave let go, and blocking or exiting lets go too. */
+		if (share_lone(s))
+			return;
+		share_leave(s);
 		return;
 	}
 	/* Keep it while nobody waits, and a moment after someone starts to,

@@ -83,11 +83,36 @@ uint32_t share_sharers(const struct share *s);
  * process takes a lease from an idle holder at once (it publishes it).
  *
  *   share_lease_enter   share_enter, or nothing if we hold the lease
- *   share_lease_leave   keep the lease (dirty: changes only we have) or
- *                       let go; publishes first if someone waits
+ *   share_lease_leave   keep the lease (dirty: changes only we have; or
+ *                       we are the only process attached) or let go;
+ *                       publishes first if someone waits
  *   share_lease_drop    publish if dirty, let go (unmount, blocking)
  */
 #define SHARE_LEASE_NS (5 * 1000 * 1000ull)
+/* Only this process is attached, and nobody waits for the lock: a holder
+ * may keep it even with nothing to publish (share_lease_leave). */
+static inline int share_lone(const struct share *s)
+{
+	return s->a->k.sharers == 1 &&
+	       !(__atomic_load_n(&s->a->k.lock, __ATOMIC_RELAXED) & SHSEG_LOCK_WAITERS);
+}
+/* The fast paths a file system inlines around each operation: entering
+ * while it holds the lease (nobody can have changed anything), and
+ * leaving while it is alone (it keeps the lease, whatever it holds). */
+static inline int share_lease_again(struct share *s)
+{
+	if (!s->held)
+		return 0;
+	s->inside = 1;
+	return 1;
+}
+static inline int share_lease_keep(struct share *s)
+{
+	if (!s->held || !share_lone(s))
+		return 0;
+	s->inside = 0;
+	return 1;
+}
 void share_lease_init(struct share *s, int (*publish)(void *arg), void *arg);
 int  share_lease_enter(struct share *s);
 void share_lease_leave(struct share *s, int dirty);

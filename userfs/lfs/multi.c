@@ -84,8 +84,11 @@ static void note_head(struct lfs *fs)
 static int publish(void *arg)
 {
 	struct lfs *fs = arg;
-	if (fs->rdonly || !dirty(fs))
+	if (fs->rdonly || !dirty(fs)) {
+		if (!fs->sh_stale)
+			note_head(fs);     /* (kept alone, it was not noted) */
 		return 0;
+	}
 	share_touch(&fs->sh);
 	int e = lfs_commit(fs);
 	if (e < 0) {
@@ -396,6 +399,10 @@ int lfs_multi_enter(void *p, int change)
 	struct lfs *fs = p;
 	if (fs->sh.a == NULL)
 		return 0;
+	if (!fs->sh_stale && share_lease_again(&fs->sh)) {
+		fs->sh_change |= change;   /* our lease: nobody changed anything */
+		return 0;
+	}
 	int r = share_lease_enter(&fs->sh);
 	if (r < 0)
 		return r;
@@ -415,13 +422,15 @@ void lfs_multi_leave(void *p)
 	struct lfs *fs = p;
 	if (fs->sh.a == NULL)
 		return;
-	int d = dirty(fs);
-	if (fs->sh.held) {
-		if (fs->sh_change)
-			share_touch(&fs->sh);
-		if (!d && !fs->sh_stale)
-			note_head(fs);
+	if (fs->sh_change && fs->sh.held)
+		share_touch(&fs->sh);
+	if (share_lease_keep(&fs->sh)) {
+		fs->sh_change = 0;         /* alone: keep it (publish notes the head) */
+		return;
 	}
 	fs->sh_change = 0;
+	int d = dirty(fs);
+	if (fs->sh.held && !d && !fs->sh_stale)
+		note_head(fs);
 	share_lease_leave(&fs->sh, d);
 }

@@ -9,8 +9,9 @@
  * files' bytes waiting to be written, the buffer cache, allocation state -
  * so the lock is a lease:
  *
- *  - while a process holds changes nobody else has seen, it keeps the lock
- *    between its operations, so working alone costs nothing;
+ *  - while a process holds changes nobody else has seen, or is the only
+ *    one attached, it keeps the lock between its operations, so working
+ *    alone costs nothing;
  *  - it lets go when another process waits (after holding it for
  *    SHARE_LEASE_NS, so that taking turns costs one publish per turn), when
  *    it is about to block (sleep, wait, reading the console or a pipe), and
@@ -116,6 +117,10 @@ int ufs_share_enter(void *fsp, int change)
 	struct ufs *fs = fsp;
 	if (fs->sh.a == NULL)
 		return 0;
+	if (fs->root != NULL && share_lease_again(&fs->sh)) {
+		fs->sh_change |= change;   /* our lease: nobody changed anything */
+		return 0;
+	}
 	int r = share_lease_enter(&fs->sh);
 	if (r < 0)
 		return r;
@@ -138,6 +143,8 @@ void ufs_share_leave(void *fsp)
 	if (fs->sh_change && fs->sh.held)
 		share_touch(&fs->sh);
 	fs->sh_change = 0;
+	if (share_lease_keep(&fs->sh))
+		return;                    /* alone: keep it, nothing to work out */
 	share_lease_leave(&fs->sh, dirty(fs));
 }
 

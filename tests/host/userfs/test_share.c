@@ -24,7 +24,9 @@
  * a large file across segments, a checkpoint and the cleaner run by one
  * process under the other's open file (which then reloads everything or
  * rolls forward), a write to a file the other removed (dropped), and fsck
- * clean after the death and a reboot.
+ * clean after the death and a reboot.  A process alone keeps the lock
+ * between operations even with nothing to publish, and lets go once
+ * another has attached.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -385,8 +387,16 @@ static void lfs_case(void)
 	edc_host_init(&c.h, &u.f.h, u.f.ed);
 	as(&a);
 	CHECK_EQ(t->mount(o, &a.fs), 0);
+	/* Alone, a keeps the lock even after an operation that changed
+	 * nothing (the lone fast path); with b attached it lets go. */
+	struct lfs *la = a.fs;
+	CHECK_EQ(get(t, a.fs, "nothing", buf), -1);
+	CHECK(la->sh.held && (la->sh.a->k.lock & SHSEG_LOCK_PID) == a.pid);
 	as(&b);
 	CHECK_EQ(t->mount(o, &b.fs), 0);      /* no -EBUSY */
+	as(&a);
+	CHECK_EQ(get(t, a.fs, "nothing", buf), -1);
+	CHECK(!la->sh.held);
 
 	/* a works alone (keeping the lease), b then sees all of it. */
 	as(&a);
@@ -450,7 +460,6 @@ static void lfs_case(void)
 	edc_host_exit(&c.h);
 	as(&a);
 	CHECK_EQ(t->enter(a.fs, 1), 0);
-	struct lfs *la = a.fs;
 	uint64_t cp0 = la->cpseq;
 	CHECK(lfs_clean(la, 8) >= 0);
 	CHECK_EQ(lfs_checkpoint(la, 0), 0);
