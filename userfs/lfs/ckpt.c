@@ -280,10 +280,10 @@ static int keep_delta(struct roll *r, const uint8_t *p, size_t n)
 }
 
 /* Apply a group's commit records.  They were each checked. */
-static int apply(struct lfs *fs, const struct roll *r)
+int lfs_apply_deltas(struct lfs *fs, const uint8_t *delta, size_t n)
 {
-	for (size_t off = 0; off < r->ndelta;) {
-		const struct lfs_delta *d = (const void *)(r->delta + off);
+	for (size_t off = 0; off < n;) {
+		const struct lfs_delta *d = (const void *)(delta + off);
 		size_t bytes = sizeof *d + (size_t)(d->nimap + d->nsut) * sizeof(struct lfs_dimap);
 		size_t nsect = (bytes + LFS_SECT - 1) / LFS_SECT;
 		if (d->max_ino > fs->max_ino) {
@@ -419,7 +419,7 @@ int lfs_roll(struct lfs *fs, uint64_t lba, uint64_t seq, uint64_t prev, uint64_t
 		}
 		lba = nseg * fs->sb.seg_sect + off;
 		if (h.flags & LFS_PS_COMMIT) {
-			e = apply(fs, &r);
+			e = lfs_apply_deltas(fs, r.delta, r.ndelta);
 			if (e < 0) {
 				lfs_damaged(fs, "a commit record roll-forward cannot apply", lba);
 				break;
@@ -505,9 +505,12 @@ int lfs_load(struct lfs *fs)
 	fs->seq = cp->head_seq;
 	fs->prev = cp->head_prev;
 	fs->mounting = 1;
-	e = lfs_roll(fs, cp->head_lba, cp->head_seq, cp->head_prev, cp->cur_seg, cp->next_seg);
+	/* Other processes using it may have the commits since in memory. */
+	e = fs->sh.a != NULL ? lfs_multi_load(fs) : 0;
+	if (e == 0)
+		e = lfs_roll(fs, cp->head_lba, cp->head_seq, cp->head_prev, cp->cur_seg, cp->next_seg);
 	fs->mounting = 0;
-	return e;
+	return e < 0 ? e : 0;
 }
 
 /* ---- mkfs --------------------------------------------------------------------------- */

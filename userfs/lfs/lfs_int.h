@@ -214,6 +214,8 @@ struct lfs {
 	struct share sh;
 	int sh_change;            /* this operation changes what others see         */
 	int sh_stale;             /* catching up failed: read everything again      */
+	uint64_t sh_jepoch, sh_jpos;   /* the shared journal of commit records,
+	                             as far as we have applied it (multi.c)        */
 	uint8_t scratch[LFS_BSIZE];
 };
 
@@ -368,6 +370,8 @@ int  lfs_format(struct lfs *fs);            /* mkfs's part after the anchor  */
  * the log after the last. */
 int  lfs_roll(struct lfs *fs, uint64_t lba, uint64_t seq, uint64_t prev, uint64_t seg,
               uint64_t next);
+/* Apply commit records (each padded to whole sectors), as roll-forward does. */
+int  lfs_apply_deltas(struct lfs *fs, const uint8_t *delta, size_t n);
 /* The checkpoint copies as read at mount (fsck): which one is used. */
 int  lfs_cp_read(struct lfs *fs, int copy, struct lfs_cp *cp, uint64_t **ptrs);
 
@@ -476,6 +480,11 @@ void lfs_multi_detach(struct lfs *fs, int alive);
 /* struct libfs_ops.enter and .leave. */
 int  lfs_multi_enter(void *fs, int change);
 void lfs_multi_leave(void *fs);
+/* At mount, after the checkpoint is read: the commits since, from the
+ * other processes' journal.  1 done, 0 roll forward instead, or -errno. */
+int  lfs_multi_load(struct lfs *fs);
+/* A commit record of nsect sectors was appended: the others get a copy. */
+void lfs_multi_delta(struct lfs *fs, const uint8_t *rec, uint32_t nsect);
 
 /* ---- fsck.c --------------------------------------------------------------------------------------- */
 int  lfs_fsck(const char *opts, struct libfs_fsck *ck);

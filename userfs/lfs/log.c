@@ -388,6 +388,8 @@ static int write_deltas(struct lfs *fs)
 			ds[j].e = fs->sut[fs->schg[si]].e;
 		}
 		d->csum = lfs_sum32(p, (size_t)nsect * LFS_SECT);
+		if (fs->sh.a != NULL)
+			lfs_multi_delta(fs, p, nsect);   /* for the other processes */
 	} while (ii < nim || si < fs->nschg);
 	free(inos);
 	return e;

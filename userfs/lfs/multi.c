@@ -15,11 +15,13 @@
  * (segment, sector, seq, prev, the next segment) and which checkpoint is
  * the newest.  The next holder, told the file system changed, catches up:
  *
- *  - no checkpoint since it last held the lock: it rolls forward from its
- *    own head - what a mount does after the checkpoint, from where it left
- *    off - applying the commit records the others appended (inode map and
- *    segment usage entries); the log then goes on from the end of the
- *    chain, so the current segment's tail is its own;
+ *  - no checkpoint since it last held the lock: it applies the commit
+ *    records the others appended (inode map and segment usage entries) -
+ *    what a mount's roll-forward does with them - from a copy each holder
+ *    also leaves in the shared area (the journal: since the last
+ *    checkpoint, as far as it has room), or else by rolling forward
+ *    through the log from its own head; the log then goes on from the
+ *    head the last holder left, so the current segment's tail is its own;
  *  - a checkpoint since (its tables moved, segments may have gone back to
  *    the exodisk), or the last holder died holding the lock: it reads
  *    everything again as a mount does - the newest checkpoint, then
@@ -46,13 +48,29 @@
 #include "userfs/lfs/lfs_int.h"
 
 /* The shared area: the lock, then the log's head as the last holder left
- * it (after a commit). */
+ * it (after a commit), then the journal: a copy of every commit record
+ * written since checkpoint jcp, each after a struct jent saying how long
+ * it is and which segment it went to (a segment the log entered may hold
+ * nothing else, and must not be reused before the next checkpoint either).
+ * Records past jdone were not handed over (a turn in progress, or one
+ * whose commit failed): the next writer cuts them off. */
+#define JOURNAL (256u * 1024)
 struct lfs_multi_area {
 	struct share_area h;
 	uint64_t cpseq;           /* the newest durable checkpoint                  */
 	uint64_t seq, prev;       /* the next PS's sequence number, the last's MAC  */
 	uint64_t seg, next;       /* the log's segment, and the one after it        */
 	uint64_t ps;              /* where in seg the next PS goes                  */
+	uint64_t since_cp;        /* log bytes since that checkpoint                */
+	uint64_t jcp;             /* the journal's checkpoint (0: not to be used)   */
+	uint64_t jepoch;          /* bumped each time it starts again               */
+	uint64_t jlen, jdone;     /* bytes in it; bytes handed over                 */
+	uint32_t jfull, pad;      /* it ran out of room: incomplete                 */
+	uint8_t j[JOURNAL];
+};
+struct jent {
+	uint64_t seg;             /* where the record is in the log                 */
+	uint64_t len;             /* its bytes, whole sectors                       */
 };
 
 static struct lfs_multi_area *area(struct lfs *fs)
@@ -79,6 +97,40 @@ static void note_head(struct lfs *fs)
 	a->seg = fs->seg;
 	a->next = fs->next;
 	a->ps = fs->ps;
+	a->since_cp = fs->since_cp;
+	if (a->jcp == fs->cpseq)
+		a->jdone = a->jlen;       /* our records are handed over with it */
+	fs->sh_jepoch = a->jepoch;
+	fs->sh_jpos = a->jdone;
+}
+
+void lfs_multi_delta(struct lfs *fs, const uint8_t *rec, uint32_t nsect)
+{
+	struct lfs_multi_area *a = area(fs);
+	if (!fs->sh.held)
+		return;
+	if (a->jcp != fs->cpseq) {        /* a checkpoint since: start again */
+		a->jcp = fs->cpseq;
+		a->jepoch++;
+		a->jlen = a->jdone = 0;
+		a->jfull = 0;
+	}
+	struct jent je = { fs->seg, (uint64_t)nsect * LFS_SECT };
+	if (a->jfull || a->jlen + sizeof je + je.len > JOURNAL) {
+		a->jfull = 1;                 /* the others roll forward instead */
+		return;
+	}
+	memcpy(a->j + a->jlen, &je, sizeof je);
+	memcpy(a->j + a->jlen + sizeof je, rec, je.len);
+	a->jlen += sizeof je + je.len;
+}
+
+/* Records past what the last holder handed over were never committed
+ * for the others (it died, or its commit failed): they go. */
+static void took_lock(struct lfs *fs)
+{
+	struct lfs_multi_area *a = area(fs);
+	a->jlen = a->jdone;
 }
 
 static int publish(void *arg)
@@ -127,6 +179,9 @@ int lfs_multi_attach(struct lfs *fs, const char *opts)
 		share_detach(&fs->sh);
 		return e;
 	}
+	took_lock(fs);
+	if (e == SHARE_DEAD)
+		area(fs)->jcp = 0;        /* the dead one's commits may not be there */
 	/* The mount reads everything from the disk, which is all a death
 	 * (SHARE_DEAD) asks of it. */
 	return 0;
@@ -327,6 +382,7 @@ static int reload(struct lfs *fs)
 	fs->ih = NULL;
 	lfs_imap_free(fs);
 	lfs_sut_free(fs);
+	fs->free.n = fs->pool.n = 0;
 	fs->nimchg = fs->nschg = fs->ncpl = fs->nsutchg = 0;
 	fs->cpl_all = 0;
 	fs->group = fs->unflushed = fs->undurable = 0;
@@ -347,23 +403,127 @@ static int reload(struct lfs *fs)
 	return e;
 }
 
+/* The segments we were writing are no longer the log's unless it goes on
+ * in them (lfs_log_start marks those again). */
+static void leave_head(struct lfs *fs)
+{
+	if (fs->seg == 0)
+		return;                   /* (a mount: no log yet) */
+	fs->sut[fs->seg].reserved = 0;
+	lfs_seg_mark(fs, fs->seg);
+	lfs_seg_changed(fs, fs->seg);
+	if (fs->next != 0) {
+		fs->sut[fs->next].reserved = 0;
+		lfs_seg_mark(fs, fs->next);
+		lfs_seg_changed(fs, fs->next);
+	}
+}
+
+/* Does our copy of the volume's map have segment s?  (The usage table's
+ * MAPPED flag is not enough: a segment given back at an unmount keeps it
+ * until it is written again.) */
+static int mapped_here(struct lfs *fs, uint64_t s)
+{
+	struct vvol_place pl;
+	return vvol_chunk(&fs->v, s, 0, &pl) == 1;
+}
+
+/* Apply the others' commit records from the journal, and go on where the
+ * last holder left the log.  1 if done; 0 if the records are not fit to
+ * use (then roll forward instead), or an error. */
+static int from_journal(struct lfs *fs)
+{
+	struct lfs_multi_area *a = area(fs);
+	uint64_t from = fs->sh_jpos, to = a->jdone;
+	if (a->jcp != fs->cpseq || fs->sh_jepoch != a->jepoch || a->jfull || from > to ||
+	    to > JOURNAL)
+		return 0;
+	/* Each record whole inside the journal (a key holder wrote it: it
+	 * could be wrong, not harmful), and whether others mapped segments. */
+	int remap = 0;
+	for (uint64_t off = from; off < to;) {
+		struct jent je;
+		struct lfs_delta d;
+		if (to - off < sizeof je + sizeof d)
+			return 0;
+		memcpy(&je, a->j + off, sizeof je);
+		memcpy(&d, a->j + off + sizeof je, sizeof d);
+		uint64_t bytes = sizeof d + ((uint64_t)d.nimap + d.nsut) * sizeof(struct lfs_dimap);
+		if (d.magic != LFS_DELTA_MAGIC || je.len % LFS_SECT || bytes > je.len ||
+		    je.len > to - off - sizeof je || je.seg == 0 || je.seg >= fs->sb.nsegs)
+			return 0;
+		const struct lfs_dsut *ds = (const void *)(a->j + off + sizeof je + sizeof d +
+		                                           (size_t)d.nimap * sizeof(struct lfs_dimap));
+		for (uint32_t i = 0; i < d.nsut; i++) {
+			if (ds[i].seg == 0 || ds[i].seg >= fs->sb.nsegs)
+				return 0;
+			remap |= (ds[i].e.flags & LFS_SEG_MAPPED) && !mapped_here(fs, ds[i].seg);
+		}
+		off += sizeof je + je.len;
+	}
+	/* The segment the log is in and the next one may have been mapped
+	 * after the last record was written. */
+	if (a->seg == 0 || a->seg >= fs->sb.nsegs || a->next >= fs->sb.nsegs)
+		return 0;
+	remap |= !mapped_here(fs, a->seg) || (a->next != 0 && !mapped_here(fs, a->next));
+	TRY(lfs_log_wait(fs));
+	leave_head(fs);
+	drop_cache(fs);
+	if (remap)
+		TRY(reopen_volume(fs));   /* others mapped segments */
+	/* The records, in order; the segments the others wrote are kept from
+	 * reuse until the next checkpoint, as roll-forward keeps those it
+	 * passes. */
+	for (uint64_t off = from; off < to;) {
+		struct jent je;
+		memcpy(&je, a->j + off, sizeof je);
+		const uint8_t *rec = a->j + off + sizeof je;
+		TRY(lfs_apply_deltas(fs, rec, (size_t)je.len));
+		const struct lfs_delta *d = (const void *)rec;
+		const struct lfs_dsut *ds = (const void *)((const uint8_t *)(d + 1) +
+		                                           (size_t)d->nimap * sizeof(struct lfs_dimap));
+		for (uint32_t i = 0; i < d->nsut; i++) {
+			fs->sut[ds[i].seg].tag = (uint32_t)fs->cpseq;
+			lfs_seg_changed(fs, ds[i].seg);
+		}
+		struct lfs_seg *g = &fs->sut[je.seg];
+		g->tag = (uint32_t)fs->cpseq;
+		g->cpzero = 0;
+		lfs_seg_mark(fs, je.seg);
+		lfs_seg_changed(fs, je.seg);
+		off += sizeof je + je.len;
+	}
+	fs->seq = a->seq;
+	fs->prev = a->prev;
+	TRY(lfs_log_start(fs, a->seg, (uint32_t)a->ps, a->next));
+	return 1;
+}
+
+int lfs_multi_load(struct lfs *fs)
+{
+	struct lfs_multi_area *a = area(fs);
+	if (!fs->sh.held || a->cpseq != fs->cpseq || a->jcp != fs->cpseq || a->seq == 0)
+		return 0;
+	/* The journal holds every commit since this checkpoint: it starts
+	 * again with the first record after one, and anything that could
+	 * leave it short (a death, a failed publish) set jcp to 0. */
+	fs->sh_jepoch = a->jepoch;
+	fs->sh_jpos = 0;
+	int e = from_journal(fs);
+	if (e > 0)
+		fs->since_cp = a->since_cp;
+	return e;
+}
+
 /* Roll forward from our own head through what others appended. */
 static int roll_on(struct lfs *fs)
 {
 	TRY(lfs_log_wait(fs));
-	/* The segments we were writing are no longer the log's unless the
-	 * roll ends in them (lfs_log_start marks those again). */
-	fs->sut[fs->seg].reserved = 0;
-	lfs_seg_mark(fs, fs->seg);
-	if (fs->next != 0) {
-		fs->sut[fs->next].reserved = 0;
-		lfs_seg_mark(fs, fs->next);
-	}
+	leave_head(fs);
 	drop_cache(fs);
 	TRY(reopen_volume(fs));
 	struct lfs_stats keep = fs->st;
 	int e = lfs_roll(fs, fs->seg * fs->sb.seg_sect + fs->ps, fs->seq, fs->prev, fs->seg, fs->next);
-	fs->since_cp += (fs->st.roll_sect - keep.roll_sect) * LFS_SECT;
 	fs->st.roll_ps = keep.roll_ps;            /* those are the mount's */
 	fs->st.roll_groups = keep.roll_groups;
 	fs->st.roll_sect = keep.roll_sect;
@@ -374,7 +534,13 @@ static int roll_on(struct lfs *fs)
 static int catch_up(struct lfs *fs, int dead)
 {
 	struct lfs_multi_area *a = area(fs);
-	int full = dead || fs->sh_stale || a->cpseq != fs->cpseq || dirty(fs) || fs->err;
+	int stale = fs->sh_stale || dirty(fs) || fs->err;
+	int full = dead || stale || a->cpseq != fs->cpseq;
+	/* After a death or our own failed publish the log may hold commits
+	 * the journal does not: nobody uses it until the next checkpoint
+	 * starts it again (nor does the reload below). */
+	if (dead || stale)
+		a->jcp = 0;
 	if (!full && a->seq == fs->seq && a->prev == fs->prev)
 		return 0;                  /* nothing appended since we let go */
 	struct seen *v;
@@ -382,7 +548,11 @@ static int catch_up(struct lfs *fs, int dead)
 	TRY(snapshot(fs, full, &v, &count));
 	/* (reload forgets changes not written: snapshot marked their inodes
 	 * lost first, so revalidate reads them again or drops them.) */
-	int e = full ? reload(fs) : roll_on(fs);
+	int e = full ? 0 : from_journal(fs);
+	if (e == 0)
+		e = full ? reload(fs) : roll_on(fs);
+	else if (e > 0)
+		e = 0;
 	if (e == 0 && !full && fs->seq < a->seq) {
 		/* The chain ended before where the last holder left it. */
 		e = reload(fs);
@@ -391,6 +561,15 @@ static int catch_up(struct lfs *fs, int dead)
 		e = revalidate(fs, v, count);
 	free(v);
 	fs->sh_stale = e < 0;
+	if (e == 0) {
+		/* Where the others are: the journal as far as it was handed
+		 * over (everything up to there is in what we read), the log's
+		 * length since the checkpoint. */
+		fs->sh_jepoch = a->jepoch;
+		fs->sh_jpos = a->jdone;
+		if (a->cpseq == fs->cpseq)
+			fs->since_cp = a->since_cp;
+	}
 	return e;
 }
 
@@ -406,6 +585,7 @@ int lfs_multi_enter(void *p, int change)
 	int r = share_lease_enter(&fs->sh);
 	if (r < 0)
 		return r;
+	took_lock(fs);
 	fs->sh_change |= change;
 	if (r != SHARE_SAME || fs->sh_stale) {
 		int e = catch_up(fs, r == SHARE_DEAD);

@@ -376,6 +376,7 @@ static void big_round(struct process *p, struct process *q, int k)
 static void lfs_case(void)
 {
 	const struct libfs_ops *t = lt = libfs_type("lfs");
+	lfs_debug_sets = 1;               /* every checkpoint checks the segment sets */
 	const char *o = "key=share,seg=64,cpkib=256";
 	char buf[128];
 	struct process a = { .pid = 11 }, b = { .pid = 22 }, c = { .pid = 33 };
