@@ -356,10 +356,18 @@ static void forget_changes(struct lfs *fs)
  * (lfs_log_start gives the log its buffer again). */
 static void drop_cache(struct lfs *fs)
 {
-	for (int i = 0; i < LFS_RC_N; i++)
-		fs->rc[i].chunk = 0;
+	for (int i = 0; i < LFS_RC_N; i++)     /* (waiting for reads ahead) */
+		if (fs->rc[i].chunk != 0)
+			lfs_rc_drop(fs, (fs->rc[i].chunk - 1) * LFS_RC_SECT / fs->sb.seg_sect);
 	fs->nrecent = 0;
 	fs->buf[0].seg = fs->buf[1].seg = 0;
+}
+
+static void drop_cache_only(struct lfs *fs)
+{
+	for (int i = 0; i < LFS_RC_N; i++)
+		if (fs->rc[i].chunk != 0)
+			lfs_rc_drop(fs, (fs->rc[i].chunk - 1) * LFS_RC_SECT / fs->sb.seg_sect);
 }
 
 /* The virtual volume's map again: others may have mapped segments, or
@@ -383,6 +391,7 @@ static int reload(struct lfs *fs)
 	lfs_imap_free(fs);
 	lfs_sut_free(fs);
 	fs->free.n = fs->pool.n = 0;
+	fs->nsutload = 0;
 	fs->nimchg = fs->nschg = fs->ncpl = fs->nsutchg = 0;
 	fs->cpl_all = 0;
 	fs->group = fs->unflushed = fs->undurable = 0;
@@ -409,11 +418,11 @@ static void leave_head(struct lfs *fs)
 {
 	if (fs->seg == 0)
 		return;                   /* (a mount: no log yet) */
-	fs->sut[fs->seg].reserved = 0;
+	lfs_seg(fs, fs->seg)->reserved = 0;
 	lfs_seg_mark(fs, fs->seg);
 	lfs_seg_changed(fs, fs->seg);
 	if (fs->next != 0) {
-		fs->sut[fs->next].reserved = 0;
+		lfs_seg(fs, fs->next)->reserved = 0;
 		lfs_seg_mark(fs, fs->next);
 		lfs_seg_changed(fs, fs->next);
 	}
@@ -483,10 +492,10 @@ static int from_journal(struct lfs *fs)
 		const struct lfs_dsut *ds = (const void *)((const uint8_t *)(d + 1) +
 		                                           (size_t)d->nimap * sizeof(struct lfs_dimap));
 		for (uint32_t i = 0; i < d->nsut; i++) {
-			fs->sut[ds[i].seg].tag = (uint32_t)fs->cpseq;
+			lfs_seg(fs, ds[i].seg)->tag = (uint32_t)fs->cpseq;
 			lfs_seg_changed(fs, ds[i].seg);
 		}
-		struct lfs_seg *g = &fs->sut[je.seg];
+		struct lfs_seg *g = lfs_seg(fs, je.seg);
 		g->tag = (uint32_t)fs->cpseq;
 		g->cpzero = 0;
 		lfs_seg_mark(fs, je.seg);
@@ -557,6 +566,9 @@ static int catch_up(struct lfs *fs, int dead)
 		/* The chain ended before where the last holder left it. */
 		e = reload(fs);
 	}
+	/* What was read (and read ahead) while catching up, before the log
+	 * had its head again, may lie where the log goes next. */
+	drop_cache_only(fs);
 	if (e == 0)
 		e = revalidate(fs, v, count);
 	free(v);
