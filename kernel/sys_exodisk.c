@@ -83,14 +83,16 @@ static int poll_sleepers;
 
 static void env_post(void *ctx, int32_t *word, int32_t value)
 {
-	/* The word is pinned: it stays valid even if its process has exited. */
+	/* The word is pinned: it stays valid even if its process has exited.
+	 * No wakeup here: a completion's op_done (below) comes right after
+	 * its post and wakes the sleepers once, having counted it (wakeup
+	 * looks at every process slot); a post made inside the caller's own
+	 * system call (ed_post_now) has no sleeper to wake. */
 	*(volatile int32_t *)word = value;
-	if (value != ED_PENDING && poll_sleepers > 0)
-		wakeup(&poll_sleepers);
 }
 
-/* Any completion, with a result word or without one (env_post wakes only
- * for those with), changes what ED_OP_POLL counts. */
+/* Any completion, with a result word or without one, changes what
+ * ED_OP_POLL counts (and may finish the word a POLL waits for). */
 static void env_op_done(void *ctx)
 {
 	if (poll_sleepers > 0)
