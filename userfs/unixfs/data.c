@@ -281,12 +281,14 @@ static int read_direct(struct ufs *fs, struct uinode *ip, uint8_t *buf, uint64_t
 	int err = 0;
 	while (i < nb && err == 0) {
 		uint64_t run;
-		uint64_t sector = lb + i >= ip->b->zero_from ? 0 : ufs_map_lookup(ip, (lb + i) * UFS_BSECT, &run);
-		uint64_t k = sector ? min64(run / UFS_BSECT, nb - i) : 1;
-		if (sector != 0 && ip->b->zero_from != UINT64_MAX && lb + i + k > ip->b->zero_from)
+		int cut = lb + i >= ip->b->zero_from;
+		uint64_t sector = cut ? 0 : ufs_map_lookup(ip, (lb + i) * UFS_BSECT, &run);
+		/* A hole (or blocks cut off) reads as zeros, as far as it goes. */
+		uint64_t k = cut ? 1 : run == 0 ? nb - i : min64(run / UFS_BSECT, nb - i);
+		if (ip->b->zero_from != UINT64_MAX && lb + i + k > ip->b->zero_from && !cut)
 			k = ip->b->zero_from - (lb + i);
 		if (sector == 0)
-			memset(buf + i * UFS_BSIZE, 0, UFS_BSIZE);
+			memset(buf + i * UFS_BSIZE, 0, k * UFS_BSIZE);
 		else
 			err = uio_direct(&w, ufs_map_prot(fs, ip, sector), sector, buf + i * UFS_BSIZE,
 			                 k * UFS_BSIZE, NULL);
@@ -354,31 +356,47 @@ long ufs_read(struct ufs *fs, struct uinode *ip, void *buf, size_t n, uint64_t o
 
 /* ---- large files: writing ------------------------------------------------------------- */
 
-/* Promise the blocks a write ending at byte end needs beyond those mapped. */
-static int big_promise(struct ufs *fs, struct uinode *ip, uint64_t end)
+/* Promise the blocks of bytes [off, end) that no extent holds: the
+ * sectors a write-back will allocate for them.  Blocks already dirty in
+ * the cache were promised when they were first written (skip_dirty). */
+static int big_promise(struct ufs *fs, struct uinode *ip, uint64_t off, uint64_t end, int skip_dirty)
 {
-	uint64_t blocks = (end + UFS_BSIZE - 1) / UFS_BSIZE;
-	uint64_t need = blocks * UFS_BSECT > ip->b->mapped ? blocks * UFS_BSECT - ip->b->mapped : 0;
-	return need > ip->resv ? ufs_promise(fs, ip, need - ip->resv) : 0;
+	uint64_t lb = off / UFS_BSIZE, hb = (end + UFS_BSIZE - 1) / UFS_BSIZE;
+	uint64_t need = 0;
+	while (lb < hb) {
+		uint64_t run;
+		uint64_t sector = ufs_map_lookup(ip, lb * UFS_BSECT, &run);
+		uint64_t k = run == 0 || run / UFS_BSECT > hb - lb ? hb - lb : run / UFS_BSECT;
+		if (sector == 0)
+			for (uint64_t i = lb; i < lb + k; i++) {
+				struct bbuf *b = skip_dirty ? bc_lookup(&fs->bc, ip->id, i) : NULL;
+				if (b == NULL || !(b->flags & BB_DIRTY))
+					need += UFS_BSECT;
+			}
+		lb += k;
+	}
+	return need ? ufs_promise(fs, ip, need) : 0;
 }
 
-/* What is allocated now no longer needs promising. */
-static void big_unpromise(struct ufs *fs, struct uinode *ip)
+/* n sectors promised for ip were allocated. */
+static void big_unpromise(struct ufs *fs, struct uinode *ip, uint64_t n)
 {
-	uint64_t blocks = (ip->ent->r.size + UFS_BSIZE - 1) / UFS_BSIZE;
-	uint64_t need = blocks * UFS_BSECT > ip->b->mapped ? blocks * UFS_BSECT - ip->b->mapped : 0;
-	if (ip->resv > need)
-		ufs_unpromise(fs, ip, ip->resv - need);
+	if (n > ip->resv)
+		n = ip->resv;
+	if (n)
+		ufs_unpromise(fs, ip, n);
 }
 
 /* Write whole blocks [lb, lb + nb) from buf straight to the disk, giving
- * the file extents for them first.  Cached copies are forgotten: these
- * bytes replace them. */
+ * the file extents for them first (filling holes).  Cached copies are
+ * forgotten: these bytes replace them. */
 static int write_direct(struct ufs *fs, struct uinode *ip, const uint8_t *buf, uint64_t lb, uint64_t nb)
 {
-	int err = ufs_map_grow(fs, ip, (lb + nb) * UFS_BSECT);
-	if (err < 0)
-		return err;
+	int64_t got = ufs_map_fill(fs, ip, lb * UFS_BSECT, (lb + nb) * UFS_BSECT);
+	if (got < 0)
+		return (int)got;
+	big_unpromise(fs, ip, (uint64_t)got);
+	int err = 0;
 	bc_drop_range(&fs->bc, ip->id, lb, lb + nb);
 	struct uio w;
 	uio_init(&w, fs, 1);
@@ -468,7 +486,7 @@ static int make_big(struct ufs *fs, struct uinode *ip)
 	ufs_ibuf_free(fs, ip);
 	if (ip->resv)
 		ufs_unpromise(fs, ip, ip->resv);
-	return big_promise(fs, ip, size);
+	return big_promise(fs, ip, 0, size, 0);
 }
 
 static long big_write(struct ufs *fs, struct uinode *ip, const uint8_t *in, size_t n, uint64_t off)
@@ -477,7 +495,12 @@ static long big_write(struct ufs *fs, struct uinode *ip, const uint8_t *in, size
 	struct ubig *B = ip->b;
 	uint64_t end = off + n;
 	ufs_stream_drop(fs, ip->id);          /* what it read ahead is old now */
-	int err = big_promise(fs, ip, end);
+	/* The bytes written, and the old last block when the write leaves a
+	 * gap after it (its tail is cleared; the gap is a hole). */
+	int err = big_promise(fs, ip, off, end, 1);
+	if (err == 0 && off > e->r.size && e->r.size % UFS_BSIZE != 0 &&
+	    off / UFS_BSIZE > e->r.size / UFS_BSIZE)
+		err = big_promise(fs, ip, e->r.size, e->r.size + 1, 1);
 	if (err < 0)
 		return err;
 	if (off > e->r.size && (err = zero_tail(fs, ip, off)) < 0)
@@ -501,7 +524,6 @@ static long big_write(struct ufs *fs, struct uinode *ip, const uint8_t *in, size
 			if (pos + nb * UFS_BSIZE > e->r.size)
 				e->r.size = pos + nb * UFS_BSIZE;
 			ufs_file_dirty(fs, ip);
-			big_unpromise(fs, ip);
 			continue;
 		}
 		size_t k = (size_t)min64(UFS_BSIZE - boff, n - done);
@@ -638,7 +660,8 @@ int ufs_truncate(struct ufs *fs, struct uinode *ip, uint64_t len)
 			if (keepblk < B->zero_from)
 				B->zero_from = keepblk;
 		}
-		big_unpromise(fs, ip);
+		/* (Blocks dropped keep their promise until the next write-back
+		 * gives back what it did not use.) */
 	}
 	if (err < 0)
 		return err;
@@ -681,8 +704,8 @@ static int note_buf(struct ufs *fs, struct bbuf *b, struct udir *owner)
 	return 0;
 }
 
-/* Write out a large file's dirty blocks, allocating what is unmapped and
- * zero-filling holes below the highest dirty block - and the blocks a
+/* Write out a large file's dirty blocks, allocating what is unmapped (a
+ * block never written stays a hole) - and, as zeros, the blocks a
  * truncate cut off that the size covers again and the file still maps
  * (the extents stay until the commit; they must not show old bytes). */
 static int flush_blocks(struct ufs *fs, struct uinode *ip, struct uio *w)
@@ -690,8 +713,8 @@ static int flush_blocks(struct ufs *fs, struct uinode *ip, struct uio *w)
 	struct ubig *B = ip->b;
 	struct udir *owner = ip->ent ? ip->ent->dir : NULL;
 	uint64_t endblk = (ip->ent->r.size + UFS_BSIZE - 1) / UFS_BSIZE;
-	uint64_t mapblk = B->mapped / UFS_BSECT;
-	uint64_t zhi = B->zero_from < endblk ? (endblk < mapblk ? endblk : mapblk) : 0;
+	uint64_t mapblk = (B->mapped + UFS_BSECT - 1) / UFS_BSECT;
+	uint64_t zlo = B->zero_from, zhi = B->zero_from < endblk ? (endblk < mapblk ? endblk : mapblk) : 0;
 	uint32_t max = 0;
 	uint32_t nd = 0;
 	struct bbuf **list = NULL;
@@ -702,44 +725,53 @@ static int flush_blocks(struct ufs *fs, struct uinode *ip, struct uio *w)
 		nd = bc_dirty_list(&fs->bc, 0, ip->id, 0, list, max);
 	}
 	int err = 0;
+	uint64_t top = zhi;              /* written (zeros or data) below this */
 	/* Blocks past the end of the file are not data (a write raced a
-	 * truncate); dropped below. */
-	uint64_t hi = zhi;
-	for (uint32_t i = 0; i < nd; i++)
-		if (list[i]->lblk < endblk && list[i]->lblk + 1 > hi)
-			hi = list[i]->lblk + 1;
-	if (hi == 0)
-		goto out;
-	/* Blocks from here on that are not dirty must be written as zeros:
-	 * newly mapped ones, and ones a truncate cut off. */
-	uint64_t zfrom = mapblk < B->zero_from ? mapblk : B->zero_from;
-	if (hi * UFS_BSECT > B->mapped) {
-		err = ufs_map_grow(fs, ip, hi * UFS_BSECT);
-		if (err < 0)
-			goto out;
-	}
-	big_unpromise(fs, ip);
-	uint32_t k = 0;
-	for (uint64_t lb = 0; lb < hi && (k < nd || lb >= zfrom) && err == 0; lb++) {
-		while (k < nd && list[k]->lblk < lb)
-			k++;
-		const uint8_t *data;
-		if (k < nd && list[k]->lblk == lb) {
-			data = list[k]->data;
-			err = note_buf(fs, list[k], owner);
-		} else if (lb >= zfrom) {
-			data = zero_block;
-		} else {
-			continue;
+	 * truncate); dropped below.  The others are in block order: give
+	 * each run of them its extents, then write it. */
+	for (uint32_t i = 0; i < nd && err == 0 && list[i]->lblk < endblk;) {
+		uint32_t j = i + 1;
+		while (j < nd && list[j]->lblk == list[j - 1]->lblk + 1 && list[j]->lblk < endblk)
+			j++;
+		uint64_t lo = list[i]->lblk, hi = list[j - 1]->lblk + 1;
+		int64_t got = ufs_map_fill(fs, ip, lo * UFS_BSECT, hi * UFS_BSECT);
+		if (got < 0) {
+			err = (int)got;
+			break;
 		}
+		big_unpromise(fs, ip, (uint64_t)got);
+		if (hi > top)
+			top = hi;
+		for (; i < j && err == 0; i++) {
+			uint64_t run;
+			uint64_t sector = ufs_map_lookup(ip, list[i]->lblk * UFS_BSECT, &run);
+			err = note_buf(fs, list[i], owner);
+			if (err == 0)
+				err = uio_write(w, ufs_map_prot(fs, ip, sector), sector, list[i]->data, UFS_BSIZE, owner);
+		}
+	}
+	/* Cut off, covered again, still mapped, not rewritten: zeros. */
+	for (uint64_t lb = zlo; err == 0 && lb < zhi; lb++) {
+		struct bbuf *b = bc_lookup(&fs->bc, ip->id, lb);
+		if (b != NULL && (b->flags & BB_DIRTY))
+			continue;
 		uint64_t run;
 		uint64_t sector = ufs_map_lookup(ip, lb * UFS_BSECT, &run);
-		if (err == 0)
-			err = uio_write(w, ufs_map_prot(fs, ip, sector), sector, data, UFS_BSIZE, owner);
+		if (sector == 0) {
+			if (run == 0)
+				break;
+			lb += run / UFS_BSECT - 1;
+			continue;
+		}
+		err = uio_write(w, ufs_map_prot(fs, ip, sector), sector, zero_block, UFS_BSIZE, owner);
 	}
-	if (err == 0 && B->zero_from < hi)
-		B->zero_from = hi;        /* written (zeros or data) up to hi */
-out:
+	if (err == 0) {
+		/* Every dirty block has its sectors now: what was promised for
+		 * blocks dropped since goes back. */
+		big_unpromise(fs, ip, ip->resv);
+		if (B->zero_from != UINT64_MAX && B->zero_from < top)
+			B->zero_from = top;      /* no longer cut off below top */
+	}
 	if (nd > 0 && list[nd - 1]->lblk >= endblk)       /* (the list is in block order) */
 		bc_drop(&fs->bc, ip->id, endblk);
 	free(list);

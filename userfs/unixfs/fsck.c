@@ -12,7 +12,11 @@
  *     no dnode is named twice (a loop), no id twice (a rename a crash
  *     interrupted is allowed: the next mount finishes it);
  *   - large files' extent lists and map nodes are well formed, every
- *     extent is allocated, and no two files share a sector;
+ *     extent is allocated, and no two files share a sector; holes: the
+ *     position tables are well formed, no two extents of a file overlap
+ *     in it (map.c checks at every load), and no table line names an
+ *     extent that is not there (fsck -r drops such lines); the holes of
+ *     each file are counted;
  *   - no orphans: dnodes or fnodes of this file system that no record
  *     names.  A crash between removing a name and freeing what it named
  *     leaves one; with the "repair" option fsck frees them.
@@ -38,6 +42,7 @@ struct run {
 
 struct ck {
 	struct ufs *fs;
+	int repair;
 	ufs_report_fn report;
 	void *arg;
 	struct ufs_fsck_stats *st;
@@ -128,6 +133,19 @@ static int account_big(struct ck *k, struct uinode *ip)
 		k->st->sectors += b->ext[i].nsect;
 		check_alloc(k, b->ext[i].sector, b->ext[i].nsect);
 		err = add_run(k, b->ext[i].sector, b->ext[i].nsect, 0);
+	}
+	/* Holes: what of the size no extent holds. */
+	uint64_t end = (ip->ent->r.size + UFS_SECT - 1) / UFS_SECT;
+	uint64_t holes = ufs_map_holes(ip, 0, end);
+	if (holes > 0) {
+		k->st->sparse++;
+		k->st->hole_bytes += holes * UFS_SECT;
+	}
+	if (err == 0 && b->stale_pos > 0) {
+		if (k->repair && !k->fs->readonly)
+			err = ufs_map_tidy(k->fs, ip);
+		problem(k, k->repair ? "position table line naming no extent (dropped)"
+		                     : "position table line naming no extent");
 	}
 	return err;
 }
@@ -264,6 +282,8 @@ int unixfs_fsck(const char *opts, ufs_report_fn report, void *arg, struct ufs_fs
 	struct ck k;
 	memset(&k, 0, sizeof k);
 	k.fs = fs;
+	k.repair = repair;
+	st->version = fs->sb.version;
 	k.report = report;
 	k.arg = arg;
 	k.st = st;

@@ -144,6 +144,8 @@ static int load_big(struct ufs *fs, struct uinode *ip)
 		return ufs_damage(fs, "not an fnode (wrong size)", ip->x.sector, ip->id);
 	for (uint32_t i = 0; i < h->nent; i++)
 		if (ent[i].type == ED_ENT_DATA) {
+			if (ent[i].idx == UFS_E_POS_FNODE)
+				continue;          /* its position table: map.c checks it */
 			if (ent[i].idx != UFS_E_META || ent[i].len != sizeof m || ent[i].a + ent[i].len > 4096)
 				return ufs_damage(fs, "fnode holds an entry unixfs never makes", ip->x.sector, ip->id);
 			memcpy(&m, fs->page + ent[i].a, sizeof m);

@@ -2,15 +2,27 @@
  * map.c - a large file's extents and the exonodes that list them: the
  * fnode's direct entries, then map nodes (ufs_format.h).
  *
- * In memory a file's extents are one array in logical order, each naming
- * the exonode (node) and entry that holds it.  On disk they are, in order,
- * the inode's direct entries, the single-indirect leaf's, and the leaves of
- * the double-indirect node (ufs_format.h).  The lists only ever change at
- * their end: growing appends an extent to the last list with room (or
- * lengthens the last extent when the sectors after it are free: add, then
- * combine), shrinking removes whole extents from the end and cuts the last
- * one kept in two.  Map nodes appear when the inode's list is full and go
- * when their lists empty.
+ * In memory a file's extents are one array sorted by where they start in
+ * the file, each naming the exonode (node) and entry that holds it; the
+ * gaps between them are holes.  On disk they are, in list order, the
+ * inode's direct entries, the single-indirect leaf's, and the leaves of
+ * the double-indirect node; an extent starts where the one before it in
+ * list order ends unless its list's position table says otherwise
+ * (ufs_format.h, "Holes").  New extents always go at the end of list
+ * order (the last list with room, at an entry number past its last), so
+ * adding one never moves another: a file written in order stays dense
+ * (no table at all); an extent that does not continue the one before it
+ * in list order - after a hole, or filling a hole - gets a table line.
+ * Growing lengthens an extent in place when the sectors after it are
+ * free (add, then combine); shrinking removes the extents that start past
+ * the new end, last first, and cuts the one it ends in.  Map nodes
+ * appear when the last list is full and go when the last lists empty.
+ *
+ * Every change to one exonode is one exodisk call or two in a row; the
+ * states between are harmless if they ever became durable: a table line
+ * is written before its extent is added and dropped after it is removed
+ * (a line naming no extent means nothing), and the temporary entry of a
+ * lengthening or a cut sits right after the extent it belongs to.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,46 +36,223 @@ static int node_depth(int node)
 	return node == UN_INODE ? 0 : node < UN_LEAF0 ? 1 : 2;
 }
 
-static int node_cap(int node)
+/* Bytes of a list for extent entries and the position table. */
+static uint32_t list_bytes(int node)
 {
-	return node == UN_INODE ? UFS_NDIRECT : node == UN_DOUBLE ? UFS_INNER_MAX : UFS_LEAF_MAX;
+	return node == UN_INODE ? UFS_FNODE_LIST_BYTES : UFS_LEAF_LIST_BYTES;
 }
 
-static int push_ext(struct uinode *ip, uint64_t sector, uint32_t nsect, int node, int idx)
+static int first_idx(int node) { return node == UN_INODE ? UFS_E_EXT : 0; }
+static int last_idx(int node) { return node == UN_INODE ? UFS_E_LAST_FNODE : UFS_E_LAST_LEAF; }
+static int pos_idx(int node) { return node == UN_INODE ? UFS_E_POS_FNODE : UFS_E_POS_LEAF; }
+
+/* Would node's list hold `ext` more extents and `pos` more table lines,
+ * with 16 bytes still free? */
+static int fits(const struct uinode *ip, int node, int ext, int pos)
 {
-	if (B->next == B->extcap) {
-		uint32_t cap = B->extcap ? B->extcap * 2 : 8;
-		struct uext *n = realloc(B->ext, cap * sizeof *n);
-		if (n == NULL)
-			return -ENOMEM;
-		B->ext = n;
-		B->extcap = cap;
-	}
-	B->ext[B->next++] = (struct uext){ B->mapped, sector, nsect, (uint16_t)node, (uint16_t)idx };
-	B->mapped += nsect;
-	B->node[node].nent++;
+	uint32_t npos = B->npos[node] + (uint32_t)pos;
+	uint32_t bytes = (B->node[node].nent + (uint32_t)ext) * 16u + (npos ? 8u + npos * UFS_POS_BYTES : 0);
+	return bytes + 16u <= list_bytes(node);
+}
+
+/* Room in the array for one more. */
+static int ext_room(struct uinode *ip)
+{
+	if (B->next < B->extcap)
+		return 0;
+	uint32_t cap = B->extcap ? B->extcap * 2 : 8;
+	struct uext *n = realloc(B->ext, cap * sizeof *n);
+	if (n == NULL)
+		return -ENOMEM;
+	B->ext = n;
+	B->extcap = cap;
 	return 0;
 }
 
-/* Add the extents of one exonode's map page; expect entry numbers from
- * `first`, consecutively. */
+/* Index of the last extent starting at or before lsec, or -1. */
+static int64_t find(const struct uinode *ip, uint64_t lsec)
+{
+	if (B->next == 0 || B->ext[0].lstart > lsec)
+		return -1;
+	uint32_t lo = 0, hi = B->next;
+	while (hi - lo > 1) {
+		uint32_t mid = (lo + hi) / 2;
+		if (B->ext[mid].lstart <= lsec)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Put e into the array at its place in the file. */
+static int insert_ext(struct uinode *ip, struct uext e)
+{
+	int err = ext_room(ip);
+	if (err < 0)
+		return err;
+	uint32_t at = (uint32_t)(find(ip, e.lstart) + 1);
+	memmove(&B->ext[at + 1], &B->ext[at], (B->next - at) * sizeof *B->ext);
+	B->ext[at] = e;
+	B->next++;
+	struct unode *nd = &B->node[e.node];
+	nd->nent++;
+	B->npos[e.node] += e.pos;
+	if (e.idx + 1 > B->top[e.node])
+		B->top[e.node] = (uint16_t)(e.idx + 1);
+	B->held += e.nsect;
+	if (e.lstart + e.nsect > B->mapped)
+		B->mapped = e.lstart + e.nsect;
+	return 0;
+}
+
+/* Take the array's element `at` out (not the disk's entry). */
+static void forget_ext(struct uinode *ip, uint32_t at)
+{
+	struct uext e = B->ext[at];
+	memmove(&B->ext[at], &B->ext[at + 1], (B->next - at - 1) * sizeof *B->ext);
+	B->next--;
+	struct unode *nd = &B->node[e.node];
+	nd->nent--;
+	B->npos[e.node] -= e.pos;
+	B->held -= e.nsect;
+	if (e.idx + 1 == B->top[e.node]) {
+		B->top[e.node] = 0;
+		for (uint32_t i = 0; i < B->next; i++)
+			if (B->ext[i].node == e.node && B->ext[i].idx + 1 > B->top[e.node])
+				B->top[e.node] = (uint16_t)(B->ext[i].idx + 1);
+	}
+	B->mapped = B->next ? B->ext[B->next - 1].lstart + B->ext[B->next - 1].nsect : 0;
+}
+
+/* The extent last in list order (the one a new extent at the end of the
+ * last list follows), or NULL. */
+static const struct uext *list_last(const struct uinode *ip)
+{
+	int dense = 1;
+	for (int n = 0; n < UN_MAX && dense; n++)
+		dense = B->npos[n] == 0;
+	if (dense)                  /* list order is file order */
+		return B->next ? &B->ext[B->next - 1] : NULL;
+	const struct uext *best = NULL;
+	for (uint32_t i = 0; i < B->next; i++) {
+		const struct uext *e = &B->ext[i];
+		if (best == NULL || e->node > best->node || (e->node == best->node && e->idx > best->idx))
+			best = e;
+	}
+	return best;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Write node's position table as the array says, plus one line `extra`
+ * (0: none).  A file system of version 2 becomes version 3 first. */
+static int write_table(struct ufs *fs, struct uinode *ip, int node, uint64_t extra)
+{
+	uint64_t line[UFS_LEAF_LIST_BYTES / UFS_POS_BYTES];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < B->next; i++)
+		if (B->ext[i].node == node && B->ext[i].pos)
+			line[n++] = ufs_pos(B->ext[i].lstart / UFS_BSECT, B->ext[i].idx);
+	if (extra != 0)
+		line[n++] = extra;
+	struct unode *nd = &B->node[node];
+	int64_t r;
+	if (n == 0) {
+		r = ufs_xn_remove(fs, &nd->x, pos_idx(node), node_depth(node));
+		if (r == ED_E_ENTRY)
+			r = 0;
+	} else {
+		if (fs->sb.version < UFS_SB_VERSION) {
+			fs->sb.version = UFS_SB_VERSION;
+			int err = ufs_push_sb(fs);
+			if (err < 0) {
+				fs->sb.version = UFS_SB_VERSION_MIN;
+				return err;
+			}
+		}
+		/* Lines in entry-number order: the entry number is the low byte,
+		 * so sort by it. */
+		for (uint32_t i = 0; i < n; i++)
+			line[i] = (uint64_t)ufs_pos_entry(line[i]) << 56 | ufs_pos_lblk(line[i]);
+		qsort(line, n, sizeof line[0], cmp_u64);
+		for (uint32_t i = 0; i < n; i++)
+			line[i] = ufs_pos(line[i] & ((1ull << 56) - 1), (uint32_t)(line[i] >> 56));
+		r = ufs_xn_add_data(fs, &nd->x, pos_idx(node), line, n * UFS_POS_BYTES, node_depth(node));
+	}
+	return r < 0 ? kit_err(r) : 0;
+}
+
+static int cmp_lstart(const void *a, const void *b)
+{
+	const struct uext *x = a, *y = b;
+	return x->lstart < y->lstart ? -1 : x->lstart > y->lstart;
+}
+
+/* Add the extents of one exonode's map page, in entry order, each at the
+ * end of the last one (*cursor) unless the page's position table says
+ * where it starts. */
 static int load_extents(struct ufs *fs, struct uinode *ip, const uint8_t *page, int node,
-                        int first, int cap)
+                        uint64_t *cursor)
 {
 	const struct ed_xnmap_hdr *h = (const void *)page;
 	const struct ed_xnmap_ent *ent = (const void *)(h + 1);
-	int want = first;
+	uint64_t sector = B->node[node].x.sector;
+	const uint64_t *line = NULL;
+	uint32_t nline = 0;
+	for (uint32_t i = 0; i < h->nent; i++)
+		if (ent[i].type == ED_ENT_DATA && ent[i].idx == pos_idx(node)) {
+			if (ent[i].len == 0 || ent[i].len % UFS_POS_BYTES != 0 || ent[i].a + ent[i].len > 4096)
+				return ufs_damage(fs, "malformed position table", sector, ip->id);
+			line = (const uint64_t *)(page + ent[i].a);
+			nline = ent[i].len / UFS_POS_BYTES;
+		}
+	for (uint32_t j = 1; j < nline; j++)
+		if (ufs_pos_entry(line[j]) <= ufs_pos_entry(line[j - 1]))
+			return ufs_damage(fs, "position table out of order", sector, ip->id);
+	uint32_t j = 0, used = 0, bytes = 0;
+	int prev = -1;
 	for (uint32_t i = 0; i < h->nent; i++) {
 		if (ent[i].type != ED_ENT_EXTENT)
 			continue;
-		if (ent[i].idx != want || want - first >= cap + 1 || ent[i].b == 0 ||
-		    ent[i].b % UFS_BSECT != 0 || ent[i].a + ent[i].b > fs->k.fm.nsectors)
-			return ufs_damage(fs, "extent list unixfs never makes", B->node[node].x.sector, ip->id);
-		int err = push_ext(ip, ent[i].a, (uint32_t)ent[i].b, node, want);
+		int idx = ent[i].idx;
+		if (idx < first_idx(node) || idx > last_idx(node) || idx <= prev || ent[i].b == 0 ||
+		    ent[i].b % UFS_BSECT != 0 || ent[i].a + ent[i].b > fs->k.fm.nsectors ||
+		    ent[i].b > UINT32_MAX)
+			return ufs_damage(fs, "extent list unixfs never makes", sector, ip->id);
+		prev = idx;
+		while (j < nline && ufs_pos_entry(line[j]) < (uint32_t)idx) {
+			B->stale_pos++;            /* names no extent: means nothing */
+			j++;
+		}
+		struct uext e = { *cursor, ent[i].a, (uint32_t)ent[i].b, (uint8_t)node, 0, (uint16_t)idx };
+		if (j < nline && ufs_pos_entry(line[j]) == (uint32_t)idx) {
+			uint64_t lblk = ufs_pos_lblk(line[j++]);
+			if (lblk > UINT64_MAX / 2 / UFS_BSECT)
+				return ufs_damage(fs, "position past any file", sector, ip->id);
+			e.lstart = lblk * UFS_BSECT;
+			e.pos = 1;
+			used++;
+		}
+		int err = ext_room(ip);
 		if (err < 0)
 			return err;
-		want++;
+		B->ext[B->next++] = e;
+		B->node[node].nent++;
+		B->top[node] = (uint16_t)(idx + 1);
+		*cursor = e.lstart + e.nsect;
+		bytes += 16;
 	}
+	B->stale_pos += nline - j;
+	B->npos[node] = (uint16_t)used;
+	if (nline)
+		bytes += 8 + nline * UFS_POS_BYTES;
+	if (bytes > list_bytes(node))
+		return ufs_damage(fs, "extent list longer than unixfs makes", sector, ip->id);
 	return 0;
 }
 
@@ -95,6 +284,7 @@ static int load_node(struct ufs *fs, struct uinode *ip, int node, uint64_t secto
 	if (((const struct ed_xnmap_hdr *)page)->length != UFS_MAP_BYTES)
 		return ufs_damage(fs, "not a map node (wrong size)", sector, ip->id);
 	B->node[node] = (struct unode){ x, 0, 1 };
+	B->top[node] = B->npos[node] = 0;
 	return 0;
 }
 
@@ -105,13 +295,19 @@ int ufs_map_load(struct ufs *fs, struct uinode *ip, const void *inode_page)
 	/* Only the entries the format defines. */
 	for (uint32_t i = 0; i < h->nent; i++) {
 		int idx = ent[i].idx;
-		if ((ent[i].type == ED_ENT_EXTENT && (idx < UFS_E_EXT || idx > UFS_E_EXT + UFS_NDIRECT)) ||
-		    (ent[i].type == ED_ENT_EXONODE && idx != UFS_E_SINGLE && idx != UFS_E_DOUBLE))
+		if ((ent[i].type == ED_ENT_EXTENT && (idx < UFS_E_EXT || idx > UFS_E_LAST_FNODE)) ||
+		    (ent[i].type == ED_ENT_EXONODE && idx != UFS_E_SINGLE && idx != UFS_E_DOUBLE) ||
+		    (ent[i].type == ED_ENT_DATA && idx != UFS_E_META && idx != UFS_E_POS_FNODE))
 			return ufs_damage(fs, "fnode entry unixfs never makes", ip->x.sector, ip->id);
 	}
 	B->next = 0;
 	B->mapped = 0;
-	int err = load_extents(fs, ip, inode_page, UN_INODE, UFS_E_EXT, UFS_NDIRECT);
+	B->held = 0;
+	B->stale_pos = 0;
+	memset(B->top, 0, sizeof B->top);
+	memset(B->npos, 0, sizeof B->npos);
+	uint64_t cursor = 0;
+	int err = load_extents(fs, ip, inode_page, UN_INODE, &cursor);
 	if (err < 0)
 		return err;
 	uint8_t *page = malloc(4096), *inner = malloc(4096);
@@ -125,7 +321,7 @@ int ufs_map_load(struct ufs *fs, struct uinode *ip, const void *inode_page)
 	if (s != 0) {
 		err = load_node(fs, ip, UN_SINGLE, s, slot, page);
 		if (err == 0)
-			err = load_extents(fs, ip, page, UN_SINGLE, 0, UFS_LEAF_MAX);
+			err = load_extents(fs, ip, page, UN_SINGLE, &cursor);
 	}
 	s = child_at(inode_page, UFS_E_DOUBLE, &slot);
 	if (err == 0 && s != 0) {
@@ -140,34 +336,57 @@ int ufs_map_load(struct ufs *fs, struct uinode *ip, const void *inode_page)
 			int node = UN_LEAF0 + (int)i;
 			err = load_node(fs, ip, node, ie[i].a, (uint16_t)ie[i].b, page);
 			if (err == 0)
-				err = load_extents(fs, ip, page, node, 0, UFS_LEAF_MAX);
+				err = load_extents(fs, ip, page, node, &cursor);
 			if (err == 0)
 				B->node[UN_DOUBLE].nent++;
 		}
 	}
 	free(page);
 	free(inner);
-	return err;
+	if (err < 0)
+		return err;
+	/* In file order; a dense file's already are. */
+	int sorted = 1;
+	for (uint32_t i = 1; i < B->next && sorted; i++)
+		sorted = B->ext[i - 1].lstart <= B->ext[i].lstart;
+	if (!sorted)
+		qsort(B->ext, B->next, sizeof *B->ext, cmp_lstart);
+	for (uint32_t i = 0; i < B->next; i++) {
+		if (i > 0 && B->ext[i - 1].lstart + B->ext[i - 1].nsect > B->ext[i].lstart)
+			return ufs_damage(fs, "extents overlap in the file", B->node[B->ext[i].node].x.sector, ip->id);
+		B->held += B->ext[i].nsect;
+	}
+	B->mapped = B->next ? B->ext[B->next - 1].lstart + B->ext[B->next - 1].nsect : 0;
+	return 0;
 }
 
 uint64_t ufs_map_lookup(const struct uinode *ip, uint64_t lsec, uint64_t *run)
 {
-	if (lsec >= B->mapped) {
-		*run = 0;
-		return 0;
+	int64_t i = find(ip, lsec);
+	if (i >= 0 && lsec < B->ext[i].lstart + B->ext[i].nsect) {
+		const struct uext *e = &B->ext[i];
+		uint64_t off = lsec - e->lstart;
+		*run = e->nsect - off;
+		return e->sector + off;
 	}
-	uint32_t lo = 0, hi = B->next;
-	while (hi - lo > 1) {
-		uint32_t mid = (lo + hi) / 2;
-		if (B->ext[mid].lstart <= lsec)
-			lo = mid;
-		else
-			hi = mid;
+	/* A hole: *run is how far it goes (0: to the end of the file). */
+	*run = (uint64_t)(i + 1) < B->next ? B->ext[i + 1].lstart - lsec : 0;
+	return 0;
+}
+
+uint64_t ufs_map_holes(const struct uinode *ip, uint64_t from, uint64_t upto)
+{
+	uint64_t n = 0;
+	while (from < upto) {
+		uint64_t run;
+		uint64_t s = ufs_map_lookup(ip, from, &run);
+		if (run == 0 || run > upto - from)
+			run = upto - from;
+		if (s == 0)
+			n += run;
+		from += run;
 	}
-	const struct uext *e = &B->ext[lo];
-	uint64_t off = lsec - e->lstart;
-	*run = e->nsect - off;
-	return e->sector + off;
+	return n;
 }
 
 /* A new map node (a 4-sector block) listed at entry idx of node parent. */
@@ -185,6 +404,7 @@ static int new_node(struct ufs *fs, struct uinode *ip, int parent, int idx, int 
 			struct uxn x;
 			ufs_xn_set(&x, start, 0);
 			B->node[node] = (struct unode){ x, 0, 1 };
+			B->top[node] = B->npos[node] = 0;
 			B->node[parent].nent++;
 			return 0;
 		}
@@ -195,109 +415,169 @@ static int new_node(struct ufs *fs, struct uinode *ip, int parent, int idx, int 
 	return -ENOSPC;
 }
 
-/* The node and entry number for one more extent, creating nodes as
- * needed; -EFBIG when the file has all the extents it can have. */
-static int next_slot(struct ufs *fs, struct uinode *ip, int *node, int *idx)
+/* The last list in list order (a map node may be there and empty). */
+static int last_node(const struct uinode *ip)
 {
-	int last = B->next ? B->ext[B->next - 1].node : UN_INODE;
-	if (last == UN_INODE && B->node[UN_INODE].nent < UFS_NDIRECT) {
-		*node = UN_INODE;
-		*idx = UFS_E_EXT + B->node[UN_INODE].nent;
-		return 0;
-	}
-	if (last <= UN_SINGLE) {
-		if (!B->node[UN_SINGLE].used) {
-			int err = new_node(fs, ip, UN_INODE, UFS_E_SINGLE, UN_SINGLE);
-			if (err < 0)
-				return err;
-		}
-		if (B->node[UN_SINGLE].nent < UFS_LEAF_MAX) {
-			*node = UN_SINGLE;
-			*idx = B->node[UN_SINGLE].nent;
+	int k = B->node[UN_DOUBLE].used ? B->node[UN_DOUBLE].nent : 0;
+	if (k > 0)
+		return UN_LEAF0 + k - 1;
+	return B->node[UN_SINGLE].used ? UN_SINGLE : UN_INODE;
+}
+
+/* The node and entry number for one more extent at the end of list order
+ * (with a table line if `pos`), creating nodes as needed; -EFBIG when the
+ * file has all the lists it can have. */
+static int next_slot(struct ufs *fs, struct uinode *ip, int pos, int *node, int *idx)
+{
+	for (;;) {
+		int last = last_node(ip);
+		int i = B->top[last] > first_idx(last) ? B->top[last] : first_idx(last);
+		if (fits(ip, last, 1, pos) && i <= last_idx(last)) {
+			*node = last;
+			*idx = i;
 			return 0;
 		}
-	}
-	/* Leaves of the double node. */
-	if (!B->node[UN_DOUBLE].used) {
-		int err = new_node(fs, ip, UN_INODE, UFS_E_DOUBLE, UN_DOUBLE);
+		int err;
+		if (last == UN_INODE) {
+			err = new_node(fs, ip, UN_INODE, UFS_E_SINGLE, UN_SINGLE);
+		} else {
+			if (!B->node[UN_DOUBLE].used && (err = new_node(fs, ip, UN_INODE, UFS_E_DOUBLE, UN_DOUBLE)) < 0)
+				return err;
+			int k = B->node[UN_DOUBLE].nent;      /* leaves so far */
+			if (k == UFS_INNER_MAX)
+				return -EFBIG;
+			err = new_node(fs, ip, UN_DOUBLE, k, UN_LEAF0 + k);
+		}
 		if (err < 0)
 			return err;
 	}
-	int k = B->node[UN_DOUBLE].nent;      /* leaves so far */
-	if (k > 0 && B->node[UN_LEAF0 + k - 1].nent < UFS_LEAF_MAX) {
-		*node = UN_LEAF0 + k - 1;
-		*idx = B->node[*node].nent;
+}
+
+/* Is entry idx of node free (no extent, not the table's)? */
+static int idx_free(const struct uinode *ip, int node, int idx)
+{
+	if (idx > last_idx(node))
 		return 0;
+	if (idx >= B->top[node])
+		return 1;
+	for (uint32_t i = 0; i < B->next; i++)
+		if (B->ext[i].node == node && B->ext[i].idx == idx)
+			return 0;
+	return 1;
+}
+
+/* Lengthen extent `at` in place by up to `want` sectors when the sectors
+ * after it on disk are free; returns the sectors added (0: could not). */
+static int64_t lengthen(struct ufs *fs, struct uinode *ip, uint32_t at, uint64_t want)
+{
+	struct uext *e = &B->ext[at];
+	struct unode *nd = &B->node[e->node];
+	uint64_t end = e->sector + e->nsect;
+	/* The temporary entry goes right after e, so that for a moment it
+	 * simply continues it. */
+	int idx = e->idx + 1;
+	if (!fits(ip, e->node, 0, 0) || !idx_free(ip, e->node, idx))
+		return 0;
+	uint64_t n = ufs_room_after(fs, end, want);
+	if (n == 0 || (uint64_t)e->nsect + n > UINT32_MAX / 2)
+		return 0;
+	int depth = node_depth(e->node);
+	int64_t r = ufs_xn_add_extent(fs, &nd->x, idx, end, n, depth);
+	if (r < 0)
+		return kit_taken(r) || r == ED_E_XNFULL ? 0 : kit_err(r);
+	r = ufs_xn_combine(fs, &nd->x, e->idx, idx, depth);
+	if (r < 0) {
+		/* Cannot happen (adjacent, same list); keep the entry consistent
+		 * with what we know. */
+		ufs_xn_remove(fs, &nd->x, idx, depth);
+		return kit_err(r);
 	}
-	if (k == UFS_INNER_MAX)
-		return -EFBIG;
-	int err = new_node(fs, ip, UN_DOUBLE, k, UN_LEAF0 + k);
-	if (err < 0)
-		return err;
-	*node = UN_LEAF0 + k;
-	*idx = 0;
+	e->nsect += (uint32_t)n;
+	B->held += n;
+	if (e->lstart + e->nsect > B->mapped)
+		B->mapped = e->lstart + e->nsect;
+	fs->data_goal = end + n;
+	return (int64_t)n;
+}
+
+/* Map the hole [l, l + n) (no extent holds any of it). */
+static int map_hole(struct ufs *fs, struct uinode *ip, uint64_t l, uint64_t n)
+{
+	int fails = 0;
+	while (n > 0) {
+		uint64_t need = n;
+		if (need > UINT32_MAX / 2)
+			need = UINT32_MAX / 2 / UFS_BSECT * UFS_BSECT;
+		int64_t at = find(ip, l);
+		const struct uext *prev = at >= 0 ? &B->ext[at] : NULL;
+		if (prev != NULL && prev->lstart + prev->nsect == l) {
+			int64_t got = lengthen(fs, ip, (uint32_t)at, need);
+			if (got < 0)
+				return (int)got;
+			if (got > 0) {
+				l += (uint64_t)got;
+				n -= (uint64_t)got;
+				continue;
+			}
+		}
+		/* A new extent at the end of list order: with a table line
+		 * unless it continues the extent last in list order. */
+		const struct uext *ll = list_last(ip);
+		int pos = (ll ? ll->lstart + ll->nsect : 0) != l;
+		int node, idx;
+		int err = next_slot(fs, ip, pos, &node, &idx);
+		if (err < 0)
+			return err;
+		if (pos && (err = write_table(fs, ip, node, ufs_pos(l / UFS_BSECT, (uint32_t)idx))) < 0)
+			return err;
+		uint64_t goal = prev ? prev->sector + prev->nsect
+		                     : (fs->data_goal ? fs->data_goal : ip->x.sector + UFS_XBLK_SECT);
+		uint64_t start;
+		int64_t got = ufs_alloc_run(fs, goal, need, UFS_BSECT, UFS_BSECT, &start);
+		int64_t r = got;
+		if (got > 0)
+			r = ufs_xn_add_extent(fs, &B->node[node].x, idx, start, (uint64_t)got, node_depth(node));
+		if (r < 0) {
+			/* The table line names no extent: take it back (it would
+			 * mean nothing anyway). */
+			if (pos)
+				write_table(fs, ip, node, 0);
+			if (kit_taken(r) && ++fails < 16)
+				continue;              /* taken meanwhile: choose again */
+			return got < 0 ? (int)got : kit_err(r);
+		}
+		err = insert_ext(ip, (struct uext){ l, start, (uint32_t)got, (uint8_t)node, (uint8_t)pos, (uint16_t)idx });
+		if (err < 0)
+			return err;
+		fs->data_goal = start + (uint64_t)got;
+		l += (uint64_t)got;
+		n -= (uint64_t)got;
+	}
 	return 0;
+}
+
+int64_t ufs_map_fill(struct ufs *fs, struct uinode *ip, uint64_t from, uint64_t upto)
+{
+	uint64_t before = B->held;
+	while (from < upto) {
+		uint64_t run;
+		uint64_t s = ufs_map_lookup(ip, from, &run);
+		if (run == 0 || run > upto - from)
+			run = upto - from;
+		if (s == 0) {
+			int err = map_hole(fs, ip, from, run);
+			if (err < 0)
+				return err;
+		}
+		from += run;
+	}
+	return (int64_t)(B->held - before);
 }
 
 int ufs_map_grow(struct ufs *fs, struct uinode *ip, uint64_t upto)
 {
-	int fails = 0;
-	while (B->mapped < upto) {
-		uint64_t need = upto - B->mapped;
-		if (need > UINT32_MAX / 2)
-			need = UINT32_MAX / 2 / UFS_BSECT * UFS_BSECT;
-		struct uext *last = B->next ? &B->ext[B->next - 1] : NULL;
-		/* Lengthen the last extent in place when the sectors after it are
-		 * free and its list has room for the moment the new piece takes. */
-		if (last != NULL) {
-			uint64_t end = last->sector + last->nsect;
-			uint64_t n = ufs_room_after(fs, end, need);
-			struct unode *nd = &B->node[last->node];
-			if (n > 0 && nd->nent < node_cap(last->node) + 1 &&
-			    (uint64_t)last->nsect + n <= UINT32_MAX) {
-				int depth = node_depth(last->node);
-				int idx = last->idx + 1;
-				int64_t r = ufs_xn_add_extent(fs, &nd->x, idx, end, n, depth);
-				if (r >= 0) {
-					r = ufs_xn_combine(fs, &nd->x, last->idx, idx, depth);
-					if (r < 0) {
-						/* Cannot happen (adjacent, same list); keep the
-						 * entry consistent with what we know. */
-						ufs_xn_remove(fs, &nd->x, idx, depth);
-						return kit_err(r);
-					}
-					last->nsect += (uint32_t)n;
-					B->mapped += n;
-					fs->data_goal = end + n;
-					continue;
-				}
-				if (!kit_taken(r) && r != ED_E_XNFULL)
-					return kit_err(r);
-			}
-		}
-		/* A new extent elsewhere. */
-		int node, idx;
-		int err = next_slot(fs, ip, &node, &idx);
-		if (err < 0)
-			return err;
-		uint64_t goal = last ? last->sector + last->nsect
-		                     : (fs->data_goal ? fs->data_goal : ip->x.sector + UFS_XBLK_SECT);
-		uint64_t start;
-		int64_t n = ufs_alloc_run(fs, goal, need, UFS_BSECT, UFS_BSECT, &start);
-		if (n < 0)
-			return (int)n;
-		struct unode *nd = &B->node[node];
-		int64_t r = ufs_xn_add_extent(fs, &nd->x, idx, start, (uint64_t)n, node_depth(node));
-		if (kit_taken(r) && ++fails < 16)
-			continue;              /* taken meanwhile: choose again */
-		if (r < 0)
-			return kit_err(r);
-		err = push_ext(ip, start, (uint32_t)n, node, idx);
-		if (err < 0)
-			return err;
-		fs->data_goal = start + (uint64_t)n;
-	}
-	return 0;
+	int64_t r = upto > B->mapped ? ufs_map_fill(fs, ip, B->mapped, upto) : 0;
+	return r < 0 ? (int)r : 0;
 }
 
 /* Remove map node `node` (now empty) from its parent. */
@@ -314,53 +594,89 @@ static int drop_node(struct ufs *fs, struct uinode *ip, int node)
 	return 0;
 }
 
+/* Empty map nodes at the end of list order go (one in the middle stays:
+ * the leaves of the double node are numbered in order). */
+static int drop_empty_tail(struct ufs *fs, struct uinode *ip)
+{
+	for (;;) {
+		int last = last_node(ip);
+		if (last == UN_INODE || B->node[last].nent != 0)
+			break;
+		/* The exodisk frees a map node only when it lists nothing:
+		 * lines naming no extent go first. */
+		int err = B->stale_pos ? write_table(fs, ip, last, 0) : 0;
+		if (err == 0)
+			err = drop_node(fs, ip, last);
+		if (err == 0 && last >= UN_LEAF0 && B->node[UN_DOUBLE].nent == 0)
+			err = drop_node(fs, ip, UN_DOUBLE);
+		if (err < 0)
+			return err;
+	}
+	/* A double node left with no leaves (after a crash, say) goes too. */
+	if (B->node[UN_DOUBLE].used && B->node[UN_DOUBLE].nent == 0) {
+		int err = drop_node(fs, ip, UN_DOUBLE);
+		if (err < 0)
+			return err;
+		if (B->node[UN_SINGLE].used && B->node[UN_SINGLE].nent == 0)
+			return drop_node(fs, ip, UN_SINGLE);
+	}
+	return 0;
+}
+
 int ufs_map_shrink(struct ufs *fs, struct uinode *ip, uint64_t keep)
 {
-	while (B->mapped > keep) {
-		struct uext *e = &B->ext[B->next - 1];
-		struct unode *nd = &B->node[e->node];
-		int depth = node_depth(e->node);
+	while (B->next > 0 && B->mapped > keep) {
+		uint32_t at = B->next - 1;
+		struct uext *e = &B->ext[at];
+		int node = e->node;
+		struct unode *nd = &B->node[node];
+		int depth = node_depth(node);
 		if (e->lstart < keep) {
-			/* Cut it: the part past `keep` becomes the next entry, which
-			 * then goes. */
+			/* Cut it: the part past `keep` becomes the entry right after
+			 * it (or any free one), which then goes. */
 			uint64_t k = keep - e->lstart;
-			int64_t r = ufs_xn_split(fs, &nd->x, e->idx, k * ED_SECTOR, e->idx + 1, depth);
+			int tmp = idx_free(ip, node, e->idx + 1) ? e->idx + 1 : -1;
+			int64_t r = ufs_xn_split(fs, &nd->x, e->idx, k * ED_SECTOR, tmp, depth);
 			if (r >= 0)
-				r = ufs_xn_remove(fs, &nd->x, e->idx + 1, depth);
+				r = ufs_xn_remove(fs, &nd->x, (int)r, depth);
 			if (r < 0)
 				return kit_err(r);
-			B->mapped -= e->nsect - k;
+			B->held -= e->nsect - k;
 			e->nsect = (uint32_t)k;
+			B->mapped = keep;
 			break;
 		}
 		int64_t r = ufs_xn_remove(fs, &nd->x, e->idx, depth);
 		if (r < 0)
 			return kit_err(r);
-		B->mapped -= e->nsect;
-		B->next--;
-		nd->nent--;
-		int node = e->node;
-		if (node != UN_INODE && B->node[node].nent == 0) {
-			int err = drop_node(fs, ip, node);
-			if (err < 0)
-				return err;
-			if (node >= UN_LEAF0 && B->node[UN_DOUBLE].nent == 0)
-				err = drop_node(fs, ip, UN_DOUBLE);
+		int pos = e->pos;
+		forget_ext(ip, at);
+		/* Its table line goes after it (a line naming nothing means
+		 * nothing). */
+		if (pos) {
+			int err = write_table(fs, ip, node, 0);
 			if (err < 0)
 				return err;
 		}
 	}
-	/* A double node left with no leaves (after a crash, say) goes too. */
-	if (keep == 0 && B->node[UN_DOUBLE].used && B->node[UN_DOUBLE].nent == 0) {
-		int err = drop_node(fs, ip, UN_DOUBLE);
+	if (keep == 0 && B->stale_pos) {
+		/* Lines naming no extent: every list is empty now, tables go. */
+		int err = ufs_map_tidy(fs, ip);
 		if (err < 0)
 			return err;
 	}
-	if (keep == 0 && B->node[UN_SINGLE].used && B->node[UN_SINGLE].nent == 0) {
-		int err = drop_node(fs, ip, UN_SINGLE);
-		if (err < 0)
-			return err;
-	}
+	return drop_empty_tail(fs, ip);
+}
+
+int ufs_map_tidy(struct ufs *fs, struct uinode *ip)
+{
+	for (int n = 0; n < UN_MAX; n++)
+		if (B->node[n].used && n != UN_DOUBLE) {
+			int err = write_table(fs, ip, n, 0);
+			if (err < 0)
+				return err;
+		}
+	B->stale_pos = 0;
 	return 0;
 }
 

@@ -178,7 +178,7 @@ static void fill_stat(struct uinode *ip, struct libfs_stat *st)
 		uint64_t nodes = 1;
 		for (int i = UN_SINGLE; i < UN_MAX; i++)
 			nodes += ip->b->node[i].used ? UFS_MAP_SECT : 0;
-		st->blocks = nodes + ip->b->mapped;
+		st->blocks = nodes + ip->b->held;     /* holes take nothing */
 	} else {
 		st->blocks = (e->r.size + UFS_SECT - 1) / UFS_SECT;
 	}
@@ -601,11 +601,14 @@ static int u_fsck(const char *opts, struct libfs_fsck *ck)
 	if (r < 0)
 		return r;
 	ck->problems = st.problems;
-	snprintf(ck->summary, sizeof ck->summary,
+	int n = snprintf(ck->summary, sizeof ck->summary,
 	         "%llu files, %llu directories, %llu bytes, %llu extents, %llu map nodes",
 	         (unsigned long long)st.files, (unsigned long long)st.dirs,
 	         (unsigned long long)st.bytes, (unsigned long long)st.extents,
 	         (unsigned long long)st.mapnodes);
+	if (st.sparse > 0 && n > 0 && (size_t)n < sizeof ck->summary)
+		snprintf(ck->summary + n, sizeof ck->summary - (size_t)n, ", %llu sparse (%llu bytes of holes)",
+		         (unsigned long long)st.sparse, (unsigned long long)st.hole_bytes);
 	return 0;
 }
 

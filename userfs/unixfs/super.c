@@ -42,7 +42,8 @@ static int setup(struct ufs *fs)
 
 static int sb_valid(const struct ufs_super *sb, uint64_t nsectors)
 {
-	return sb->magic == UFS_SUPER_MAGIC && sb->version == UFS_VERSION && sb->bsize == UFS_BSIZE &&
+	return sb->magic == UFS_SUPER_MAGIC && sb->version >= UFS_SB_VERSION_MIN &&
+	       sb->version <= UFS_SB_VERSION && sb->bsize == UFS_BSIZE &&
 	       ufs_xref_slot(sb->root) < UFS_XPB && ufs_xref_sector(sb->root) < nsectors &&
 	       sb->root_id != 0 && sb->next_id > sb->root_id;
 }
@@ -74,6 +75,10 @@ int ufs_read_sb(struct ufs *fs)
 		return sb_damaged(fs, fs->sb_sector, "it holds no unixfs superblock entry");
 	if (r < 0)
 		return kit_err(r) == -EIO ? sb_damaged(fs, fs->sb_sector, ed_why(r)) : kit_err(r);
+	if (r == sizeof fs->sb && fs->sb.magic == UFS_SUPER_MAGIC &&
+	    (fs->sb.version > UFS_SB_VERSION || fs->sb.version < UFS_SB_VERSION_MIN))
+		return sb_damaged(fs, fs->sb_sector,
+		                  "a unixfs format version this build does not read (it reads 2 and 3)");
 	if (r != sizeof fs->sb || !sb_valid(&fs->sb, fs->k.fm.nsectors))
 		return sb_damaged(fs, fs->sb_sector, "its superblock entry is malformed");
 	return 0;
@@ -183,6 +188,12 @@ void ufs_abandon(struct ufs *fs)
 
 int unixfs_mkfs(const char *opts, uint64_t *sbp)
 {
+	/* version=2 makes the format before holes (for older builds'
+	 * tools); it becomes 3 when its first hole is made. */
+	uint64_t version;
+	int verr = kit_opt_num(opts, "version", UFS_SB_VERSION, &version);
+	if (verr < 0 || version < UFS_SB_VERSION_MIN || version > UFS_SB_VERSION)
+		return -EINVAL;
 	struct ufs *fs = calloc(1, sizeof *fs);
 	if (fs == NULL)
 		return -ENOMEM;
@@ -201,7 +212,7 @@ int unixfs_mkfs(const char *opts, uint64_t *sbp)
 	struct ufs_super *sb = &fs->sb;
 	memset(sb, 0, sizeof *sb);
 	sb->magic = UFS_SUPER_MAGIC;
-	sb->version = UFS_VERSION;
+	sb->version = (uint32_t)version;
 	sb->bsize = UFS_BSIZE;
 	sb->root_id = 1;
 	sb->next_id = 2;

@@ -61,7 +61,8 @@ struct uext {
 	uint64_t lstart;          /* first logical sector it holds               */
 	uint64_t sector;
 	uint32_t nsect;
-	uint16_t node;            /* which exonode lists it (struct ubig.node)   */
+	uint8_t  node;            /* which exonode lists it (struct ubig.node)   */
+	uint8_t  pos;             /* its list's position table names it          */
 	uint16_t idx;             /* its entry number there                      */
 };
 
@@ -81,12 +82,16 @@ struct unode {
 struct ubig {
 	struct uext *ext;
 	uint32_t next, extcap;
-	uint64_t mapped;          /* sectors the extents cover                   */
+	uint64_t mapped;          /* where the last extent ends (logical sector) */
+	uint64_t held;            /* sectors the extents hold (less: holes)      */
+	uint32_t stale_pos;       /* position lines naming no extent (fsck)     */
 	uint64_t zero_from;       /* logical blocks from here were cut off by a
 	                             truncate not yet committed: they read as zero
 	                             unless written again (UINT64_MAX: none)      */
 	uint64_t ra_next;         /* block a sequential reader would read next   */
 	struct unode node[UN_MAX];
+	uint16_t top[UN_MAX];     /* a list's highest extent entry + 1 (0: none) */
+	uint16_t npos[UN_MAX];    /* lines in a list's position table            */
 };
 
 /* ---- directories ------------------------------------------------------------ */
@@ -525,6 +530,13 @@ void ufs_file_dirty(struct ufs *fs, struct uinode *ip);
 int  ufs_map_load(struct ufs *fs, struct uinode *ip, const void *fnode_page);
 uint64_t ufs_map_lookup(const struct uinode *ip, uint64_t lsec, uint64_t *run);
 int  ufs_map_grow(struct ufs *fs, struct uinode *ip, uint64_t upto);
+/* Give every hole in logical sectors [from, upto) extents; returns the
+ * sectors newly mapped. */
+int64_t ufs_map_fill(struct ufs *fs, struct uinode *ip, uint64_t from, uint64_t upto);
+/* Rewrite position tables holding lines that name no extent. */
+int ufs_map_tidy(struct ufs *fs, struct uinode *ip);
+/* Sectors in [from, upto) that no extent holds. */
+uint64_t ufs_map_holes(const struct uinode *ip, uint64_t from, uint64_t upto);
 int  ufs_map_shrink(struct ufs *fs, struct uinode *ip, uint64_t keep);
 /* The protector of the exonode listing the extent that holds sector. */
 const struct ed_protector *ufs_map_prot(struct ufs *fs, struct uinode *ip, uint64_t sector);

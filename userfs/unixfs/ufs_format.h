@@ -1,5 +1,5 @@
 /*
- * ufs_format.h - unixfs on disk, version 2.  docs/unixfs.md ("On disk")
+ * ufs_format.h - unixfs on disk, version 3 (version 2 and holes).  docs/unixfs.md ("On disk")
  * draws the pictures and gives the crash argument; this header is the
  * reference for every number and layout.
  *
@@ -33,7 +33,8 @@
  *              directory's dnode, or a large file's fnode).
  *  fnode       a large file: an exonode of UFS_XN_BYTES whose extents, in
  *              entry order and then through map nodes, hold the file's
- *              bytes (its size and attributes are in its record).
+ *              bytes (its size and attributes are in its record); ranges
+ *              no extent holds are holes (version 3: position tables).
  *  map node    a descendant exonode of UFS_MAP_BYTES (one per 4-sector
  *              block) listing more extents of an fnode: a leaf lists
  *              extents, the double node lists leaves.
@@ -50,7 +51,12 @@
 
 #include <stdint.h>
 
-#define UFS_VERSION        2
+#define UFS_VERSION        2                        /* dnodes' and fnodes' layout */
+/* The file system's version, in its superblock: 3 lets large files have
+ * holes (position tables, below); a version 2 file system has none, mounts
+ * as it is, and becomes version 3 when its first hole is made. */
+#define UFS_SB_VERSION     3
+#define UFS_SB_VERSION_MIN 2
 #define UFS_SUPER_MAGIC    0x32534658494e55ull      /* "UNIXFS2" little-endian */
 #define UFS_XMETA_MAGIC    0x58534655u              /* "UFSX" */
 #define UFS_DBLK_MAGIC     0x42534655u              /* "UFSB" */
@@ -93,7 +99,7 @@ _Static_assert(sizeof(struct ufs_intent) == 24, "rename record size");
 
 struct ufs_super {
 	uint64_t magic;           /* UFS_SUPER_MAGIC                                 */
-	uint32_t version;         /* UFS_VERSION                                     */
+	uint32_t version;         /* UFS_SB_VERSION (or UFS_SB_VERSION_MIN)          */
 	uint32_t bsize;           /* UFS_BSIZE                                       */
 	uint64_t root;            /* the root directory's dnode (xref)               */
 	uint64_t root_id;         /* and its id                                      */
@@ -144,6 +150,33 @@ _Static_assert(sizeof(struct ufs_xmeta) == 64, "node metadata size");
 /* Each list of extents keeps room for one entry more than it fills:
  * cutting an extent in two (truncate, trimming a space) needs it. */
 #define UFS_MAX_EXTENTS    (UFS_NDIRECT + UFS_LEAF_MAX + UFS_INNER_MAX * UFS_LEAF_MAX)
+
+/* Holes (version 3).  A large file's lists, taken in order (the fnode's,
+ * the single leaf's, each leaf of the double node's; within a list by
+ * entry number, which may skip numbers), give its extents; each extent
+ * starts in the file where the one before it in that order ends (the
+ * first at 0) - unless its list's position table says where it starts.
+ * The table is a data entry of the list's exonode (UFS_E_POS_FNODE in the
+ * fnode, UFS_E_POS_LEAF in a leaf), an array of 64-bit positions
+ *     logical block (4 KiB) << 8 | extent entry number
+ * in entry-number order, at most one per extent.  Logical ranges between
+ * extents (and past the last one, below the size) are holes: they read as
+ * zero and take no space.  Extents must not overlap in the file.  A table
+ * line naming no extent means nothing (the change that removed an extent
+ * can become durable before the one that drops its line).  Table bytes
+ * count against the list's room: UFS_LIST_BYTES for the extent entries
+ * (16 bytes each) and the table (8 bytes of header and 8 a line), with
+ * 16 bytes always kept free (cutting an extent in two needs them). */
+#define UFS_E_POS_FNODE    252
+#define UFS_E_POS_LEAF     255
+#define UFS_E_LAST_FNODE   249                      /* highest extent entry, fnode */
+#define UFS_E_LAST_LEAF    254                      /* and in a leaf              */
+#define UFS_POS_BYTES      8u
+#define UFS_FNODE_LIST_BYTES ((UFS_NDIRECT + 1) * 16u)
+#define UFS_LEAF_LIST_BYTES  ((UFS_LEAF_MAX + 1) * 16u)
+static inline uint64_t ufs_pos(uint64_t lblk, uint32_t entry) { return lblk << 8 | entry; }
+static inline uint64_t ufs_pos_lblk(uint64_t p) { return p >> 8; }
+static inline uint32_t ufs_pos_entry(uint64_t p) { return (uint32_t)(p & 0xff); }
 
 _Static_assert(56 + 8 + 64 + UFS_DNODE_EXT * 16 <= UFS_XN_BYTES, "dnode fits");
 _Static_assert((32 + UFS_XN_BYTES + 511) / 512 == UFS_XBLK_SECT &&

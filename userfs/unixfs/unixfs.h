@@ -39,6 +39,8 @@ int unixfs_mkfs(const char *opts, uint64_t *sb);
  * number of problems found, or a negative errno if it could not look. */
 struct ufs_fsck_stats {
 	uint64_t files, dirs, bytes, extents, mapnodes, sectors;
+	uint64_t sparse, hole_bytes;   /* large files with holes; bytes the holes span */
+	uint32_t version;              /* the superblock's format version             */
 	uint64_t problems;
 };
 typedef void (*ufs_report_fn)(void *arg, const char *path, const char *what);

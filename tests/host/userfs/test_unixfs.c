@@ -6,7 +6,8 @@
  * the mount lock, a wrong key, two owners on one disk, another process
  * taking the sectors unixfs chose, a small exodisk cache, and bad input
  * (long names, missing files, a full disk, damaged, stale and misplaced
- * directory blocks, malformed nodes), and directory read-ahead.  The on-disk format is read here
+ * directory blocks, malformed nodes), directory read-ahead, and holes
+ * (sparse files, across remounts and power cuts).  The on-disk format is read here
  * independently of unixfs, from ufs_format.h, to find what to damage.
  * test_unixfs_model.c does the long randomized runs against a model.
  */
@@ -1174,6 +1175,246 @@ static void test_damaged_anchor(void)
 	}
 }
 
+/* ---- holes ------------------------------------------------------------------------------
+ * Sparse files: a write far past the end leaves a hole (no sectors, reads
+ * as zeros) instead of filling the gap, on a disk far smaller than the
+ * file; holes at the start, in the middle and at the end; writes into a
+ * hole (small, unaligned, and large enough to go straight to the disk);
+ * truncation into a hole and into an extent, then growing; hundreds of
+ * holes (position tables in the fnode, the single leaf and leaves of the
+ * double node), filled in backwards; a format 2 image mounting, then
+ * becoming format 3 at its first hole; all across remounts, with fsck. */
+
+/* Read [off, off + n) of path and compare it with `want` (NULL: zeros). */
+static void expect_at(const char *path, uint64_t off, const uint8_t *want, size_t n)
+{
+	struct vfile *f;
+	CHECK_EQ(vfs_open(path, LIBFS_O_READ, 0, &f), 0);
+	uint8_t *buf = malloc(n);
+	CHECK_EQ(vfs_pread(f, buf, n, off), (long)n);
+	if (want != NULL) {
+		for (size_t i = 0; i < n; i++)
+			if (buf[i] != want[i]) {
+				fprintf(stderr, "%s: byte %llu reads %u, not %u\n", path,
+				        (unsigned long long)(off + i), buf[i], want[i]);
+				exit(1);
+			}
+	} else {
+		for (size_t i = 0; i < n; i++)
+			if (buf[i] != 0) {
+				fprintf(stderr, "%s: byte %llu of a hole reads %u\n", path,
+				        (unsigned long long)(off + i), buf[i]);
+				exit(1);
+			}
+	}
+	free(buf);
+	CHECK_EQ(vfs_close(f), 0);
+}
+
+static void pwrite_at(const char *path, uint64_t off, const void *data, size_t n)
+{
+	struct vfile *f;
+	CHECK_EQ(vfs_open(path, LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f), 0);
+	CHECK_EQ(vfs_pwrite(f, data, n, off), (long)n);
+	CHECK_EQ(vfs_close(f), 0);
+}
+
+static void truncate_to(const char *path, uint64_t len)
+{
+	struct vfile *f;
+	CHECK_EQ(vfs_open(path, LIBFS_O_WRITE, 0, &f), 0);
+	CHECK_EQ(vfs_ftruncate(f, len), 0);
+	CHECK_EQ(vfs_close(f), 0);
+}
+
+static struct ufs_fsck_stats fsck_clean(void)
+{
+	struct ufs_fsck_stats st;
+	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
+	CHECK_EQ(st.problems, 0);
+	return st;
+}
+
+static uint64_t free_blocks(void)
+{
+	struct libfs_statfs sf;
+	CHECK_EQ(vfs_statfs("/", &sf), 0);
+	return sf.bfree;
+}
+
+#define MiB (1024ull * 1024)
+#define GiB (1024ull * MiB)
+
+static void check_sparse(const uint8_t *a, const uint8_t *b, const uint8_t *c, const uint8_t *d)
+{
+	expect_at("/s", 0, NULL, 8192);                       /* hole at the start */
+	expect_at("/s", 3 * MiB - 4096, NULL, 4096 + 100);
+	expect_at("/s", 3 * MiB + 100, a, 5000);
+	expect_at("/s", 3 * MiB + 5100, NULL, 20000);
+	expect_at("/s", 256 * MiB - 10, NULL, 10);             /* holes in the middle */
+	expect_at("/s", 256 * MiB, c, 4096);
+	expect_at("/s", 256 * MiB + 4096, NULL, 4096);
+	expect_at("/s", 700 * MiB + 123, d, 70000);
+	expect_at("/s", 700 * MiB, NULL, 123);
+	expect_at("/s", 800 * MiB, b, 1 * MiB);
+	expect_at("/s", 1 * GiB - 10, NULL, 10);
+	expect_at("/s", 1 * GiB, a, 9000);
+	expect_at("/s", 2 * GiB, NULL, 65536);                 /* hole at the end */
+	expect_at("/s", 3 * GiB - 4096, NULL, 4096);
+}
+
+static void test_holes(void)
+{
+	struct ufx u;
+	ufx_new(&u, 65536, HD_SYNC, 17);                       /* 32 MiB */
+	ufx_mkfs(&u, OPTS ",version=2");
+	mount_it();
+	static uint8_t a[MiB], b[MiB], c[4096], d[70000];
+	pattern(a, sizeof a, 41);
+	pattern(b, sizeof b, 42);
+	pattern(c, sizeof c, 43);
+	pattern(d, sizeof d, 44);
+	/* Format 2 holds dense files and mounts as it is. */
+	put("/dense", a, 200000);
+	umount_it();
+	CHECK_EQ(fsck_clean().version, 2);
+	mount_it();
+	expect("/dense", a, 200000);
+	uint64_t free0 = free_blocks();
+
+	/* Far past the end, on a disk of 32 MiB: a hole, not ENOSPC. */
+	pwrite_at("/s", 3 * MiB + 100, a, 5000);
+	pwrite_at("/s", 1 * GiB, a, 9000);
+	truncate_to("/s", 3 * GiB);
+	struct libfs_stat st;
+	CHECK_EQ(vfs_stat("/s", &st), 0);
+	CHECK_EQ(st.size, 3 * GiB);
+	CHECK(st.blocks < 64);
+	/* Into the holes: a block, a large write (straight to the disk), an
+	 * unaligned one across blocks. */
+	pwrite_at("/s", 256 * MiB, c, 4096);
+	pwrite_at("/s", 800 * MiB, b, 1 * MiB);
+	pwrite_at("/s", 700 * MiB + 123, d, 70000);
+	check_sparse(a, b, c, d);
+	CHECK_EQ(vfs_sync(), 0);
+	CHECK(free0 - free_blocks() < 2 * MiB / 4096);          /* what was written, not 3 GiB */
+	CHECK_EQ(vfs_stat("/s", &st), 0);
+	CHECK(st.blocks >= (5000 + 9000 + 4096 + MiB + 70000) / 512 && st.blocks < 2 * MiB / 512 + 64);
+	umount_it();
+	struct ufs_fsck_stats fs1 = fsck_clean();
+	CHECK_EQ(fs1.version, 3);                               /* its first hole made it 3 */
+	CHECK_EQ(fs1.sparse, 1);
+	CHECK(fs1.hole_bytes > 3 * GiB - 2 * MiB);
+	mount_it();
+	check_sparse(a, b, c, d);
+	expect("/dense", a, 200000);
+
+	/* Truncate into an extent, then into a hole, then grow. */
+	truncate_to("/s", 700 * MiB + 5000);
+	truncate_to("/s", 900 * MiB);
+	expect_at("/s", 700 * MiB + 123, d, 5000 - 123);
+	expect_at("/s", 700 * MiB + 5000, NULL, 70000);
+	expect_at("/s", 800 * MiB, NULL, 4096);
+	truncate_to("/s", 600 * MiB);
+	truncate_to("/s", 1 * GiB);
+	expect_at("/s", 256 * MiB, c, 4096);
+	expect_at("/s", 700 * MiB, NULL, 100000);
+	umount_it();
+	fsck_clean();
+	mount_it();
+	expect_at("/s", 3 * MiB + 100, a, 5000);
+	expect_at("/s", 256 * MiB, c, 4096);
+	expect_at("/s", 700 * MiB, NULL, 100000);
+	CHECK_EQ(vfs_stat("/s", &st), 0);
+	CHECK_EQ(st.size, 1 * GiB);
+
+	/* Hundreds of holes: one block every 64 KiB, synced now and then,
+	 * then the holes between filled in backwards. */
+	enum { N = 300 };
+	for (int i = 0; i < N; i++) {
+		pwrite_at("/m", (uint64_t)i * 65536, a + i * 4096 % (MiB - 4096), 4096);
+		if (i % 50 == 49)
+			CHECK_EQ(vfs_sync(), 0);
+	}
+	for (int i = N - 1; i >= 0; i--) {
+		pwrite_at("/m", (uint64_t)i * 65536 + 32768, b + i * 4096 % (MiB - 4096), 4096);
+		if (i % 64 == 0)
+			CHECK_EQ(vfs_sync(), 0);
+	}
+	umount_it();
+	struct ufs_fsck_stats fs2 = fsck_clean();
+	CHECK_EQ(fs2.sparse, 2);
+	mount_it();
+	for (int i = 0; i < N; i++) {
+		expect_at("/m", (uint64_t)i * 65536, a + i * 4096 % (MiB - 4096), 4096);
+		expect_at("/m", (uint64_t)i * 65536 + 4096, NULL, 28672);
+		expect_at("/m", (uint64_t)i * 65536 + 32768, b + i * 4096 % (MiB - 4096), 4096);
+	}
+	CHECK_EQ(vfs_stat("/m", &st), 0);
+	CHECK_EQ(st.size, (uint64_t)(N - 1) * 65536 + 32768 + 4096);
+	CHECK(st.blocks >= 2 * N * 8 && st.blocks < 2 * N * 8 + 64);
+
+	/* Everything goes back. */
+	CHECK_EQ(vfs_unlink("/m"), 0);
+	CHECK_EQ(vfs_unlink("/s"), 0);
+	CHECK_EQ(vfs_sync(), 0);
+	CHECK(free_blocks() + 2 >= free0);
+	umount_it();
+	fsck_clean();
+	ufx_free(&u);
+}
+
+/* A power cut while holes are being filled: what was synced before stays
+ * exactly, and fsck finds nothing but orphans. */
+static void test_holes_cut(void)
+{
+	for (int seed = 1; seed <= 4; seed++) {
+		struct ufx u;
+		ufx_new(&u, 65536, HD_SYNC, 100 + seed);
+		ufx_mkfs(&u, OPTS);
+		mount_it();
+		static uint8_t a[65536], b[65536];
+		pattern(a, sizeof a, 51 + seed);
+		pattern(b, sizeof b, 61 + seed);
+		pwrite_at("/h", 0, a, 4096);
+		pwrite_at("/h", 64 * MiB, a + 4096, 8192);
+		pwrite_at("/h", 16 * MiB, a + 12288, 4096);
+		CHECK_EQ(vfs_sync(), 0);
+		/* Unsynced: holes filled, the end moved, a truncate. */
+		pwrite_at("/h", 8 * MiB, b, 65536);
+		pwrite_at("/h", 32 * MiB + 100, b, 5000);
+		if (seed % 2)
+			truncate_to("/h", 20 * MiB);
+		pwrite_at("/h", 128 * MiB, b, 4096);
+		if (seed > 2)
+			CHECK_EQ(vfs_sync(), 0);       /* and a cut after that sync's writes */
+		vfs_abandon();
+		ufx_crash(&u);
+		struct ufs_fsck_stats st;
+		int r = unixfs_fsck(OPTS, say, NULL, &st);
+		CHECK(r >= 0);
+		mount_it();
+		struct libfs_stat fst;
+		CHECK_EQ(vfs_stat("/h", &fst), 0);
+		CHECK(fst.size == 64 * MiB + 8192 || fst.size == 20 * MiB || fst.size == 128 * MiB + 4096);
+		if (seed > 2) {
+			CHECK_EQ(fst.size, 128 * MiB + 4096);
+			expect_at("/h", 8 * MiB, b, 65536);
+			expect_at("/h", 32 * MiB + 100, seed % 2 ? NULL : b, 5000);
+			expect_at("/h", 64 * MiB, seed % 2 ? NULL : a + 4096, 8192);
+			expect_at("/h", 128 * MiB, b, 4096);
+		}
+		expect_at("/h", 0, a, 4096);
+		expect_at("/h", 4096, NULL, 4096);
+		expect_at("/h", 16 * MiB, a + 12288, 4096);
+		expect_at("/h", 16 * MiB - 4096, NULL, 4096);
+		if (fst.size > 64 * MiB && !(seed % 2))
+			expect_at("/h", 64 * MiB, a + 4096, 8192);
+		umount_it();
+		ufx_free(&u);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	/* test_unixfs cut [N]: the power-cut workload alone, cut at N of its
@@ -1202,6 +1443,8 @@ int main(int argc, char **argv)
 	test_read_around();
 	test_read_in_order();
 	test_damaged_anchor();
+	test_holes();
+	test_holes_cut();
 	printf("test_unixfs: ok\n");
 	return 0;
 }

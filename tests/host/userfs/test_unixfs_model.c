@@ -4,7 +4,8 @@
  *
  * Each run makes a unixfs on a host disk with a volatile write cache and
  * applies thousands of random operations through the mount table - create,
- * write, append, overwrite with holes, truncate, unlink, mkdir, rmdir,
+ * write, append, overwrite, write far past the end and into the holes
+ * left, truncate (growing by megabytes: holes), unlink, mkdir, rmdir,
  * rename (files and directories, replacing), reads, listings, fsync, sync -
  * and operations that must fail (missing names, existing names, non-empty
  * directories, names too long, paths through files, a directory into
@@ -329,9 +330,11 @@ static void op_write(void)
 	struct ent *e = i >= 0 ? &cur.e[i] : add(&cur, path, 0);
 	if (trunc)
 		setsize(e, 0);
-	/* Write at the end, in the middle, or past the end (a hole). */
+	/* Write at the end, in the middle (perhaps into a hole), or past the
+	 * end (a hole: sometimes of megabytes). */
 	size_t len = random_len();
-	size_t off = rn(3) == 0 ? e->size : rn(3) == 0 ? e->size + rn(20000) : rn(e->size + 1);
+	size_t off = rn(3) == 0 ? e->size : rn(3) == 0 ? e->size + (rn(16) ? rn(20000) : rn(1000000))
+	                                               : rn(e->size + 1);
 	uint8_t *buf = malloc(len + 1);
 	fill(buf, len);
 	long w = len ? vfs_pwrite(f, buf, len, off) : 0;
@@ -355,7 +358,7 @@ static void op_truncate(void)
 	if (i < 0)
 		return;
 	struct ent *e = &cur.e[i];
-	size_t len = rn(2) ? rn(e->size + 1) : e->size + rn(30000);
+	size_t len = rn(2) ? rn(e->size + 1) : e->size + (rn(12) ? rn(30000) : rn(1000000));
 	struct vfile *f;
 	CHECK_EQ(vfs_open(e->path, LIBFS_O_WRITE, 0, &f), 0);
 	CHECK_EQ(vfs_ftruncate(f, len), 0);
