@@ -14,6 +14,9 @@ APP_OBJS_sort := $(ABUILD)/u/apps/textio.c.o
 APP_OBJS_more := $(ABUILD)/u/apps/textio.c.o
 APP_OBJS_tee  := $(ABUILD)/u/apps/textio.c.o
 APP_OBJS_date := $(ABUILD)/u/apps/textio.c.o
+APPS += truncate du
+APP_OBJS_truncate := $(ABUILD)/u/apps/textio.c.o
+APP_OBJS_du   := $(ABUILD)/u/apps/textio.c.o
 
 # grep's regular expressions against the host C library's (tests/host/apps/).
 HOST_TESTS += $(BUILD)/host/apps/test_bre
