@@ -236,15 +236,7 @@ static void start(struct treq *t, int unit, uint8_t op, uint8_t flags, uint64_t 
 
 static void wait_all(void)
 {
-	for (int spin = 0;; spin++) {
-		bool busy = false;
-		for (int i = 0; i < NT; i++)
-			busy |= tr[i].busy;
-		if (!busy)
-			return;
-		CHECK(spin < 100000);
-		blk_poll();
-	}
+	treq_wait_all(tr, NT, NULL);
 }
 
 static void shadows(int n)

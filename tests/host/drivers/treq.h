@@ -3,7 +3,7 @@
  * test_vscsi.c): a request with its own segment array over fresh memory
  * cut into random pieces, its bytes copied to and from flat memory, and
  * each read checked at completion against the test's shadow copy of the
- * unit, when it keeps one.
+ * unit, when it keeps one; and waiting for requests to finish.
  */
 #ifndef TESTS_DRIVERS_TREQ_H
 #define TESTS_DRIVERS_TREQ_H
@@ -55,6 +55,25 @@ static inline void treq_done(struct blkreq *r)
 	t->ndone++;
 	t->status = r->status;
 	t->busy = false;
+}
+
+/* Poll until none of the n requests t[] is busy, calling tick (if not
+ * NULL) after each poll: a test whose device completes on a simulated
+ * clock moves the clock there.  A request that never finishes fails the
+ * test instead of hanging it. */
+static inline void treq_wait_all(struct treq *t, int n, void (*tick)(void))
+{
+	for (int spin = 0;; spin++) {
+		bool busy = false;
+		for (int i = 0; i < n; i++)
+			busy |= t[i].busy;
+		if (!busy)
+			return;
+		CHECK(spin < 200000);
+		blk_poll();
+		if (tick != NULL)
+			tick();
+	}
 }
 
 /* Cut nbytes of fresh memory into random pieces of minpiece..maxpiece
