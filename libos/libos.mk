@@ -19,7 +19,7 @@ USER_LDFLAGS := $(USER_ARCH_LDFLAGS) -T $(USER_LDSCRIPT) -Wl,--gc-sections \
 # the library file systems (every program gets them: any program may find
 # its output redirected to a file).
 LIBOS_SRCS := $(LIBC_GLUE_SRCS) libos/start.c libos/fd.c libos/console.c \
-	libos/exo.c libos/sbrk.c libos/kerror.c libos/posix.c libos/edc_sys.c libos/streams.c \
+	libos/exo.c libos/sbrk.c libos/malloc.c libos/kerror.c libos/posix.c libos/edc_sys.c libos/streams.c \
 	libos/ddio.c libos/clock.c libos/prof.c libos/pipe.c \
 	libos/initrdfs.c libos/devfs.c kernel/mem.c
 
@@ -32,3 +32,13 @@ $(ABUILD)/u/%.c.o: %.c | $(DEPS_STAMP)
 $(ABUILD)/u/%.S.o: %.S | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -c -o $@ $<
+
+# The heap (libos/malloc.c) on the host, its functions renamed so that the
+# host's own stay (tests/host/libos/test_malloc.c).
+MALLOC_TEST_RENAME := -D__PICOLIBC__ -Dsbrk=tm_sbrk $(foreach f,malloc free cfree realloc calloc \
+	memalign aligned_alloc posix_memalign valloc pvalloc malloc_usable_size,-D$(f)=tm_$(f))
+$(BUILD)/host/test_malloc: tests/host/libos/test_malloc.c libos/malloc.c
+	@mkdir -p $(@D)
+	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) $(MALLOC_TEST_RENAME) -c -o $@.o libos/malloc.c
+	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ $< $@.o
+HOST_TESTS += $(BUILD)/host/test_malloc
