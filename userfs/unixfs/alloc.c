@@ -78,7 +78,14 @@ int ufs_alloc_xn(struct ufs *fs, uint64_t near, struct uxn *x)
 	uint64_t sector;
 	uint16_t slot;
 	fs->xpool.len = UFS_XN_BYTES;
-	int err = kit_alloc_xn(&fs->k, &fs->xpool, near, &sector, &slot);
+	/* Many new nodes near one place (a burst of mkdirs in one directory):
+	 * look on from the block filled last, not from `near` again past all
+	 * the blocks the burst took before, a walk that grows with them. */
+	uint64_t goal = near;
+	if (near == fs->xnear && fs->xpool.hint != 0 && fs->xpool.hint > near)
+		goal = fs->xpool.hint;
+	fs->xnear = near;
+	int err = kit_alloc_xn(&fs->k, &fs->xpool, goal, &sector, &slot);
 	if (err < 0)
 		return err;
 	ufs_xn_set(x, sector, slot);

@@ -217,10 +217,22 @@ static int write_files(struct ufs *fs, struct uinode **v, uint32_t n, uint32_t *
 	return first;
 }
 
+/* Files written ahead wait, with their directories, in memory for the next
+ * commit.  Past this many of them a write-behind is a sync instead: so a
+ * program that makes files without ever syncing (a million of them, issue
+ * 11) keeps the work of each write-behind and commit, and the memory held
+ * for them, bounded, instead of growing with every file it made. */
+#define COMMIT_FILES 16384
+
 int ufs_writebehind(struct ufs *fs)
 {
 	if (fs->readonly || fs->in_sync)
 		return 0;
+	uint32_t waiting = 0;
+	for (struct uinode *ip = fs->dfiles; ip && waiting <= COMMIT_FILES; ip = ip->fnext)
+		waiting++;
+	if (waiting > COMMIT_FILES)
+		return ufs_sync(fs);
 	fs->in_sync = 1;
 	for (struct udir *d = fs->dirty; d; d = d->dnext)
 		d->err = 0;

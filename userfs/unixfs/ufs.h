@@ -283,6 +283,7 @@ struct ufs {
 	uint32_t ndoomed, doomedcap;
 	/* Allocation. */
 	struct kit_pool xpool;    /* dnodes and fnodes                           */
+	uint64_t xnear;           /* the place the last one was wanted near      */
 	uint64_t data_goal;
 	uint64_t resv;            /* sectors promised to writes not yet placed    */
 	uint64_t free_est;        /* free sectors when last counted              */
