@@ -14,7 +14,13 @@
  *                 unit, bindings, sectors allocated;
  * and with -n FILES, on a unixfs on the unit (made if there is none):
  *   what=create   every EVERY files, the time per file of the last EVERY
- *                 creations (a file of BYTES, in directories of PER_DIR);
+ *                 creations (a file of BYTES, in directories of PER_DIR):
+ *                 elapsed (us_per_file), and without the time this program
+ *                 slept in system calls (cpu_us_per_file: under ICOUNT=1 an
+ *                 exact instruction count, where a sleep's length means
+ *                 nothing, since the idle guest's clock jumps); the disk
+ *                 requests the whole system queued meanwhile, per 1,000
+ *                 files (writes, flushes); and the program's heap;
  *   what=files    after FILES files and a sync: the sectors a checkpoint
  *                 then writes (ED_OP_CHECKPOINT, after one that emptied the
  *                 log before the files), the bindings, kernel memory.
@@ -31,6 +37,7 @@
 #include "libos/edc.h"
 #include "libos/exo.h"
 #include "libos/libfs.h"
+#include "libos/prof.h"
 #include "libos/vfs.h"
 
 static int unit;
@@ -142,6 +149,9 @@ static int files(struct edc *c, uint64_t n, uint64_t per_dir, uint64_t bytes, ui
 		return 1;
 	memset(buf, 0x5c, bytes);
 	uint64_t t0 = exo_time(), tlast = t0;
+	struct exo_counts mine, last_mine, sys_last = *exo_counts_all();
+	exo_counts(&last_mine);
+	uint8_t *heap0 = sbrk(0);
 	char path[64];
 	for (uint64_t i = 0; i < n; i++) {
 		if (i % per_dir == 0) {
@@ -159,12 +169,22 @@ static int files(struct edc *c, uint64_t n, uint64_t per_dir, uint64_t bytes, ui
 			return fail("close", path);
 		if ((i + 1) % every == 0) {
 			uint64_t now = exo_time();
+			exo_counts(&mine);
+			const struct exo_counts *sys = exo_counts_all();
+			uint64_t slept = mine.wait_time - last_mine.wait_time;
+			uint64_t busy = now - tlast > slept ? now - tlast - slept : 0;
 			emit("\"bench\":\"edscale\",\"what\":\"create\",\"unit\":%d,\"files\":%lu,\"per_dir\":%lu,"
-			     "\"bytes\":%lu,\"every\":%lu,\"us_per_file\":%lu,\"elapsed_ms\":%lu",
+			     "\"bytes\":%lu,\"every\":%lu,\"us_per_file\":%lu,\"cpu_us_per_file\":%.2f,"
+			     "\"writes_per_kfile\":%lu,\"flushes_per_kfile\":%lu,\"heap_kib\":%lu,\"elapsed_ms\":%lu",
 			     unit, (unsigned long)(i + 1), (unsigned long)per_dir, (unsigned long)bytes,
 			     (unsigned long)every, (unsigned long)(us(now - tlast) / every),
-			     (unsigned long)ms(now - t0));
+			     hz ? (double)busy * 1e6 / (double)hz / (double)every : 0.0,
+			     (unsigned long)((sys->disk_writes - sys_last.disk_writes) * 1000 / every),
+			     (unsigned long)((sys->disk_flushes - sys_last.disk_flushes) * 1000 / every),
+			     (unsigned long)(((uint8_t *)sbrk(0) - heap0) / 1024), (unsigned long)ms(now - t0));
 			tlast = now;
+			last_mine = mine;
+			sys_last = *sys;
 		}
 	}
 	sync();
