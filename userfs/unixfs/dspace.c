@@ -30,6 +30,7 @@
 #define READ_MAX        (256u * 1024)         /* one read at most (cache fill) */
 #define SLACK_MIN       128u                  /* sectors: 64 KiB              */
 #define SLACK_MAX       2048u                 /* 1 MiB                        */
+#define MANY_EXT        (UFS_DNODE_EXT / 4)   /* extents: past this, grow by doubling */
 
 uint64_t ds_owner(const struct udir *d)
 {
@@ -285,6 +286,11 @@ static int grow(struct ufs *fs, struct udir *d, uint64_t need, uint64_t want, in
 	idx = free_idx(sp, 1);
 	if (idx < 0)
 		return -EFBIG;            /* no extent entry left: see ds_alloc */
+	/* A directory already in many extents gets a new one as large as its
+	 * space so far (kept, not trimmed: ds_trim), so its extents double
+	 * instead of adding one per commit until the dnode has none left. */
+	if (sp->next >= MANY_EXT && want < sp->total)
+		want = sp->total < UINT32_MAX / 4 ? sp->total : UINT32_MAX / 4;
 	uint64_t goal = last ? last->sector + last->nsect : d->x.sector;
 	for (int tries = 0; tries < 16; tries++) {
 		uint64_t start;
@@ -369,7 +375,9 @@ int ds_trim(struct ufs *fs, struct udir *d)
 			drop_ext(sp, i);
 			continue;
 		}
-		if (e->fresh) {
+		if (e->fresh && sp->next >= MANY_EXT) {
+			e->fresh = 0;        /* (grow: its room is kept) */
+		} else if (e->fresh) {
 			e->fresh = 0;
 			uint64_t top = e->nsect;
 			while (top > 0 && !bit(e->used, top - 1))
