@@ -36,8 +36,9 @@ LIBFS_SRCS := libos/edc.c libos/edc_err.c libos/vfs.c libos/libfs_types.c libos/
 	libos/capkey.c libos/bcache.c libos/share.c $(KIT_SRCS) $(VVOL_SRCS) $(LIBFS_TYPE_SRCS) $(LAYER_SRCS)
 
 # The guest links them into every program, with the kernel's shared
-# segments for sharing (host programs get share_host.c's).
-LIBOS_SRCS += $(LIBFS_SRCS) kernel/exodisk/siphash.c libos/share_sys.c
+# segments for sharing (host programs get share_host.c's), and the free
+# memory the virtual volume sizes its cache by (host programs: a default).
+LIBOS_SRCS += $(LIBFS_SRCS) kernel/exodisk/siphash.c libos/share_sys.c libos/vvol/ram_sys.c
 
 # The list of types, for libfs_types.c in each of its three builds (guest,
 # host tests, exotool).

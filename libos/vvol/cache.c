@@ -82,6 +82,38 @@ static int dirty_in(const struct vv_blk *b, unsigned s, unsigned mask)
 
 /* ---- blocks -------------------------------------------------------------------- */
 
+/* Block memory a closed volume gave back, for the next one this process
+ * opens (a program that unmounts and mounts again, the benchmarks' cold
+ * phases): the C library's malloc zeroes each 64 KiB it hands out, a cost
+ * per byte that buffers about to be filled from the disk do not need.
+ * The heap does not shrink when they are freed either, so keeping them
+ * costs the process no memory it would otherwise give back.  Linked
+ * through their first bytes. */
+static void *pool;
+static uint32_t npool;
+
+static uint8_t *data_new(void)
+{
+	if (pool != NULL) {
+		void *d = pool;
+		memcpy(&pool, d, sizeof pool);
+		npool--;
+		return d;
+	}
+	return malloc((size_t)VV_BLOCK * ED_SECTOR);
+}
+
+static void data_free(uint8_t *d)
+{
+	if (npool >= VV_CACHE_AUTO_MAX / ((size_t)VV_BLOCK * ED_SECTOR)) {
+		free(d);
+		return;
+	}
+	memcpy(d, &pool, sizeof pool);
+	pool = d;
+	npool++;
+}
+
 static uint32_t hslot(const struct vvol *v, uint64_t bno)
 {
 	return (uint32_t)((bno * 0x9e3779b97f4a7c15ull) >> 32) & (v->nhash - 1);
@@ -145,7 +177,7 @@ static struct vv_blk *get(struct vvol *v, uint64_t bno)
 	v->st.misses++;
 	if (v->nblk < v->maxblk) {
 		b = calloc(1, sizeof *b);
-		uint8_t *d = b ? malloc((size_t)VV_BLOCK * ED_SECTOR) : NULL;
+		uint8_t *d = b ? data_new() : NULL;
 		if (d == NULL) {
 			free(b);
 			b = NULL;
@@ -414,39 +446,43 @@ static void copy_out(struct vvol *v, uint64_t lba, void *buf, uint64_t n)
 	}
 }
 
-int vvol_read(struct vvol *v, uint64_t lba, void *buf, uint64_t n, uint32_t ra)
+/* Read [lba, lba + n) into buf through the cache, filling the sectors of
+ * the window [w0, w1) (which holds the request) that are not cached, all
+ * in flight at once. */
+static int read_window(struct vvol *v, uint64_t lba, void *buf, uint64_t n, uint64_t w0, uint64_t w1)
 {
-	if (!range_ok(v, lba, n))
-		return -EINVAL;
-	if (n == 0)
-		return 0;
 	/* All of it cached: no read, and no read-ahead either - reading ahead
 	 * only on a miss fetches a window once, not a little more per call. */
 	if (cached(v, lba, n)) {
 		copy_out(v, lba, buf, n);
 		return 0;
 	}
-	/* A large read with nothing to read ahead, or more than the window:
-	 * straight into the caller's buffer. */
-	uint64_t b0 = lba / VV_BLOCK;
-	if ((ra == 0 && n >= VV_BLOCK) || (lba + n - 1) / VV_BLOCK - b0 >= RA_BLOCKS)
+	/* A large read with no window around it, or more than the cache
+	 * fills at once: straight into the caller's buffer. */
+	uint64_t b0 = lba / VV_BLOCK, bl_last = (lba + n - 1) / VV_BLOCK;
+	if ((w0 == lba && w1 == lba + n && n >= VV_BLOCK) || bl_last - b0 >= RA_BLOCKS)
 		return read_direct(v, lba, buf, n);
-	uint64_t end = lba + n + ra;
-	if (end > v->d.nsectors)
-		end = v->d.nsectors;
+	if (w1 > v->d.nsectors)
+		w1 = v->d.nsectors;
+	/* The window's blocks, those of the request first among them. */
+	uint64_t wb0 = w0 / VV_BLOCK;
+	if (bl_last - wb0 >= RA_BLOCKS) {
+		wb0 = b0;
+		w0 = lba;
+	}
 	struct vv_blk *bl[RA_BLOCKS];
 	int nb = 0;
-	uint64_t b1 = (end - 1) / VV_BLOCK;
-	if (b1 - b0 >= RA_BLOCKS)
-		b1 = b0 + RA_BLOCKS - 1;
-	for (uint64_t bno = b0; bno <= b1; bno++) {
+	uint64_t b1 = (w1 - 1) / VV_BLOCK;
+	if (b1 - wb0 >= RA_BLOCKS)
+		b1 = wb0 + RA_BLOCKS - 1;
+	for (uint64_t bno = wb0; bno <= b1; bno++) {
 		struct vv_blk *b = get(v, bno);
 		if (b == NULL)
 			break;
 		bl[nb++] = b;
 	}
 	/* The blocks holding what was asked for must be there. */
-	if ((uint64_t)nb < (lba + n - 1) / VV_BLOCK - b0 + 1) {
+	if ((uint64_t)nb < bl_last - wb0 + 1) {
 		for (int i = 0; i < nb; i++)
 			unpin(bl[i]);
 		return read_direct(v, lba, buf, n);
@@ -459,15 +495,15 @@ int vvol_read(struct vvol *v, uint64_t lba, void *buf, uint64_t n, uint32_t ra)
 	int e = 0;
 	for (int i = 0; i < nb && e == 0; i++) {
 		uint64_t first = bl[i]->bno * VV_BLOCK;
-		uint64_t s0 = lba > first ? lba - first : 0;
-		uint64_t s1 = end - first < VV_BLOCK ? end - first : VV_BLOCK;
+		uint64_t s0 = w0 > first ? w0 - first : 0;
+		uint64_t s1 = w1 - first < VV_BLOCK ? w1 - first : VV_BLOCK;
 		e = fill(v, &bt, &r, bl[i], (unsigned)s0, (unsigned)s1);
 	}
 	int f = finish_fills(v, &bt, &r, bl, nb);
 	if (e == 0)
 		e = f;
 	for (uint64_t at = lba; e == 0 && at < lba + n;) {
-		struct vv_blk *b = bl[at / VV_BLOCK - b0];
+		struct vv_blk *b = bl[at / VV_BLOCK - wb0];
 		uint64_t i = at - b->bno * VV_BLOCK;
 		uint64_t m = VV_BLOCK - i < lba + n - at ? VV_BLOCK - i : lba + n - at;
 		memcpy((uint8_t *)buf + (at - lba) * ED_SECTOR, b->data + i * ED_SECTOR, m * ED_SECTOR);
@@ -476,6 +512,24 @@ int vvol_read(struct vvol *v, uint64_t lba, void *buf, uint64_t n, uint32_t ra)
 	for (int i = 0; i < nb; i++)
 		unpin(bl[i]);
 	return e;
+}
+
+int vvol_read(struct vvol *v, uint64_t lba, void *buf, uint64_t n, uint32_t ra)
+{
+	if (!range_ok(v, lba, n))
+		return -EINVAL;
+	if (n == 0)
+		return 0;
+	return read_window(v, lba, buf, n, lba, lba + n + ra);
+}
+
+int vvol_read_around(struct vvol *v, uint64_t lba, void *buf, uint64_t n, uint64_t w0, uint64_t w1)
+{
+	if (!range_ok(v, lba, n) || w0 > lba || w1 < lba + n)
+		return -EINVAL;
+	if (n == 0)
+		return 0;
+	return read_window(v, lba, buf, n, w0, w1);
 }
 
 int vvol_write(struct vvol *v, uint64_t lba, const void *buf, uint64_t n, int cls)
@@ -890,6 +944,29 @@ int vvol_each_dirty(struct vvol *v, unsigned mask, int (*fn)(void *arg, uint64_t
 
 /* ---- making and opening ---------------------------------------------------------------------- */
 
+/* The machine's free memory in bytes, 0 when unknown: the guest's
+ * ram_sys.c reads it from the kernel's information page; host programs
+ * keep this default. */
+__attribute__((weak)) uint64_t vvol_ram_free(void)
+{
+	return 0;
+}
+
+size_t vvol_cache_auto(void)
+{
+	uint64_t b = vvol_ram_free() / 4;
+	if (b < VV_CACHE_AUTO_MIN)
+		b = VV_CACHE_AUTO_MIN;
+	if (b > VV_CACHE_AUTO_MAX)
+		b = VV_CACHE_AUTO_MAX;
+	return (size_t)b;
+}
+
+size_t vvol_cache_bytes(const struct vvol *v)
+{
+	return (size_t)v->maxblk * VV_BLOCK * ED_SECTOR;
+}
+
 static int cache_init(struct vvol *v, size_t cache_bytes)
 {
 	v->maxblk = (uint32_t)(cache_bytes / ((size_t)VV_BLOCK * ED_SECTOR));
@@ -957,7 +1034,7 @@ void vvol_close(struct vvol *v)
 	while (v->lru) {
 		struct vv_blk *b = v->lru;
 		v->lru = b->next;
-		free(b->data);
+		data_free(b->data);
 		free(b);
 	}
 	free(v->hash);

@@ -122,6 +122,17 @@ int  vvol_open(struct vvol *v, struct kit *k, int ent, size_t cache_bytes);
  * and writes go straight to it, vvol_sync does nothing more, vvol_discard
  * zeros.  The caller owns img. */
 int  vvol_open_image(struct vvol *v, uint8_t *img, uint64_t nsectors, size_t cache_bytes);
+/* A cache size for a file system that lets the machine decide: a quarter
+ * of the memory free now (the guest; host programs: the least), within
+ * [VV_CACHE_AUTO_MIN, VV_CACHE_AUTO_MAX].  Blocks are allocated only as
+ * they are used, so a large limit costs nothing until data is read. */
+#define VV_CACHE_AUTO_MIN (32ull << 20)
+#define VV_CACHE_AUTO_MAX (512ull << 20)
+size_t vvol_cache_auto(void);
+/* Free memory in bytes, 0 if unknown (libos/vvol/ram_sys.c in the guest). */
+uint64_t vvol_ram_free(void);
+/* The most the cache may hold, in bytes. */
+size_t vvol_cache_bytes(const struct vvol *v);
 /* Free the memory (whatever is dirty is lost: vvol_sync first). */
 void vvol_close(struct vvol *v);
 
@@ -133,6 +144,11 @@ void vvol_close(struct vvol *v);
 /* n sectors at lba into buf; ra more sectors may be read ahead into the
  * cache (up to the end of the cache block).  0 or a negative errno. */
 int  vvol_read(struct vvol *v, uint64_t lba, void *buf, uint64_t n, uint32_t ra);
+/* The same, and on a miss the sectors of [w0, w1) around it (which must
+ * hold [lba, lba + n)) that are not cached come into the cache in the
+ * same requests: read-around, for a file system that knows the window is
+ * worth it (fatfs: a random read in a file the cache can hold whole). */
+int  vvol_read_around(struct vvol *v, uint64_t lba, void *buf, uint64_t n, uint64_t w0, uint64_t w1);
 /* n sectors from buf (NULL: zeros) at lba, dirty in class cls. */
 int  vvol_write(struct vvol *v, uint64_t lba, const void *buf, uint64_t n, int cls);
 /* A pointer to sector lba in the cache, pinned until vvol_unpin.  Read from

@@ -212,6 +212,8 @@ void fat_chain_free(struct fchain *ch);
 /* The volume cluster holding chain cluster i; 0 if past its end.  *run
  * gets how many follow it contiguously in the chain. */
 uint32_t fat_chain_at(const struct fchain *ch, uint32_t i, uint32_t *run);
+/* The same, and *before: clusters of the same run before cluster i. */
+uint32_t fat_chain_span(const struct fchain *ch, uint32_t i, uint32_t *before, uint32_t *run);
 /* Add n clusters at the end of the chain (new ones, linked in the FAT). */
 int  fat_chain_grow(struct fatfs *fs, struct fchain *ch, uint32_t n, uint32_t near);
 /* Keep the first n clusters: the rest becomes a pending free. */

@@ -9,7 +9,8 @@
  *   unit=N, key=TEXT | keyhex=HEX, sb=SECTOR, wait=MS   as for every kit libFS
  *   ro          read-only
  *   check       run the checker first; mount read-only if it finds damage
- *   cache=MIB   the volume cache (default 32 MiB)
+ *   cache=MIB   the volume cache (default: a quarter of the free memory,
+ *               32 to 512 MiB: vvol_cache_auto)
  *
  * mkfs options (fatfs_mkfs, `mkfs -t fatfs ...`), besides unit/key/sb:
  *   size=BYTES  the volume (K, M, G suffixes; default 1G); it takes disk

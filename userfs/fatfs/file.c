@@ -23,6 +23,7 @@
 
 #define RA_SECTORS 256u          /* read ahead from a file's start: 128 KiB           */
 #define RA_FAR     2048u         /* read ahead when reading on: 1 MiB                 */
+#define AROUND     VV_BLOCK      /* read around a random miss: 64 KiB, aligned        */
 #define WRITE_PIECE (1u << 20)   /* the cache is relieved between pieces of a write  */
 
 struct ffile *fat_file_find(struct fatfs *fs, struct fdir *d, uint32_t slot)
@@ -126,6 +127,16 @@ static int update_entry(struct fatfs *fs, struct ffile *f)
 	return 0;
 }
 
+/* The window to read around a random read of sectors [lba, lba + n) of
+ * a run of clusters [lo, hi): the aligned AROUND sectors holding it, no
+ * further than the run (what lies beyond may be another file's). */
+static void around(uint64_t lba, uint64_t n, uint64_t lo, uint64_t hi, uint64_t *w0, uint64_t *w1)
+{
+	uint64_t a0 = lba - lba % AROUND, a1 = (lba + n + AROUND - 1) / AROUND * AROUND;
+	*w0 = a0 > lo ? a0 : lo;
+	*w1 = a1 < hi ? a1 : hi;
+}
+
 long fat_file_read(struct fatfs *fs, struct ffile *f, void *buf, size_t n, uint64_t off)
 {
 	if (off >= f->size)
@@ -135,11 +146,18 @@ long fat_file_read(struct fatfs *fs, struct ffile *f, void *buf, size_t n, uint6
 	/* Read ahead: a file's start (small files are read whole, one after
 	 * another, and lie one after another), or far when reading on. */
 	uint32_t ra = off == 0 ? RA_SECTORS : off == f->last_end ? RA_FAR : 0;
+	/* Elsewhere, a read at random: a miss reads the 64 KiB around it when
+	 * the cache can hold the whole file, so that a file read all over
+	 * ends up cached whole, in a sixteenth of the requests, each byte
+	 * read once (as Linux's page cache holds it).  A file larger than
+	 * that would push the window out before it was used: then only what
+	 * is asked is read. */
+	int rnd = ra == 0 && (uint64_t)f->size <= vvol_cache_bytes(&fs->vol) / 2;
 	uint8_t *out = buf;
 	uint64_t pos = off, end = off + n;
 	while (pos < end) {
-		uint32_t run;
-		uint32_t c = fat_chain_at(&f->ch, (uint32_t)(pos / fs->csize), &run);
+		uint32_t run, before;
+		uint32_t c = fat_chain_span(&f->ch, (uint32_t)(pos / fs->csize), &before, &run);
 		if (c == 0)
 			return fat_damaged(fs, "a file's chain ends before its size, first cluster",
 			                   f->ch.first);
@@ -148,6 +166,7 @@ long fat_file_read(struct fatfs *fs, struct ffile *f, void *buf, size_t n, uint6
 		if (m > end - pos)
 			m = end - pos;
 		uint64_t lba = fat_clus_lba(fs, c) + in / ED_SECTOR;
+		uint64_t lo = fat_clus_lba(fs, c - before), hi = fat_clus_lba(fs, c) + (uint64_t)run * fs->spc;
 		uint32_t so = (uint32_t)(pos % ED_SECTOR);
 		int e;
 		/* Read ahead no further than this file's run of clusters goes
@@ -156,18 +175,28 @@ long fat_file_read(struct fatfs *fs, struct ffile *f, void *buf, size_t n, uint6
 		uint64_t after = left > (m + ED_SECTOR - 1) / ED_SECTOR ? left - (m + ED_SECTOR - 1) / ED_SECTOR : 0;
 		if (ra == RA_FAR && ra > after)
 			ra = (uint32_t)after;
+		uint8_t sec[ED_SECTOR];
+		uint8_t *to = out;
+		uint64_t ns;
 		if (so != 0 || m < ED_SECTOR) {
-			uint8_t sec[ED_SECTOR];
-			uint64_t k = ED_SECTOR - so < m ? ED_SECTOR - so : m;
-			if ((e = vvol_read(&fs->vol, lba, sec, 1, ra)) < 0)
-				return e;
-			memcpy(out, sec + so, (size_t)k);
-			m = k;
+			m = ED_SECTOR - so < m ? ED_SECTOR - so : m;
+			to = sec;
+			ns = 1;
 		} else {
 			m -= m % ED_SECTOR;
-			if ((e = vvol_read(&fs->vol, lba, out, m / ED_SECTOR, ra)) < 0)
-				return e;
+			ns = m / ED_SECTOR;
 		}
+		if (rnd) {
+			uint64_t w0, w1;
+			around(lba, ns, lo, hi, &w0, &w1);
+			e = vvol_read_around(&fs->vol, lba, to, ns, w0, w1);
+		} else {
+			e = vvol_read(&fs->vol, lba, to, ns, ra);
+		}
+		if (e < 0)
+			return e;
+		if (to == sec)
+			memcpy(out, sec + so, (size_t)m);
 		out += m;
 		pos += m;
 	}

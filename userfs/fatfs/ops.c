@@ -18,7 +18,6 @@
 
 #define ANCHOR_LEN  480               /* the anchor: kit record, volume descriptor, root */
 #define VOL_ENT     1                 /* the anchor entries the volume takes: 1 and 2    */
-#define CACHE_DEF   (32u << 20)
 
 int fat_quiet;
 
@@ -97,9 +96,11 @@ static int fo_mount(const char *opts, void **fsp)
 	struct fatfs *fs = calloc(1, sizeof *fs);
 	if (fs == NULL)
 		return -ENOMEM;
+	/* By default the cache may grow to a quarter of the free memory, so a
+	 * large file read at random ends up held whole (file.c: read-around). */
 	uint64_t mib;
-	int e = kit_opt_num(opts, "cache", CACHE_DEF >> 20, &mib);
-	fs->cache = (size_t)mib << 20;
+	int e = kit_opt_num(opts, "cache", 0, &mib);
+	fs->cache = mib ? (size_t)mib << 20 : vvol_cache_auto();
 	if (e == 0)
 		e = kit_mount(&fs->kit, "fatfs", opts);
 	if (e < 0) {

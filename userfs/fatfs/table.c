@@ -305,7 +305,7 @@ int fat_chain_load(struct fatfs *fs, struct fchain *ch, uint32_t first, uint32_t
 	}
 }
 
-uint32_t fat_chain_at(const struct fchain *ch, uint32_t i, uint32_t *run)
+uint32_t fat_chain_span(const struct fchain *ch, uint32_t i, uint32_t *before, uint32_t *run)
 {
 	uint32_t lo = 0, hi = ch->nr;
 	if (i >= ch->len)
@@ -318,9 +318,16 @@ uint32_t fat_chain_at(const struct fchain *ch, uint32_t i, uint32_t *run)
 			hi = mid;
 	}
 	const struct frun *r = &ch->r[lo];
+	if (before)
+		*before = i - r->idx;
 	if (run)
 		*run = r->n - (i - r->idx);
 	return r->clus + (i - r->idx);
+}
+
+uint32_t fat_chain_at(const struct fchain *ch, uint32_t i, uint32_t *run)
+{
+	return fat_chain_span(ch, i, NULL, run);
 }
 
 int fat_chain_grow(struct fatfs *fs, struct fchain *ch, uint32_t n, uint32_t near)

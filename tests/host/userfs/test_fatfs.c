@@ -14,7 +14,9 @@
  *   requests   what the disk sees (counts, not times): small files read in
  *              the order they were written share read-ahead windows; a
  *              large file is written in chunk-sized requests with a flush
- *              per sync step, read back in a window of requests in flight
+ *              per sync step, read back in a window of requests in flight,
+ *              and read at random in 4 KiB with a 64 KiB read-around per
+ *              miss (a request per 64 KiB) when the cache holds the file
  *   damage     cross-linked chains, a loop, a chain past the volume, bad
  *              boot sector fields, long names with bad checksums: refused
  *              or found, repaired, and clean afterwards
@@ -278,6 +280,8 @@ static void test_requests(void)
 	 * a few for the metadata and its checksums), a flush for each of the
 	 * sync's steps that wrote something. */
 	uint64_t w0 = u.f.hd.nwrite, f0 = u.f.hd.nflush;
+	static uint8_t want[65536];
+	memcpy(want, buf, sizeof want);
 	struct vfile *f;
 	CHECK_EQ(vfs_open("/x/big", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f), 0);
 	for (int i = 0; i < 256; i++)
@@ -296,9 +300,31 @@ static void test_requests(void)
 	CHECK_EQ(vfs_close(f), 0);
 	uint64_t bigreads = u.f.hd.nread - r0;
 	CHECK(bigreads <= 256 + 32);
+	/* Read at random, 4 KiB at a time, every block once: a miss reads the
+	 * 64 KiB around it when the cache can hold the whole file (16 MiB of
+	 * the host's 32 MiB), so about one request per 64 KiB; with an 8 MiB
+	 * cache it cannot, and each read is its own request. */
+	uint64_t rnd_reads[2];
+	for (int pass = 0; pass < 2; pass++) {
+		CHECK_EQ(vfs_umount("/x"), 0);
+		CHECK_EQ(vfs_mount("/x", "fatfs", pass ? "key=rq,cache=8" : "key=rq", 1), 0);
+		r0 = u.f.hd.nread;
+		CHECK_EQ(vfs_open("/x/big", LIBFS_O_READ, 0, &f), 0);
+		for (uint32_t i = 0; i < 4096; i++) {
+			uint32_t blk = (i * 2654435761u) % 4096;   /* odd: every block once */
+			CHECK_EQ(vfs_pread(f, buf, 4096, (uint64_t)blk * 4096), 4096);
+			CHECK(memcmp(buf, want + (blk % 16) * 4096, 4096) == 0);
+		}
+		CHECK_EQ(vfs_close(f), 0);
+		rnd_reads[pass] = u.f.hd.nread - r0;
+	}
+	CHECK(rnd_reads[0] <= 256 + 32);
+	CHECK(rnd_reads[1] >= 4096);
 	printf("test_fatfs: requests: 300 x 10 KB read back in %llu reads; 16 MiB written in %llu "
-	       "writes, %llu flushes, read in %llu reads\n", (unsigned long long)reads,
-	       (unsigned long long)writes, (unsigned long long)flushes, (unsigned long long)bigreads);
+	       "writes, %llu flushes, read in %llu reads; read at random in 4 KiB in %llu reads "
+	       "(%llu with an 8 MiB cache)\n", (unsigned long long)reads,
+	       (unsigned long long)writes, (unsigned long long)flushes, (unsigned long long)bigreads,
+	       (unsigned long long)rnd_reads[0], (unsigned long long)rnd_reads[1]);
 	CHECK_EQ(vfs_umount("/x"), 0);
 	ufx_free(&u);
 }

@@ -10,6 +10,9 @@
  *             reopens against a model, for several chunk sizes
  *   classes   a chunk with sectors of two classes, one synced, then a crash:
  *             the other class reads zeros, not what was on the disk before
+ *   around    reads at random in 2 MiB with a 64 KiB window around each miss:
+ *             one request per window, every sector read once, nothing
+ *             outside the windows read; dirty sectors win over the disk
  *   footprint 10 MiB written into a 4 GiB volume takes about 10 MiB of the
  *             disk; discarded, it goes back
  *   powercut  a workload of writes, syncs and discards cut at every disk
@@ -200,7 +203,13 @@ static void check_range(struct vvol *v, const struct model *m, uint64_t lba, uin
 {
 	static uint8_t buf[300 * ED_SECTOR];
 	CHECK(n <= 300);
-	CHECK_EQ(vvol_read(v, lba, buf, n, (uint32_t)(n % 3) * 40), 0);
+	if (n % 4 == 3) {
+		/* Read around: a window reaching past the request on both sides. */
+		uint64_t w0 = lba > n ? lba - n : 0, w1 = lba + 2 * n < m->n ? lba + 2 * n : m->n;
+		CHECK_EQ(vvol_read_around(v, lba, buf, n, w0, w1), 0);
+	} else {
+		CHECK_EQ(vvol_read(v, lba, buf, n, (uint32_t)(n % 3) * 40), 0);
+	}
 	for (uint64_t s = 0; s < n; s++) {
 		uint32_t t = m->tag[lba + s];
 		int ok = t ? is_pattern(buf + s * ED_SECTOR, lba + s, t) : is_zero(buf + s * ED_SECTOR);
@@ -274,6 +283,56 @@ static void test_model(uint32_t chunk, uint64_t seed)
 	vv_unmount(&k, &v);
 	fx_check_live(&u.f);
 	free(m.tag);
+	ufx_free(&u);
+}
+
+/* ---- read-around ------------------------------------------------------------------ */
+
+static void test_around(void)
+{
+	struct ufx u;
+	ufx_new(&u, 65536, HD_POLLED, 31);
+	garbage_fill(&u);
+	struct kit k;
+	struct vvol v = { 0 };
+	const uint64_t n = 8192;                     /* 4 MiB; data in the first 2 MiB */
+	CHECK_EQ(vv_create(&k, &v, n, 128), 0);
+	static uint8_t buf[4096 * ED_SECTOR];
+	for (uint64_t s = 0; s < 4096; s++)
+		pattern(buf + s * ED_SECTOR, s, 7);
+	CHECK_EQ(vvol_write(&v, 0, buf, 4096, 0), 0);
+	CHECK_EQ(vvol_sync(&v, VV_ALL), 0);
+	vv_unmount(&k, &v);
+	ufx_reboot(&u);
+	CHECK_EQ(vv_mount(&k, &v), 0);
+	/* One sector dirty in the cache: it must win over the disk's copy. */
+	uint8_t sec[ED_SECTOR];
+	pattern(sec, 1000, 8);
+	CHECK_EQ(vvol_write(&v, 1000, sec, 1, 0), 0);
+	/* 4 KiB reads in a scrambled order over the first 2 MiB, each miss
+	 * reading its aligned 64 KiB (128 sectors). */
+	uint64_t reqs0 = v.st.rd_reqs, sect0 = v.st.rd_sect;
+	for (uint64_t i = 0; i < 512; i++) {
+		uint64_t blk = (i * 167) % 512, lba = blk * 8;
+		uint64_t w0 = lba - lba % 128;
+		CHECK_EQ(vvol_read_around(&v, lba, buf, 8, w0, w0 + 128), 0);
+		for (uint64_t s = 0; s < 8; s++)
+			CHECK(is_pattern(buf + s * ED_SECTOR, lba + s, lba + s == 1000 ? 8 : 7));
+	}
+	/* A request per 64 KiB (32), and one more where the dirty sector
+	 * splits its window in two. */
+	CHECK_EQ(v.st.rd_reqs - reqs0, 33);
+	CHECK_EQ(v.st.rd_sect - sect0, 4096 - 1);    /* each sector once, the dirty one never */
+	/* A window clipped short reads no further than it says. */
+	reqs0 = v.st.rd_reqs;
+	sect0 = v.st.rd_sect;
+	CHECK_EQ(vvol_read_around(&v, 4096 + 300, buf, 8, 4096 + 290, 4096 + 320), 0);
+	CHECK_EQ(v.st.rd_sect - sect0, 0);           /* never written: zeros, no request */
+	CHECK(is_zero(buf));
+	/* Bad windows are refused. */
+	CHECK_EQ(vvol_read_around(&v, 100, buf, 8, 101, 200), -EINVAL);
+	CHECK_EQ(vvol_read_around(&v, 100, buf, 8, 0, 107), -EINVAL);
+	vv_unmount(&k, &v);
 	ufx_free(&u);
 }
 
@@ -511,6 +570,7 @@ int main(int argc, char **argv)
 	test_model(64, 22);
 	test_model(128, 23);
 	test_model(2048, 24);
+	test_around();
 	test_classes();
 	test_footprint();
 	test_powercut();
