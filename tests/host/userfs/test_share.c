@@ -14,7 +14,8 @@
  *     not there, while every durable file is;
  *   - the files are there after a clean reboot.
  *
- * And unixfs, which takes the lock as a lease (userfs/unixfs/share.c):
+ * And unixfs and fatfs, which take the lock as a lease
+ * (userfs/unixfs/share.c, userfs/fatfs/share.c):
  * what one process changed the other sees once it takes the lock; an open
  * file is found again after the other renames it within its directory,
  * reads as empty once the other removed it; a process that dies holding
@@ -212,21 +213,23 @@ static void one_type(const struct libfs_ops *t)
 	printf("test_share: %s: two processes, names, open files, a death: ok\n", t->name);
 }
 
+static const struct libfs_ops *lt;   /* the type lease_case runs on */
+
 static int rename2(void *fs, const char *a, const char *b)
 {
-	return libfs_type("unixfs")->rename(fs, a, b);
+	return lt->rename(fs, a, b);
 }
 
 static int unlink_u(void *fs, const char *a, const char *b)
 {
 	(void)b;
-	return libfs_type("unixfs")->unlink(fs, a);
+	return lt->unlink(fs, a);
 }
 
 static int mkdir_u(void *fs, const char *a, const char *b)
 {
 	(void)b;
-	return libfs_type("unixfs")->mkdir(fs, a, 0755);
+	return lt->mkdir(fs, a, 0755);
 }
 
 static void say(void *arg, const char *path, const char *what)
@@ -235,9 +238,10 @@ static void say(void *arg, const char *path, const char *what)
 	printf("  fsck: %s: %s\n", path, what);
 }
 
-static void unixfs_case(void)
+/* unixfs and fatfs: the lock as a lease. */
+static void lease_case(const char *type)
 {
-	const struct libfs_ops *t = libfs_type("unixfs");
+	const struct libfs_ops *t = lt = libfs_type(type);
 	char buf[128];
 	struct process a = { .pid = 11 }, b = { .pid = 22 };
 	ufx_new(&u, 65536, HD_POLLED, 6);
@@ -324,16 +328,14 @@ static void unixfs_case(void)
 	CHECK_EQ(get(t, fs, "d/x", buf), 7);
 	CHECK_EQ(get(t, fs, "d/ghost", buf), -1);
 	CHECK_EQ(t->unmount(fs), 0);
-	struct ufs_fsck_stats fst;
-	CHECK_EQ(unixfs_fsck("key=share", say, NULL, &fst), 0);
-	CHECK_EQ(fst.problems, 0);
+	struct libfs_fsck ck = { .report = say };
+	CHECK_EQ(t->fsck("key=share", &ck), 0);
+	CHECK_EQ(ck.problems, 0);
 	ufx_free(&u);
-	printf("test_share: unixfs: two processes, names, open files, a death: ok\n");
+	printf("test_share: %s: two processes, names, open files, a death: ok\n", type);
 }
 
 /* ---- lfs ------------------------------------------------------------------------------ */
-
-static const struct libfs_ops *lt;
 
 static int rename_l(void *fs, const char *a, const char *b)
 {
@@ -510,8 +512,9 @@ int main(void)
 {
 	one_type(libfs_type("kvfs"));
 	one_type(libfs_type("flatfs"));
-	unixfs_case();
+	lease_case("unixfs");
 	lfs_case();
+	lease_case("fatfs");
 	printf("test_share: ok\n");
 	return 0;
 }
