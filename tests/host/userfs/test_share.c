@@ -226,6 +226,12 @@ static int unlink_u(void *fs, const char *a, const char *b)
 	return lt->unlink(fs, a);
 }
 
+static int rmdir_u(void *fs, const char *a, const char *b)
+{
+	(void)b;
+	return lt->rmdir(fs, a);
+}
+
 static int mkdir_u(void *fs, const char *a, const char *b)
 {
 	(void)b;
@@ -305,6 +311,34 @@ static void lease_case(const char *type)
 		close_file(t, b.fs, fb2);
 		CHECK(memcmp(big, back, sizeof big) == 0);
 	}
+
+	/* b lists a directory; a empties and removes it: b's open directory
+	 * lists nothing (not another directory's names, nor stale ones). */
+	as(&a);
+	CHECK_EQ(call(t, a.fs, mkdir_u, "e", NULL), 0);
+	put(t, a.fs, "e/f1", "1");
+	as(&b);
+	void *de = open_file(t, b.fs, "e", LIBFS_O_READ | LIBFS_O_DIR);
+	struct libfs_dirent ent;
+	uint64_t cookie = 0;
+	int listed = 0;
+	CHECK_EQ(t->enter(b.fs, 0), 0);
+	while (t->readdir(b.fs, de, &cookie, &ent) == 1)
+		listed++;
+	t->leave(b.fs);
+	CHECK_EQ(listed, 1);
+	as(&a);
+	CHECK_EQ(call(t, a.fs, unlink_u, "e/f1", NULL), 0);
+	CHECK_EQ(call(t, a.fs, rmdir_u, "e", NULL), 0);
+	as(&b);
+	cookie = 0;
+	listed = 0;
+	CHECK_EQ(t->enter(b.fs, 0), 0);
+	while (t->readdir(b.fs, de, &cookie, &ent) == 1)
+		listed++;
+	t->leave(b.fs);
+	CHECK_EQ(listed, 0);
+	close_file(t, b.fs, de);
 
 	/* a changes more, keeping the lease, and dies: that change is lost,
 	 * the rest is there. */
