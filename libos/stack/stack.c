@@ -75,8 +75,10 @@ static inline int paths(struct stack_mount *s, const char *a, const char *b)
 #define P0 s->p[0]
 #define P1 s->p[1]
 #define STACK_UNPAREN(...) __VA_ARGS__
-#define STACK_DEFINE_BYPASS(ret, name, params, names, down, pathargs, fallback, ...) \
-	ret stack_bypass_##name params \
+/* One body for both: F (how a handle goes down) is expanded where each
+ * table is instantiated below. */
+#define STACK_DEFINE_DOWN(fn, ret, name, params, down, pathargs, fallback) \
+	ret fn params \
 	{ \
 		struct stack_mount *s = fs; \
 		if (paths(s, STACK_UNPAREN pathargs) < 0) \
@@ -85,21 +87,15 @@ static inline int paths(struct stack_mount *s, const char *a, const char *b)
 			return fallback; \
 		return s->below.ops->name down; \
 	}
+#define STACK_DEFINE_BYPASS(ret, name, params, names, down, pathargs, fallback, ...) \
+	STACK_DEFINE_DOWN(stack_bypass_##name, ret, name, params, down, pathargs, fallback)
 STACK_BYPASS_OPS(STACK_DEFINE_BYPASS)
 #undef F
 
 /* The same for pass-through layers: the handle is the lower one. */
 #define F(x) (x)
 #define STACK_DEFINE_PASS(ret, name, params, names, down, pathargs, fallback, ...) \
-	ret stack_pass_##name params \
-	{ \
-		struct stack_mount *s = fs; \
-		if (paths(s, STACK_UNPAREN pathargs) < 0) \
-			return -ENAMETOOLONG; \
-		if (s->below.ops->name == NULL) \
-			return fallback; \
-		return s->below.ops->name down; \
-	}
+	STACK_DEFINE_DOWN(stack_pass_##name, ret, name, params, down, pathargs, fallback)
 STACK_BYPASS_OPS(STACK_DEFINE_PASS)
 #undef S
 #undef F
