@@ -648,8 +648,8 @@ static uint8_t *stage_new(struct stage *st, size_t bytes)
 {
 	if (st->n == st->cap) {
 		int cap = st->cap ? st->cap * 2 : 16;
-		/* Not realloc: picolibc's zeroes the whole free chunk it grows
-		 * into, a freed 64 KiB block say. */
+		/* Grown by hand (picolibc's realloc, used here before
+		 * libos/malloc.c, cleared the whole free chunk it grew into). */
 		void **nv = malloc((size_t)cap * sizeof *nv);
 		if (nv == NULL)
 			return NULL;
