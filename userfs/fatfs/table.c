@@ -581,7 +581,10 @@ int fat_discard(struct fatfs *fs)
 			e = all_free(fs, k * chunk, chunk, &yes);
 			if (e != 0)
 				break;
-			yes = yes && (k + 1) * chunk <= fs->vol.d.nsectors;
+			/* all_free counts sectors past the last cluster as free:
+			 * a chunk reaching into the checksum area (from totsec
+			 * on, not chunk-aligned) must stay. */
+			yes = yes && (k + 1) * chunk <= (fs->ck_area ? fs->ck_area : fs->vol.d.nsectors);
 			if (yes && runs > 0 && run + runs == k) {
 				runs++;
 				continue;

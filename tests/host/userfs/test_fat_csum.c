@@ -221,11 +221,46 @@ static void test_type(const char *mkfs_opts)
 	ufx_free(&u);
 }
 
+
+/* A file that reaches the volume's last clusters, deleted: the chunk it
+ * shares with the checksum area (which starts right after the last
+ * cluster) must not be given back, or the area reads as zeros. */
+static void test_full_then_delete(const char *mkfs_opts)
+{
+	struct ufx u;
+	ufx_new(&u, 2u << 20, HD_POLLED, 9);
+	uint64_t sb;
+	CHECK_EQ(fatfs_mkfs(mkfs_opts, &sb), 0);
+	void *p;
+	CHECK_EQ(fatfs_ops.mount("key=ck", &p), 0);
+	void *f = NULL;
+	CHECK_EQ(fatfs_ops.open(p, "fill.bin", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f), 0);
+	pattern_fill(big, sizeof big, 3);
+	uint64_t off = 0;
+	for (;;) {
+		long n = fatfs_ops.write(p, f, big, sizeof big, off);
+		if (n <= 0)
+			break;
+		off += (uint64_t)n;
+	}
+	CHECK_EQ(fatfs_ops.close(p, f), 0);
+	CHECK_EQ(fatfs_ops.unlink(p, "fill.bin"), 0);
+	CHECK_EQ(fatfs_ops.unmount(p), 0);
+	CHECK_EQ(fatfs_ops.mount("key=ck", &p), 0);
+	struct fatfs *fs = p;
+	CHECK(fs->ck_area == fs->totsec && fs->ck_trust);
+	CHECK_EQ(fatfs_ops.unmount(p), 0);
+	CHECK_EQ(problems("key=ck"), 0);
+	ufx_free(&u);
+}
+
 int main(void)
 {
 	test_type("key=ck,size=64M");                 /* FAT16 */
 	test_type("key=ck,size=600M");                /* FAT32 */
 	test_type("key=ck,size=8M,fat=12");           /* FAT12 */
+	test_full_then_delete("key=ck,size=8M,fat=12");
+	test_full_then_delete("key=ck,size=33M");
 	printf("test_fat_csum: ok\n");
 	return 0;
 }
