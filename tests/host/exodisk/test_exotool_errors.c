@@ -115,6 +115,9 @@ static void expect(const char *name, unsigned which, const char *want)
 		} else if (bare_number(out)) {
 			fprintf(stderr, "FAIL: %s: exotool %s prints a bare error number:\n%s", name, cmd, out);
 			failures++;
+		} else if (target == copy && run(out, sizeof out, "cmp %s %s", img, copy) != 0) {
+			fprintf(stderr, "FAIL: %s: exotool %s failed but wrote to the image\n", name, cmd);
+			failures++;
 		}
 	}
 }
@@ -249,8 +252,12 @@ int main(int argc, char **argv)
 		char c[160];
 		snprintf(c, sizeof c, "%%s %s -k 000102030405060708090a0b0c0d0e0f", cmds[i]);
 		sh("cp %s %s", good, wk);
-		run(out, sizeof out, c, tool, wk, dir);
-		if (strstr(out, "the wrong key (give the boot key with -k KEYHEX)") == NULL) {
+		int rc = run(out, sizeof out, c, tool, wk, dir);
+		if (rc != 1) {
+			fprintf(stderr, "FAIL: exotool %s with the wrong key: exit status %d, not 1:\n%s",
+			        cmds[i], rc, out);
+			failures++;
+		} else if (strstr(out, "the wrong key (give the boot key with -k KEYHEX)") == NULL) {
 			fprintf(stderr, "FAIL: exotool %s with the wrong key does not say so:\n%s", cmds[i],
 			        out);
 			failures++;
