@@ -3,7 +3,8 @@
  * several processes map at one address, named by 16 bytes they agree on,
  * with a sleep/wake on any word in them and one promise about the word at
  * offset 0: a process that exits while that word names it as the holder
- * leaves SHSEG_LOCK_DEAD there, and its waiters are woken.
+ * leaves SHSEG_LOCK_DEAD there, once its disk operations in flight have
+ * finished, and its waiters are woken.
  *
  * That is all the kernel does for sharing a library file system: the lock
  * protocol, what the segment holds and how a holder repairs what a dead
@@ -196,11 +197,18 @@ static int64_t sys_shseg(struct proc *p, uint64_t op, uint64_t a1, uint64_t a2,
 	return K_E_INVAL;
 }
 
+void exodisk_exit(struct proc *p);       /* kernel/sys_exodisk.c */
+
 /* Exit: a lock this process holds becomes DEAD; its waiters wake either
  * way (it may have let go of the lock and died before its WAKE); then it
- * lets go of every segment. */
+ * lets go of every segment.  First its disk operations in flight finish
+ * (exodisk_exit sleeps until they have): the next holder must find on
+ * the disk everything the dead one wrote, and nothing of the dead one's
+ * may land on the disk after the next holder's own writes. */
 static void shseg_exit(struct proc *p)
 {
+	if (attached[p->slot] != 0)
+		exodisk_exit(p);
 	for (int i = 0; i < SHSEG_MAX; i++) {
 		if (!(attached[p->slot] >> i & 1)) continue;
 		struct shseg_hdr *h = hdr(&segs[i]);

@@ -387,9 +387,24 @@ static int64_t sys_exodisk_request(struct proc *p, uint64_t op, uint64_t uprot, 
 static void exodisk_shutdown_all(void);
 static void report_fallback(int unit, const struct ed_unit_info *st);
 
-static void exodisk_proc_exit(struct proc *p)
+/*
+ * A process is exiting.  Its exodisk operations in flight finish first: it
+ * sleeps here until none is left, whatever kill came (as a Linux process
+ * with I/O in flight does not die before the I/O is done).  Only then may
+ * its death be announced - its shared locks marked DEAD (shseg.c calls
+ * this before it does), its parent's wait return - so a write of the dead
+ * process never lands after whoever takes over from it has read or
+ * written the same sectors (docs/sharing.md, "A holder that dies").
+ * Called again (the exit hook after shseg's), it does nothing.
+ */
+void exodisk_exit(struct proc *p)
 {
 	if (p->edc == NULL) return;
+	while (ed && p->edc->registered && p->edc->pending > 0) {
+		poll_sleepers++;             /* every completion wakes them */
+		sleep_on(&poll_sleepers);
+		poll_sleepers--;
+	}
 	if (ed) ed_client_exit(ed, p->edc);
 	/* The core has unmapped every exonode map of this client by now. */
 	p->edc = NULL;
@@ -533,7 +548,7 @@ void exodisk_init(void)
 		free_pins = &pins[i];
 	}
 	syscall_register(SYS_exodisk_request, sys_exodisk_request, "exodisk_request");
-	proc_on_exit(exodisk_proc_exit);
+	proc_on_exit(exodisk_exit);
 	power_on_shutdown(exodisk_shutdown_all);
 
 	uint8_t key[16];
