@@ -401,15 +401,14 @@ struct ed_disk {
 	} lost;
 	/* The newest checkpoint did not verify and the mount fell back to the
 	 * one before it (open_disk in mount.c): the superblock not used, the
-	 * sector that failed (that superblock, or a tree page it names) and
-	 * why, its generation and the first log record it did not cover (both
+	 * sector that failed (that superblock, or a tree page it names), its
+	 * generation and the first log record it did not cover (both
 	 * 0 if the superblock itself failed), and the generation used.  After
 	 * replay, lost: records only the newer checkpoint held (the log no
 	 * longer has them; UINT64_MAX if the newer superblock is unreadable). */
 	struct {
 		bool fell;
-		int32_t err;
-		uint64_t sb, at, gen, seq, used_gen, replayed_to, lost;
+		uint64_t sb, at, gen, seq, used_gen, lost;
 	} fell;
 };
 

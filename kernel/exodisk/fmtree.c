@@ -117,16 +117,18 @@ static int check_image(struct ed_disk *d, const uint8_t *img, uint32_t level, ui
 	return 0;
 }
 
-/* What a ONES pointer at (level, index) says: its leaves are all allocated. */
-static void mark_ones(struct ed_disk *d, uint32_t level, uint64_t index)
+/* What a ONES pointer at (level, index) says: its leaves are all allocated.
+ * (Out of memory, that is ED_E_NOMEM: the mount fails rather than take the
+ * leaves for free, which would make the checkpoint look damaged.) */
+static int mark_ones(struct ed_disk *d, uint32_t level, uint64_t index)
 {
 	uint64_t per = 1;
 	for (uint32_t l = 0; l < level; l++)
 		per *= ED_FMT_FANOUT;
 	uint64_t first = index * per * ED_BM_LEAF_BITS;
 	if (first >= d->nsectors)
-		return;
-	(void)ed_bm_set(&d->fm, first, ED_MIN(per * ED_BM_LEAF_BITS, d->nsectors - first));
+		return 0;
+	return ed_bm_set(&d->fm, first, ED_MIN(per * ED_BM_LEAF_BITS, d->nsectors - first));
 }
 
 /* Read the pages of a batch, verify them, and file them: inner pages as
@@ -160,9 +162,10 @@ static int read_batch(struct ed_disk *d, struct pend *b, uint32_t n)
 			for (uint64_t bit = valid; bit < ED_BM_LEAF_BITS; bit++)
 				if ((w[bit / 64] >> (bit % 64)) & 1)
 					err = ED_E_CORRUPT;
+			if (err == 0)
+				err = ed_bm_install(&d->fm, li, b[i].page);
 			if (err == 0) {
 				d->mem_pages--;                   /* the bitmap counts it now */
-				(void)ed_bm_install(&d->fm, li, b[i].page);
 				ed_bm_compact(&d->fm, li);
 				b[i].page = NULL;
 			}
@@ -202,8 +205,10 @@ static int load_overrides(struct ed_disk *d, struct pend *b)
 		uint64_t li = sb->fm_over[i].leaf;
 		const struct ed_mptr *op = &sb->fm_over[i].ptr;
 		struct ed_mptr *ptr = ed_fmt_ptr(d, 0, li, true);
-		if (ptr == NULL)
-			return ED_E_NOMEM;
+		if (ptr == NULL) {
+			err = ED_E_NOMEM;
+			break;
+		}
 		*ptr = *op;
 		d->fm_over[d->fm_nover++] = li;
 		uint64_t first = li * ED_BM_LEAF_BITS;
@@ -217,12 +222,16 @@ static int load_overrides(struct ed_disk *d, struct pend *b)
 		if (err != 0 || op->sector <= ED_MPTR_ONES)
 			continue;
 		b[n] = (struct pend){ 0, li, *op, ed_dpage_alloc(d) };
-		if (b[n].page == NULL)
-			return ED_E_NOMEM;
+		if (b[n].page == NULL) {
+			err = ED_E_NOMEM;
+			break;
+		}
 		n++;
 	}
 	if (err == 0 && n > 0)
-		err = read_batch(d, b, n);
+		return read_batch(d, b, n);
+	for (uint32_t i = 0; i < n; i++)     /* read_batch frees what it was given */
+		ed_dpage_free(d, b[i].page);
 	return err;
 }
 
@@ -247,8 +256,8 @@ int ed_fmt_load(struct ed_disk *d)
 		d->fmt_img[l].env = &d->ed->env;
 		d->fmt_img[l].pages = &d->mem_pages;
 	}
-	if (d->fmt_root.sector == ED_MPTR_ONES)
-		mark_ones(d, d->fmt_height, 0);
+	if (d->fmt_root.sector == ED_MPTR_ONES && mark_ones(d, d->fmt_height, 0) != 0)
+		return ED_E_NOMEM;
 	struct pend *b = ed_dpage_alloc(d);
 	if (b == NULL)
 		return ED_E_NOMEM;
@@ -275,7 +284,7 @@ int ed_fmt_load(struct ed_disk *d)
 				if (level == 1 && overridden(&d->sb, child))
 					continue;      /* an older page: the superblock names its leaf */
 				if (p[k].sector == ED_MPTR_ONES) {
-					mark_ones(d, level - 1, child);
+					err = mark_ones(d, level - 1, child);
 					continue;
 				}
 				if (p[k].sector == ED_MPTR_ZERO)

@@ -554,7 +554,6 @@ static int replay(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv, 
 	/* After a fallback: the records the newer checkpoint covered that this
 	 * replay did not reach are gone with it (the log reuses its space). */
 	if (d->fell.fell) {
-		d->fell.replayed_to = seq;
 		d->fell.lost = d->fell.gen == 0 ? UINT64_MAX : d->fell.seq > seq ? d->fell.seq - seq : 0;
 	}
 	lv->nrec = nrec;
@@ -645,7 +644,6 @@ static int open_disk(struct exodisk *ed, int unit, struct ed_disk **out)
 	uint64_t sb_bad = ed->bad_sector;
 	int used = -1, failed = -1;
 	uint64_t failed_at = 0;
-	int failed_err = 0;
 	for (int k = 0; k < 2 && !loaded; k++) {
 		int i = order[k];
 		if (cerr[i] != 0)
@@ -656,19 +654,26 @@ static int open_disk(struct exodisk *ed, int unit, struct ed_disk **out)
 		loaded = err == 0;
 		if (loaded) {
 			used = i;
-		} else {
-			unload_trees(d);
-			failed = i;
-			failed_at = ed->bad_sector;
-			failed_err = err;
+			break;
 		}
+		unload_trees(d);
+		/* Only damage is a reason to take the older checkpoint.  Running
+		 * out of memory or a failed read says nothing against the newer
+		 * one, and mounting the older would then write a superblock over
+		 * it and lose the log records only it still covers: the mount
+		 * fails instead, and the next one tries the newer again. */
+		if (err != ED_E_BADMAC && err != ED_E_CORRUPT)
+			break;
+		failed = i;
+		failed_at = ed->bad_sector;
 	}
-	if (ed->bad_sector == UINT64_MAX)
-		ed->bad_sector = sb_bad;
 	if (!loaded) {
+		if (ed->bad_sector == UINT64_MAX)
+			ed->bad_sector = sb_bad;
 		disk_free(ed, d);
 		return err != 0 ? err : ED_E_FORMAT;
 	}
+	ed->bad_sector = sb_bad;
 	/* A fallback: the other superblock verified but its trees did not (it
 	 * was tried first, so it is the newer), or it is not blank and does
 	 * not verify itself (then which was newer cannot be told).  Neither
@@ -679,20 +684,17 @@ static int open_disk(struct exodisk *ed, int unit, struct ed_disk **out)
 	ed_memset(&d->fell, 0, sizeof(d->fell));
 	if (failed == other) {
 		d->fell.fell = true;
-		d->fell.err = failed_err;
 		d->fell.at = failed_at != UINT64_MAX ? failed_at : where[other];
 		d->fell.gen = cand[other].gen;
 		d->fell.seq = cand[other].log_seq;
 	} else if (cerr[other] != 0 && cerr[other] != ED_E_FORMAT) {
 		d->fell.fell = true;
-		d->fell.err = cerr[other];
 		d->fell.at = where[other];
 	}
 	if (d->fell.fell) {
 		d->fell.sb = where[other];
 		d->fell.used_gen = cand[used].gen;
 	}
-	ed->bad_sector = sb_bad;
 	*out = d;
 	return 0;
 }

@@ -9,6 +9,8 @@
 static void *h_page_alloc(void *ctx)
 {
 	struct harness *h = ctx;
+	if (h->fail_alloc >= 0 && h->fail_alloc-- == 0)
+		return NULL;
 	void *p = aligned_alloc(4096, 4096);
 	if (p != NULL) {
 		memset(p, 0, 4096);
@@ -101,6 +103,7 @@ void h_init(struct harness *h, uint64_t seed)
 {
 	memset(h, 0, sizeof(*h));
 	h->rng = seed ? seed : 1;
+	h->fail_alloc = -1;
 	h->next_uaddr = 0x2400000000ull;
 	h->env.ctx = h;
 	h->env.page_alloc = h_page_alloc;

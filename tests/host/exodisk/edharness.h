@@ -32,6 +32,7 @@ struct harness {
 	long pages;                /* allocated and not yet freed */
 	long pins;                 /* pins handed to the core and not released */
 	long posts;
+	long fail_alloc;           /* the page allocation that brings this to 0 fails; <0 never */
 	uint64_t rng;
 	struct { bool used; struct ed_client *c; void *page; uint64_t uaddr; } maps[H_MAXMAPS];
 	uint64_t next_uaddr;

@@ -562,6 +562,78 @@ static void test_damaged_checkpoint(void)
 	fx_free(&f);
 }
 
+/* A mount that cannot load the newest checkpoint's trees for a reason
+ * other than damage - out of memory, a failed read - must not fall back to
+ * the older checkpoint: that mount writes a superblock over the newer one
+ * and loses the log records only it covers (here b's, whose record is
+ * damaged).  Every page allocation and every disk request of the mount is
+ * failed in turn: the mount fails with that error or goes on without it,
+ * never falls back, and the next clean boot has a and b. */
+static void test_transient_mount_errors(void)
+{
+	struct fx f;
+	struct ed_format_opts fo = { .log_sectors = 128 };
+	fx_new_fmt(&f, D, HD_SYNC, NULL, 43, &fo);
+	uint64_t ds = data_start(&f);
+	struct ed_protector a = h_ext(0, ds + 16, 8 * SECT, RC, WC), b = h_ext(0, ds + 64, 8 * SECT, RC, WC);
+	struct ed_protector any = h_ext(0, 0, 0, RC, WC);
+	CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &a, NULL), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &a), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_CHECKPOINT, &any), 0);
+	CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &b, NULL), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &b), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_CHECKPOINT, &any), 0);
+	h_settle();
+	fx_forget(&f);
+	struct ed_super *sa = (struct ed_super *)medium(&f, 0), *sb = (struct ed_super *)medium(&f, 8);
+	uint64_t nseq = sa->gen > sb->gen ? sa->log_seq : sb->log_seq;
+	uint64_t brec = log_record(&f, ds, nseq - 1);
+	CHECK(brec != 0);
+	medium(&f, brec)[100] ^= 0x40;      /* only the newest checkpoint has b now */
+	static uint8_t saved[D * SECT];
+	memcpy(saved, f.hd.medium, sizeof saved);
+	for (int kind = 0; kind < 2; kind++) {
+		long failed = 0, k;
+		for (k = 0;; k++) {
+			memcpy(f.hd.medium, saved, sizeof saved);
+			CHECK(hostdisk_reattach(&f.hd) == 0);
+			f.ed = h_core(&f.h, &f.cfg, NULL);
+			fx_clients(&f);
+			if (kind == 0)
+				f.h.fail_alloc = k;
+			else
+				f.hd.fail_countdown = k;
+			int err = ed_mount(f.ed, 0);
+			bool hit = kind == 0 ? f.h.fail_alloc < 0 : f.hd.fail_countdown < 0;
+			f.h.fail_alloc = -1;
+			f.hd.fail_countdown = -1;
+			struct ed_unit_info u;
+			if (err == 0) {
+				CHECK_EQ(ed_unit_info(f.ed, 0, NULL, &u), 0);
+				CHECK_EQ(u.fell, 0);
+				h_settle();
+			} else {
+				CHECK_EQ(err, kind == 0 ? ED_E_NOMEM : BLK_E_IO);
+				failed++;
+			}
+			fx_forget(&f);
+			CHECK_EQ(fx_boot(&f), 0);
+			CHECK_EQ(ed_unit_info(f.ed, 0, NULL, &u), 0);
+			CHECK_EQ(u.fell, 0);
+			CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &a), 0);
+			CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &b), 0);
+			h_settle();
+			fx_forget(&f);
+			if (!hit)
+				break;
+		}
+		CHECK(failed > 0);
+		printf("  transient %s at mount: %ld points, %ld mounts failed, none fell back\n",
+		       kind == 0 ? "page allocation failures" : "I/O errors", k, failed);
+	}
+	fx_free(&f);
+}
+
 static void test_fuzz(void)
 {
 	/* A populated disk whose log still holds records. */
@@ -671,6 +743,7 @@ int main(void)
 	test_keys_and_superblocks();
 	test_damaged_log();
 	test_damaged_checkpoint();
+	test_transient_mount_errors();
 	test_fuzz();
 	printf("test_ed_tamper: ok\n");
 	return 0;
