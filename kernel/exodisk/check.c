@@ -527,10 +527,30 @@ int ed_check_live(struct exodisk *ed, int unit, ed_check_report_fn report, void 
 	/* Nothing may change the trees and maps while the checker looks.  Its
 	 * reads of binding-tree pages let waiting work go on (ed_meta_loaded),
 	 * and a commit or a due checkpoint that started inside the walk made
-	 * the new tree pages look leaked.  A checkpoint already under way is
-	 * waited for; new ones, and commits, wait until the check is done. */
-	while ((d->ck != CK_IDLE || d->log_busy) && ed->env.wait != NULL)
-		ed->env.wait(ed->env.ctx);
+	 * the new tree pages look leaked.  A checkpoint or log write already
+	 * under way is waited for, asleep (the caller may be a process: others
+	 * must run meanwhile), until its completion wakes us (ed_idle_wake);
+	 * new ones, and commits, wait until the check is done. */
+	while (d->ck != CK_IDLE || d->log_busy) {
+		if (ed->env.sleep == NULL && ed->env.wait == NULL) {
+			ed_unlock(ed);
+			return ED_E_BUSY;
+		}
+		ed->idle_waiters++;
+		ed_unlock(ed);
+		int stop = 0;
+		if (ed->env.sleep != NULL)
+			stop = ed->env.sleep(ed->env.ctx);
+		else
+			ed->env.wait(ed->env.ctx);
+		ed_lock(ed);
+		ed->idle_waiters--;
+		d = stop == 0 ? ed_disk_get(ed, (uint32_t)unit, &err) : NULL;
+		if (d == NULL) {
+			ed_unlock(ed);
+			return stop != 0 ? stop : err;
+		}
+	}
 	d->ck_hold++;
 	struct ck k;
 	ed_memset(&k, 0, sizeof(k));

@@ -613,6 +613,7 @@ static void ck_abort(struct exodisk *ed, struct ed_disk *d, int err)
 	}
 	/* Write-backs waiting for room in the log cannot have it now. */
 	ed_commit_kick(ed, d);
+	ed_idle_wake(ed);
 }
 
 void ed_ckpt_request(struct exodisk *ed, struct ed_disk *d)
@@ -733,6 +734,7 @@ static void ck_done(struct blkreq *r)
 	default:
 		break;
 	}
+	ed_idle_wake(ed);
 	ed_unlock(ed);
 }
 

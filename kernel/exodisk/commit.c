@@ -389,5 +389,6 @@ static void log_done(struct blkreq *r)
 		d->ck_wanted = true;
 	ed_commit_kick(ed, d);
 	ed_ckpt_progress(ed, d);
+	ed_idle_wake(ed);
 	ed_unlock(ed);
 }

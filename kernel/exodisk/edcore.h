@@ -442,6 +442,9 @@ struct exodisk {
 	/* binding-tree pages read in so far: a request that waited for one
 	 * retries at once if this moved meanwhile */
 	uint64_t meta_loads;
+	/* callers asleep until no checkpoint or log write is under way (the
+	 * live checker): the completions that end one wake them */
+	uint32_t idle_waiters;
 	/* an orphaned entry waits for data I/O to sectors its undo frees */
 	bool orphan_wait;
 	/* where the last metadata that failed to verify (or to read) was */
@@ -618,6 +621,8 @@ void *ed_dpage_alloc(struct ed_disk *d);
 void  ed_dpage_free(struct ed_disk *d, void *p);
 /* Wake requests waiting for a tree page; kick what waited. */
 void ed_meta_loaded(struct exodisk *ed, struct ed_disk *d);
+/* A checkpoint or log write ended: wake whoever sleeps until none is under way. */
+void ed_idle_wake(struct exodisk *ed);
 
 /* mount.c: looking at a disk without mounting it (the checker) */
 struct ed_logview {

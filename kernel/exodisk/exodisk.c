@@ -574,6 +574,12 @@ void ed_meta_loaded(struct exodisk *ed, struct ed_disk *d)
 	ed_ckpt_progress(ed, d);
 }
 
+void ed_idle_wake(struct exodisk *ed)
+{
+	if (ed->idle_waiters > 0 && ed->env.wakeup != NULL)
+		ed->env.wakeup(ed->env.ctx);
+}
+
 int ed_unit_info(struct exodisk *ed, int unit, struct ed_client *c, struct ed_unit_info *out)
 {
 	ed_memset(out, 0, sizeof(*out));

@@ -99,6 +99,35 @@ static void h_waitfn(void *ctx)
 	blk_poll();
 }
 
+/* The kernel's sleep (h_use_sleep): block until wakeup() is called, the
+ * disk completing requests meanwhile.  A sleep nobody ends is a hang in
+ * the kernel: the test fails. */
+static int h_sleepfn(void *ctx)
+{
+	struct harness *h = ctx;
+	h->sleeps++;
+	h->woken = false;
+	for (long i = 0; !h->woken; i++) {
+		if (i > 20000000) {
+			fprintf(stderr, "h_sleep: asleep, and nothing woke it\n");
+			exit(1);
+		}
+		blk_poll();
+	}
+	return 0;
+}
+
+static void h_wakefn(void *ctx)
+{
+	((struct harness *)ctx)->woken = true;
+}
+
+void h_use_sleep(struct harness *h)
+{
+	h->env.sleep = h_sleepfn;
+	h->env.wakeup = h_wakefn;
+}
+
 void h_init(struct harness *h, uint64_t seed)
 {
 	memset(h, 0, sizeof(*h));

@@ -32,6 +32,8 @@ struct harness {
 	long pages;                /* allocated and not yet freed */
 	long pins;                 /* pins handed to the core and not released */
 	long posts;
+	long sleeps;               /* env.sleep calls (h_use_sleep) */
+	bool woken;
 	long fail_alloc;           /* the page allocation that brings this to 0 fails; <0 never */
 	uint64_t rng;
 	struct { bool used; struct ed_client *c; void *page; uint64_t uaddr; } maps[H_MAXMAPS];
@@ -48,6 +50,8 @@ struct hpin {
 
 void h_init(struct harness *h, uint64_t seed);
 uint64_t h_rand(struct harness *h);
+/* Give the core a sleep() and wakeup() as the kernel's (the next h_core). */
+void h_use_sleep(struct harness *h);
 struct exodisk *h_core(struct harness *h, const struct ed_config *cfg, const char *key);
 /* The machine lost power: the core's pins die with it. */
 void h_drop_pins(struct harness *h);

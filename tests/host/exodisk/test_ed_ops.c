@@ -1387,6 +1387,39 @@ static void test_drop_cache(void)
 	fx_free(&f);
 }
 
+/* The live checker waits for a checkpoint and a log write under way by
+ * sleeping (the kernel's env.sleep: other processes run), not by spinning
+ * in env.wait, and the completions that end them wake it. */
+static void test_check_sleeps(void)
+{
+	struct fx f;
+	fx_new(&f, D, HD_POLLED, NULL, 14);
+	uint64_t S = data_start(&f) + 10;
+	fx_forget(&f);
+	h_use_sleep(&f.h);
+	CHECK_EQ(fx_boot(&f), 0);
+	for (int round = 0; round < 8; round++) {
+		struct ed_protector p = h_ext(0, S + 8 * (uint64_t)round, 4 * SECT, RC, WC);
+		struct ed_protector unit = h_ext(0, 0, 0, RC, WC);
+		CHECK_EQ(op(&f, &f.a, ED_OP_EXTENT_ALLOCATE, &p, NULL), 0);
+		int32_t wres = 1, cres = 1;
+		CHECK_EQ(h_req(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &p, NULL, NULL, NULL, 0, NULL, 0, &wres), 0);
+		if (round % 2 == 0)
+			CHECK_EQ(h_req(&f.h, f.ed, &f.a, ED_OP_CHECKPOINT, &unit, NULL, NULL, NULL, 0, NULL, 0,
+			               &cres), 0);
+		long sleeps = f.h.sleeps;
+		struct ed_check_stats st;
+		CHECK_EQ(ed_check_live(f.ed, 0, fx_report, &f, &st), 0);
+		CHECK_EQ(st.violations, 0);
+		CHECK(f.h.sleeps > sleeps);          /* it had to wait, and did so asleep */
+		CHECK_EQ(h_wait(&wres), 0);
+		if (round % 2 == 0)
+			CHECK_EQ(h_wait(&cres), 0);
+	}
+	fx_check_live(&f);
+	fx_free(&f);
+}
+
 int main(void)
 {
 	RC = h_cap(0x1111, 0xaaaa);
@@ -1406,6 +1439,7 @@ int main(void)
 	test_request_counts();
 	test_flush();
 	test_drop_cache();
+	test_check_sleeps();
 	printf("test_ed_ops: ok\n");
 	return 0;
 }
