@@ -106,6 +106,12 @@ static inline struct ed_check_stats fx_check_live(struct fx *f)
 	if (st.violations != 0)
 		fprintf(stderr, "live check: %llu violations\n", (unsigned long long)st.violations);
 	CHECK_EQ(st.violations, 0);
+	/* Nothing is in flight now: what ED_OP_POLL counts must be 0.  An
+	 * operation never finished, or finished without being counted out
+	 * (ed_io_finish, which calls op_done: the kernel wakes POLL sleepers
+	 * there), would keep a POLL sleeper asleep for good. */
+	CHECK_EQ(f->a.pending, 0);
+	CHECK_EQ(f->b.pending, 0);
 	return st;
 }
 
