@@ -94,21 +94,46 @@ static void **leaf_slot(const struct ed_bm *m, uint64_t li, void **above)
 	return slot;
 }
 
-/* The leaf's page, or NULL with *mk = ED_BM_ZERO / ED_BM_ONES; SHARED is
- * resolved through the base. */
-const uint64_t *ed_bm_leaf(const struct ed_bm *m, uint64_t li, void **mk)
+/* The leaf's page, or NULL with *mk = ED_BM_ZERO / ED_BM_ONES (SHARED is
+ * resolved through the base); and the aligned block of leaves [*first,
+ * *first + *n) that the same answer covers: one leaf for a page, a whole
+ * subtree for a marker.  Searches skip a uniform subtree in one step, so
+ * finding the next allocated sector of a blank 16 TiB map is a few
+ * lookups, not a million. */
+static const uint64_t *leaf_block(const struct ed_bm *m, uint64_t li, void **mk, uint64_t *first,
+                                  uint64_t *n)
 {
-	void *above = ED_BM_ZERO;
-	void **slot = leaf_slot(m, li, &above);
-	void *p = slot != NULL ? *slot : above;
-	if (p == ED_BM_SHARED)
-		return ed_bm_leaf(m->base, li, mk);
+	void **slot = (void **)&m->root;
+	uint64_t size = 1ull << (9 * LEVELS);
+	void *p = *slot;
+	for (int lvl = LEVELS; lvl > 0 && !marker(p); lvl--) {
+		slot = &((void **)p)[(li >> (9 * (lvl - 1))) & (PTRS - 1)];
+		size >>= 9;
+		p = *slot;
+	}
+	*first = li & ~(size - 1);
+	*n = size;
+	if (p == ED_BM_SHARED) {
+		uint64_t f2, n2;
+		const uint64_t *w = leaf_block(m->base, li, mk, &f2, &n2);
+		if (n2 < *n) {
+			*first = f2;
+			*n = n2;
+		}
+		return w;
+	}
 	if (marker(p)) {
 		*mk = p;
 		return NULL;
 	}
 	*mk = NULL;
 	return p;
+}
+
+const uint64_t *ed_bm_leaf(const struct ed_bm *m, uint64_t li, void **mk)
+{
+	uint64_t first, n;
+	return leaf_block(m, li, mk, &first, &n);
 }
 
 bool ed_bm_test(const struct ed_bm *m, uint64_t bit)
@@ -167,41 +192,6 @@ bool ed_bm_all(const struct ed_bm *m, uint64_t start, uint64_t count)
 }
 
 /* The first bit at or after `from` (below the end) equal to val, or nbits. */
-/* Like ed_bm_leaf, and also the aligned block of leaves [*first, *first +
- * *n) that the same answer covers: one leaf for a page, a whole subtree
- * for a marker.  Searches skip a uniform subtree in one step, so finding
- * the next allocated sector of a blank 16 TiB map is a few lookups, not a
- * million. */
-static const uint64_t *leaf_block(const struct ed_bm *m, uint64_t li, void **mk, uint64_t *first,
-                                  uint64_t *n)
-{
-	void **slot = (void **)&m->root;
-	uint64_t size = 1ull << (9 * LEVELS);
-	void *p = *slot;
-	for (int lvl = LEVELS; lvl > 0 && !marker(p); lvl--) {
-		slot = &((void **)p)[(li >> (9 * (lvl - 1))) & (PTRS - 1)];
-		size >>= 9;
-		p = *slot;
-	}
-	*first = li & ~(size - 1);
-	*n = size;
-	if (p == ED_BM_SHARED) {
-		uint64_t f2, n2;
-		const uint64_t *w = leaf_block(m->base, li, mk, &f2, &n2);
-		if (n2 < *n) {
-			*first = f2;
-			*n = n2;
-		}
-		return w;
-	}
-	if (marker(p)) {
-		*mk = p;
-		return NULL;
-	}
-	*mk = NULL;
-	return p;
-}
-
 uint64_t ed_bm_next(const struct ed_bm *m, uint64_t from, bool val)
 {
 	while (from < m->nbits) {
