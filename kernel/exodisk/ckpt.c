@@ -455,8 +455,8 @@ static int plan(struct exodisk *ed, struct ed_disk *d)
 		int placed = added < 0 ? added : place(d, p);
 		if (added < 0 || placed < 0)
 			err = added < 0 ? added : placed;
-		else if (added == 0 && placed == 0 && (p->full || over_count(d, p) <= ED_FM_MAX_OVER))
-			break;
+		else if (added == 0 && placed == 0)
+			break;        /* (small enough, or full: the test above; place adds no leaves) */
 	}
 	if (err == 0)
 		err = seal(d);
