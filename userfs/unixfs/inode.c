@@ -102,7 +102,7 @@ static void odestroy(struct ufs *fs, struct uinode *ip)
 	if (ip->b) {
 		ufs_stream_drop(fs, ip->id);
 		bc_drop(&fs->bc, ip->id, 0);
-		free(ip->b->ext);
+		ufs_map_free(ip->b);
 		free(ip->b);
 	}
 	ufs_ibuf_free(fs, ip);
@@ -470,7 +470,7 @@ int ufs_free_node(struct ufs *fs, uint64_t xref)
 		int err = ufs_map_load(fs, &tmp, fs->page);
 		if (err == 0)
 			err = ufs_map_shrink(fs, &tmp, 0);
-		free(tmp.b->ext);
+		ufs_map_free(tmp.b);
 		free(tmp.b);
 		if (err < 0)
 			return err;
@@ -530,7 +530,7 @@ void ufs_idrop_all(struct ufs *fs)
 			if (ip->d)
 				ufs_dir_free(fs, ip->d);
 			if (ip->b) {
-				free(ip->b->ext);
+				ufs_map_free(ip->b);
 				free(ip->b);
 			}
 			ufs_ibuf_free(fs, ip);

@@ -15,14 +15,28 @@
  * in list order - after a hole, or filling a hole - gets a table line.
  * Growing lengthens an extent in place when the sectors after it are
  * free (add, then combine); shrinking removes the extents that start past
- * the new end, last first, and cuts the one it ends in.  Map nodes
- * appear when the last list is full and go when the last lists empty.
+ * the new end, last in list order first, each run of neighbouring entries
+ * of one list in one request (ED_OP_EXONODE_REMOVE_RANGE), and cuts the
+ * one it ends in.  Map nodes appear when the last list is full and go
+ * when the last lists empty.
+ *
+ * Beside the array each list keeps which entry numbers hold an extent,
+ * which have a table line, and its table (struct ulist), so that whether
+ * an entry is free, a list's table, and which extent is last in list
+ * order are each found without looking at the file's other extents: a
+ * change costs what it changes (plus a binary search), not the file's
+ * size.  (Adding an extent in the middle of the array still moves the
+ * ones after it: one memmove of at most UFS_MAX_EXTENTS * 24 bytes.)
  *
  * Every change to one exonode is one exodisk call or two in a row; the
  * states between are harmless if they ever became durable: a table line
  * is written before its extent is added and dropped after it is removed
  * (a line naming no extent means nothing), and the temporary entry of a
  * lengthening or a cut sits right after the extent it belongs to.
+ * Removing last in list order first keeps every state between a file
+ * the new end is inside: an extent that stays and follows one that goes
+ * has a table line (it cannot continue an extent starting past the end),
+ * so taking that one away moves nothing.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,6 +44,133 @@
 #include "userfs/unixfs/ufs.h"
 
 #define B (ip->b)
+#define RANGE_MAX 256            /* entries one ED_OP_EXONODE_REMOVE_RANGE takes */
+
+uint64_t ufs_map_steps;
+
+/* ---- a list's entry numbers (struct ulist) --------------------------------- */
+
+static int bit(const uint64_t *m, int i) { return (int)(m[i / 64] >> (i % 64) & 1); }
+static void set_bit(uint64_t *m, int i) { m[i / 64] |= 1ull << (i % 64); }
+static void clear_bit(uint64_t *m, int i) { m[i / 64] &= ~(1ull << (i % 64)); }
+
+/* The highest bit set below `below` (at most 256), or -1. */
+static int highest(const uint64_t *m, int below)
+{
+	for (int w = below > 0 ? (below - 1) / 64 : -1; w >= 0; w--) {
+		uint64_t x = m[w];
+		if (below - 64 * w < 64)
+			x &= (1ull << (below - 64 * w)) - 1;
+		ufs_map_steps++;
+		if (x != 0)
+			return 64 * w + 63 - __builtin_clzll(x);
+	}
+	return -1;
+}
+
+/* Bits set in [from, to). */
+static uint32_t count(const uint64_t *m, int from, int to)
+{
+	uint32_t n = 0;
+	for (int i = from; i < to;) {
+		int w = i / 64, b = i % 64, e = to - 64 * w < 64 ? to - 64 * w : 64;
+		uint64_t x = m[w] >> b;
+		if (e - b < 64)
+			x &= (1ull << (e - b)) - 1;
+		n += (uint32_t)__builtin_popcountll(x);
+		ufs_map_steps++;
+		i = 64 * w + e;
+	}
+	return n;
+}
+
+/* A list's bookkeeping is allocated when it first holds an extent (a
+ * file of one list carries one, not UN_MAX). */
+static const struct ulist no_list;
+
+static const struct ulist *lst(const struct uinode *ip, int node)
+{
+	return B->list[node] ? B->list[node] : &no_list;
+}
+
+static struct ulist *lst_make(struct uinode *ip, int node)
+{
+	if (B->list[node] == NULL)
+		B->list[node] = calloc(1, sizeof *B->list[node]);
+	return B->list[node];
+}
+
+/* A list with no entries (its memory is kept for reuse). */
+static void list_reset(struct uinode *ip, int node)
+{
+	struct ulist *l = B->list[node];
+	if (l != NULL) {
+		memset(l->has, 0, sizeof l->has);
+		memset(l->pos, 0, sizeof l->pos);
+	}
+	B->top[node] = B->npos[node] = 0;
+}
+
+/* Where entry idx's line is in node's table, or where it would go. */
+static uint32_t line_find(const struct uinode *ip, int node, int idx)
+{
+	const uint64_t *line = lst(ip, node)->line;
+	uint32_t lo = 0, hi = B->npos[node];
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		ufs_map_steps++;
+		if (ufs_pos_entry(line[mid]) < (uint32_t)idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int line_add(struct uinode *ip, int node, int idx, uint64_t lblk)
+{
+	struct ulist *l = lst_make(ip, node);
+	if (l == NULL)
+		return -ENOMEM;
+	uint32_t n = B->npos[node];
+	if (n == l->linecap) {
+		uint32_t cap = l->linecap ? l->linecap * 2u : 8u;
+		uint64_t *m = realloc(l->line, cap * sizeof *m);
+		if (m == NULL)
+			return -ENOMEM;
+		l->line = m;
+		l->linecap = (uint16_t)cap;
+	}
+	uint32_t at = line_find(ip, node, idx);   /* n: a new extent's, at the end */
+	memmove(&l->line[at + 1], &l->line[at], (n - at) * sizeof *l->line);
+	l->line[at] = ufs_pos(lblk, (uint32_t)idx);
+	B->npos[node] = (uint16_t)(n + 1);
+	set_bit(l->pos, idx);
+	return 0;
+}
+
+static void line_del(struct uinode *ip, int node, int idx)
+{
+	struct ulist *l = B->list[node];      /* there: idx has a line */
+	uint32_t n = B->npos[node], at = line_find(ip, node, idx);
+	if (at < n && ufs_pos_entry(l->line[at]) == (uint32_t)idx) {
+		memmove(&l->line[at], &l->line[at + 1], (n - at - 1) * sizeof *l->line);
+		B->npos[node] = (uint16_t)(n - 1);
+	}
+	clear_bit(l->pos, idx);
+}
+
+void ufs_map_free(struct ubig *b)
+{
+	for (int n = 0; n < UN_MAX; n++)
+		if (b->list[n] != NULL) {
+			free(b->list[n]->line);
+			free(b->list[n]);
+		}
+	free(b->ext);
+}
+
+/* ---- the extents ------------------------------------------------------------ */
 
 static int node_depth(int node)
 {
@@ -77,6 +218,7 @@ static int64_t find(const struct uinode *ip, uint64_t lsec)
 	uint32_t lo = 0, hi = B->next;
 	while (hi - lo > 1) {
 		uint32_t mid = (lo + hi) / 2;
+		ufs_map_steps++;
 		if (B->ext[mid].lstart <= lsec)
 			lo = mid;
 		else
@@ -89,15 +231,20 @@ static int64_t find(const struct uinode *ip, uint64_t lsec)
 static int insert_ext(struct uinode *ip, struct uext e)
 {
 	int err = ext_room(ip);
+	if (err == 0 && lst_make(ip, e.node) == NULL)
+		err = -ENOMEM;
+	if (err == 0 && e.pos)
+		err = line_add(ip, e.node, e.idx, e.lstart / UFS_BSECT);
 	if (err < 0)
 		return err;
 	uint32_t at = (uint32_t)(find(ip, e.lstart) + 1);
 	memmove(&B->ext[at + 1], &B->ext[at], (B->next - at) * sizeof *B->ext);
 	B->ext[at] = e;
 	B->next++;
+	B->hint = at;
 	struct unode *nd = &B->node[e.node];
 	nd->nent++;
-	B->npos[e.node] += e.pos;
+	set_bit(B->list[e.node]->has, e.idx);
 	if (e.idx + 1 > B->top[e.node])
 		B->top[e.node] = (uint16_t)(e.idx + 1);
 	B->held += e.nsect;
@@ -106,58 +253,24 @@ static int insert_ext(struct uinode *ip, struct uext e)
 	return 0;
 }
 
-/* Take the array's element `at` out (not the disk's entry). */
-static void forget_ext(struct uinode *ip, uint32_t at)
-{
-	struct uext e = B->ext[at];
-	memmove(&B->ext[at], &B->ext[at + 1], (B->next - at - 1) * sizeof *B->ext);
-	B->next--;
-	struct unode *nd = &B->node[e.node];
-	nd->nent--;
-	B->npos[e.node] -= e.pos;
-	B->held -= e.nsect;
-	if (e.idx + 1 == B->top[e.node]) {
-		B->top[e.node] = 0;
-		for (uint32_t i = 0; i < B->next; i++)
-			if (B->ext[i].node == e.node && B->ext[i].idx + 1 > B->top[e.node])
-				B->top[e.node] = (uint16_t)(B->ext[i].idx + 1);
-	}
-	B->mapped = B->next ? B->ext[B->next - 1].lstart + B->ext[B->next - 1].nsect : 0;
-}
-
-/* The extent last in list order (the one a new extent at the end of the
- * last list follows), or NULL. */
-static const struct uext *list_last(const struct uinode *ip)
-{
-	int dense = 1;
-	for (int n = 0; n < UN_MAX && dense; n++)
-		dense = B->npos[n] == 0;
-	if (dense)                  /* list order is file order */
-		return B->next ? &B->ext[B->next - 1] : NULL;
-	const struct uext *best = NULL;
-	for (uint32_t i = 0; i < B->next; i++) {
-		const struct uext *e = &B->ext[i];
-		if (best == NULL || e->node > best->node || (e->node == best->node && e->idx > best->idx))
-			best = e;
-	}
-	return best;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Write node's position table as the array says, plus one line `extra`
+/* Write node's position table as its lines say, plus one line `extra`
  * (0: none).  A file system of version 2 becomes version 3 first. */
 static int write_table(struct ufs *fs, struct uinode *ip, int node, uint64_t extra)
 {
-	uint64_t line[UFS_LEAF_LIST_BYTES / UFS_POS_BYTES];
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < B->next; i++)
-		if (B->ext[i].node == node && B->ext[i].pos)
-			line[n++] = ufs_pos(B->ext[i].lstart / UFS_BSECT, B->ext[i].idx);
+	uint64_t line[UFS_LEAF_LIST_BYTES / UFS_POS_BYTES + 1];
+	uint32_t n = 0, have = B->npos[node];
+	const uint64_t *mine = lst(ip, node)->line;
+	if (have > UFS_LEAF_LIST_BYTES / UFS_POS_BYTES)
+		return -EFBIG;                 /* cannot happen: fits() keeps lists short */
+	/* In entry-number order; `extra` (a new extent's) goes in its place. */
+	for (uint32_t i = 0; i < have; i++) {
+		if (extra != 0 && ufs_pos_entry(mine[i]) > ufs_pos_entry(extra)) {
+			line[n++] = extra;
+			extra = 0;
+		}
+		line[n++] = mine[i];
+		ufs_map_steps++;
+	}
 	if (extra != 0)
 		line[n++] = extra;
 	struct unode *nd = &B->node[node];
@@ -175,13 +288,6 @@ static int write_table(struct ufs *fs, struct uinode *ip, int node, uint64_t ext
 				return err;
 			}
 		}
-		/* Lines in entry-number order: the entry number is the low byte,
-		 * so sort by it. */
-		for (uint32_t i = 0; i < n; i++)
-			line[i] = (uint64_t)ufs_pos_entry(line[i]) << 56 | ufs_pos_lblk(line[i]);
-		qsort(line, n, sizeof line[0], cmp_u64);
-		for (uint32_t i = 0; i < n; i++)
-			line[i] = ufs_pos(line[i] & ((1ull << 56) - 1), (uint32_t)(line[i] >> 56));
 		r = ufs_xn_add_data(fs, &nd->x, pos_idx(node), line, n * UFS_POS_BYTES, node_depth(node));
 	}
 	return r < 0 ? kit_err(r) : 0;
@@ -214,7 +320,7 @@ static int load_extents(struct ufs *fs, struct uinode *ip, const uint8_t *page, 
 	for (uint32_t j = 1; j < nline; j++)
 		if (ufs_pos_entry(line[j]) <= ufs_pos_entry(line[j - 1]))
 			return ufs_damage(fs, "position table out of order", sector, ip->id);
-	uint32_t j = 0, used = 0, bytes = 0;
+	uint32_t j = 0, bytes = 0;
 	int prev = -1;
 	for (uint32_t i = 0; i < h->nent; i++) {
 		if (ent[i].type != ED_ENT_EXTENT)
@@ -236,19 +342,23 @@ static int load_extents(struct ufs *fs, struct uinode *ip, const uint8_t *page, 
 				return ufs_damage(fs, "position past any file", sector, ip->id);
 			e.lstart = lblk * UFS_BSECT;
 			e.pos = 1;
-			used++;
 		}
 		int err = ext_room(ip);
+		if (err == 0 && lst_make(ip, node) == NULL)
+			err = -ENOMEM;
+		if (err == 0 && e.pos)
+			err = line_add(ip, node, idx, e.lstart / UFS_BSECT);
 		if (err < 0)
 			return err;
 		B->ext[B->next++] = e;
 		B->node[node].nent++;
+		set_bit(B->list[node]->has, idx);
 		B->top[node] = (uint16_t)(idx + 1);
+		ufs_map_steps++;
 		*cursor = e.lstart + e.nsect;
 		bytes += 16;
 	}
 	B->stale_pos += nline - j;
-	B->npos[node] = (uint16_t)used;
 	if (nline)
 		bytes += 8 + nline * UFS_POS_BYTES;
 	if (bytes > list_bytes(node))
@@ -284,7 +394,7 @@ static int load_node(struct ufs *fs, struct uinode *ip, int node, uint64_t secto
 	if (((const struct ed_xnmap_hdr *)page)->length != UFS_MAP_BYTES)
 		return ufs_damage(fs, "not a map node (wrong size)", sector, ip->id);
 	B->node[node] = (struct unode){ x, 0, 1 };
-	B->top[node] = B->npos[node] = 0;
+	list_reset(ip, node);
 	return 0;
 }
 
@@ -304,8 +414,9 @@ int ufs_map_load(struct ufs *fs, struct uinode *ip, const void *inode_page)
 	B->mapped = 0;
 	B->held = 0;
 	B->stale_pos = 0;
-	memset(B->top, 0, sizeof B->top);
-	memset(B->npos, 0, sizeof B->npos);
+	B->hint = 0;
+	for (int n = 0; n < UN_MAX; n++)
+		list_reset(ip, n);
 	uint64_t cursor = 0;
 	int err = load_extents(fs, ip, inode_page, UN_INODE, &cursor);
 	if (err < 0)
@@ -365,6 +476,7 @@ uint64_t ufs_map_lookup(const struct uinode *ip, uint64_t lsec, uint64_t *run)
 	int64_t i = find(ip, lsec);
 	if (i >= 0 && lsec < B->ext[i].lstart + B->ext[i].nsect) {
 		const struct uext *e = &B->ext[i];
+		B->hint = (uint32_t)i;         /* for ufs_map_prot, which follows */
 		uint64_t off = lsec - e->lstart;
 		*run = e->nsect - off;
 		return e->sector + off;
@@ -404,7 +516,7 @@ static int new_node(struct ufs *fs, struct uinode *ip, int parent, int idx, int 
 			struct uxn x;
 			ufs_xn_set(&x, start, 0);
 			B->node[node] = (struct unode){ x, 0, 1 };
-			B->top[node] = B->npos[node] = 0;
+			list_reset(ip, node);
 			B->node[parent].nent++;
 			return 0;
 		}
@@ -422,6 +534,38 @@ static int last_node(const struct uinode *ip)
 	if (k > 0)
 		return UN_LEAF0 + k - 1;
 	return B->node[UN_SINGLE].used ? UN_SINGLE : UN_INODE;
+}
+
+/* The extent last in list order (the one a new extent at the end of the
+ * last list follows), or NULL. */
+static const struct uext *list_last(const struct uinode *ip)
+{
+	int dense = 1;
+	for (int n = 0; n < UN_MAX && dense; n++)
+		dense = B->npos[n] == 0;
+	if (dense)                  /* list order is file order */
+		return B->next ? &B->ext[B->next - 1] : NULL;
+	int node = last_node(ip);
+	while (node >= 0 && B->top[node] == 0)
+		node--;
+	if (node < 0)
+		return NULL;
+	/* Back from it to the nearest extent with a table line, counting the
+	 * ones passed: each continues the one before it in the file, so they
+	 * follow that one in the array. */
+	uint32_t k = 0;
+	for (int n = node; n >= 0; n--) {
+		const struct ulist *l = lst(ip, n);
+		int below = n == node ? B->top[node] : 256;
+		int p = highest(l->pos, below);
+		k += count(l->has, p + 1, below);
+		if (p >= 0) {
+			const uint64_t *line = &l->line[line_find(ip, n, p)];
+			int64_t at = find(ip, ufs_pos_lblk(*line) * UFS_BSECT);
+			return at >= 0 && at + k < B->next ? &B->ext[at + k] : &B->ext[B->next - 1];
+		}
+	}
+	return k ? &B->ext[k - 1] : NULL;
 }
 
 /* The node and entry number for one more extent at the end of list order
@@ -458,12 +602,7 @@ static int idx_free(const struct uinode *ip, int node, int idx)
 {
 	if (idx > last_idx(node))
 		return 0;
-	if (idx >= B->top[node])
-		return 1;
-	for (uint32_t i = 0; i < B->next; i++)
-		if (B->ext[i].node == node && B->ext[i].idx == idx)
-			return 0;
-	return 1;
+	return !bit(lst(ip, node)->has, idx);
 }
 
 /* Lengthen extent `at` in place by up to `want` sectors when the sectors
@@ -574,12 +713,6 @@ int64_t ufs_map_fill(struct ufs *fs, struct uinode *ip, uint64_t from, uint64_t 
 	return (int64_t)(B->held - before);
 }
 
-int ufs_map_grow(struct ufs *fs, struct uinode *ip, uint64_t upto)
-{
-	int64_t r = upto > B->mapped ? ufs_map_fill(fs, ip, B->mapped, upto) : 0;
-	return r < 0 ? (int)r : 0;
-}
-
 /* Remove map node `node` (now empty) from its parent. */
 static int drop_node(struct ufs *fs, struct uinode *ip, int node)
 {
@@ -590,6 +723,7 @@ static int drop_node(struct ufs *fs, struct uinode *ip, int node)
 	if (r < 0)
 		return kit_err(r);
 	memset(&B->node[node], 0, sizeof B->node[node]);
+	list_reset(ip, node);
 	p->nent--;
 	return 0;
 }
@@ -623,41 +757,111 @@ static int drop_empty_tail(struct ufs *fs, struct uinode *ip)
 	return 0;
 }
 
+/* Give back the extents at array positions first.. (those starting at or
+ * past a new end): list by list, last in list order first, each run of
+ * entry numbers in which every extent goes in one request, then the
+ * list's table without their lines. */
+static int remove_tail(struct ufs *fs, struct uinode *ip, uint32_t first)
+{
+	uint64_t (*gone)[4] = calloc(UN_MAX, sizeof *gone);
+	if (gone == NULL)
+		return -ENOMEM;
+	for (uint32_t i = first; i < B->next; i++) {
+		set_bit(gone[B->ext[i].node], B->ext[i].idx);
+		ufs_map_steps++;
+	}
+	int err = 0;
+	for (int node = UN_MAX - 1; node >= 0 && err == 0; node--) {
+		struct ulist *l = B->list[node];
+		struct unode *nd = &B->node[node];
+		int lines = 0;
+		if (l == NULL)
+			continue;                  /* never held an extent */
+		for (int hi = highest(gone[node], 256); hi >= 0 && err == 0;
+		     hi = highest(gone[node], hi)) {
+			/* Down from hi while the next entry holding an extent goes
+			 * too (absent numbers in between do not matter). */
+			int lo = hi, n = 1, below;
+			while ((below = highest(l->has, lo)) >= 0 && bit(gone[node], below) &&
+			       hi - below < RANGE_MAX) {
+				lo = below;
+				n++;
+			}
+			int64_t r = n == 1 ? ufs_xn_remove(fs, &nd->x, hi, node_depth(node))
+			                   : ufs_xn_remove_range(fs, &nd->x, lo, hi - lo + 1, node_depth(node));
+			if (r < 0) {
+				err = kit_err(r);
+				break;
+			}
+			if (n > 1 && r != n) {
+				err = ufs_damage(fs, "map node lists other extents than the file has",
+				                 nd->x.sector, ip->id);
+				break;
+			}
+			for (int i = lo; i <= hi; i++) {
+				ufs_map_steps++;
+				if (!bit(gone[node], i))
+					continue;
+				clear_bit(gone[node], i);
+				clear_bit(l->has, i);
+				nd->nent--;
+				if (bit(l->pos, i)) {
+					line_del(ip, node, i);
+					lines++;
+				}
+			}
+		}
+		B->top[node] = (uint16_t)(highest(l->has, 256) + 1);
+		/* Their table lines go after them (a line naming nothing means
+		 * nothing). */
+		if (err == 0 && lines)
+			err = write_table(fs, ip, node, 0);
+	}
+	/* The array keeps what the lists still hold (after an error too). */
+	uint32_t j = first;
+	for (uint32_t i = first; i < B->next; i++) {
+		const struct uext *e = &B->ext[i];
+		if (bit(lst(ip, e->node)->has, e->idx))
+			B->ext[j++] = *e;
+		else
+			B->held -= e->nsect;
+	}
+	B->next = j;
+	B->mapped = j ? B->ext[j - 1].lstart + B->ext[j - 1].nsect : 0;
+	free(gone);
+	return err;
+}
+
 int ufs_map_shrink(struct ufs *fs, struct uinode *ip, uint64_t keep)
 {
-	while (B->next > 0 && B->mapped > keep) {
-		uint32_t at = B->next - 1;
-		struct uext *e = &B->ext[at];
+	uint32_t first = B->next;
+	while (first > 0 && B->ext[first - 1].lstart >= keep) {
+		first--;
+		ufs_map_steps++;
+	}
+	if (first < B->next) {
+		int err = remove_tail(fs, ip, first);
+		if (err < 0)
+			return err;
+	}
+	if (B->next > 0 && B->mapped > keep) {
+		/* The extent `keep` is inside: cut it.  The part past `keep`
+		 * becomes the entry right after it (or any free one), which then
+		 * goes. */
+		struct uext *e = &B->ext[B->next - 1];
 		int node = e->node;
 		struct unode *nd = &B->node[node];
 		int depth = node_depth(node);
-		if (e->lstart < keep) {
-			/* Cut it: the part past `keep` becomes the entry right after
-			 * it (or any free one), which then goes. */
-			uint64_t k = keep - e->lstart;
-			int tmp = idx_free(ip, node, e->idx + 1) ? e->idx + 1 : -1;
-			int64_t r = ufs_xn_split(fs, &nd->x, e->idx, k * ED_SECTOR, tmp, depth);
-			if (r >= 0)
-				r = ufs_xn_remove(fs, &nd->x, (int)r, depth);
-			if (r < 0)
-				return kit_err(r);
-			B->held -= e->nsect - k;
-			e->nsect = (uint32_t)k;
-			B->mapped = keep;
-			break;
-		}
-		int64_t r = ufs_xn_remove(fs, &nd->x, e->idx, depth);
+		uint64_t k = keep - e->lstart;
+		int tmp = idx_free(ip, node, e->idx + 1) ? e->idx + 1 : -1;
+		int64_t r = ufs_xn_split(fs, &nd->x, e->idx, k * ED_SECTOR, tmp, depth);
+		if (r >= 0)
+			r = ufs_xn_remove(fs, &nd->x, (int)r, depth);
 		if (r < 0)
 			return kit_err(r);
-		int pos = e->pos;
-		forget_ext(ip, at);
-		/* Its table line goes after it (a line naming nothing means
-		 * nothing). */
-		if (pos) {
-			int err = write_table(fs, ip, node, 0);
-			if (err < 0)
-				return err;
-		}
+		B->held -= e->nsect - k;
+		e->nsect = (uint32_t)k;
+		B->mapped = keep;
 	}
 	if (keep == 0 && B->stale_pos) {
 		/* Lines naming no extent: every list is empty now, tables go. */
@@ -682,8 +886,13 @@ int ufs_map_tidy(struct ufs *fs, struct uinode *ip)
 
 const struct ed_protector *ufs_map_prot(struct ufs *fs, struct uinode *ip, uint64_t sector)
 {
+	/* Callers ask about the sector ufs_map_lookup just gave them. */
+	const struct uext *h = B->hint < B->next ? &B->ext[B->hint] : NULL;
+	if (h != NULL && sector >= h->sector && sector < h->sector + h->nsect)
+		return ufs_xn_prot(fs, &B->node[h->node].x);
 	for (uint32_t i = 0; i < B->next; i++) {
 		const struct uext *e = &B->ext[i];
+		ufs_map_steps++;
 		if (sector >= e->sector && sector < e->sector + e->nsect)
 			return ufs_xn_prot(fs, &B->node[e->node].x);
 	}

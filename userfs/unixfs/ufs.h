@@ -79,6 +79,17 @@ struct unode {
 	uint8_t  used;
 };
 
+/* One list's extents by entry number, kept beside the array so that no
+ * question about a list (is an entry free, what is its table, which
+ * extent is last in list order) looks at every extent of the file. */
+struct ulist {
+	uint64_t has[4];          /* entry numbers holding an extent             */
+	uint64_t pos[4];          /* ... of them, those with a table line        */
+	uint64_t *line;           /* its table in entry order, npos[] long:
+	                             logical block << 8 | entry (ufs_pos)        */
+	uint16_t linecap;
+};
+
 struct ubig {
 	struct uext *ext;
 	uint32_t next, extcap;
@@ -92,6 +103,8 @@ struct ubig {
 	struct unode node[UN_MAX];
 	uint16_t top[UN_MAX];     /* a list's highest extent entry + 1 (0: none) */
 	uint16_t npos[UN_MAX];    /* lines in a list's position table            */
+	struct ulist *list[UN_MAX]; /* NULL: a list never used (map.c)       */
+	uint32_t hint;            /* the extent ufs_map_lookup found last        */
 };
 
 /* ---- directories ------------------------------------------------------------ */
@@ -354,6 +367,8 @@ int64_t ufs_xn_add_data(struct ufs *fs, struct uxn *x, int entry, const void *da
                         int depth);
 int64_t ufs_xn_read_data(struct ufs *fs, struct uxn *x, int entry, void *buf, uint32_t len);
 int64_t ufs_xn_remove(struct ufs *fs, struct uxn *x, int entry, int depth);
+/* Extent entries first .. first + n - 1 (n <= 256) in one request. */
+int64_t ufs_xn_remove_range(struct ufs *fs, struct uxn *x, int first, int n, int depth);
 int64_t ufs_xn_combine(struct ufs *fs, struct uxn *x, int first, int second, int depth);
 int64_t ufs_xn_split(struct ufs *fs, struct uxn *x, int entry, uint64_t off, int newent, int depth);
 /* Copy out an exonode's map page (entries and data) into buf (4096 bytes). */
@@ -530,7 +545,6 @@ void ufs_file_dirty(struct ufs *fs, struct uinode *ip);
 /* ---- map.c ---------------------------------------------------------------------------------- */
 int  ufs_map_load(struct ufs *fs, struct uinode *ip, const void *fnode_page);
 uint64_t ufs_map_lookup(const struct uinode *ip, uint64_t lsec, uint64_t *run);
-int  ufs_map_grow(struct ufs *fs, struct uinode *ip, uint64_t upto);
 /* Give every hole in logical sectors [from, upto) extents; returns the
  * sectors newly mapped. */
 int64_t ufs_map_fill(struct ufs *fs, struct uinode *ip, uint64_t from, uint64_t upto);
@@ -541,6 +555,11 @@ uint64_t ufs_map_holes(const struct uinode *ip, uint64_t from, uint64_t upto);
 int  ufs_map_shrink(struct ufs *fs, struct uinode *ip, uint64_t keep);
 /* The protector of the exonode listing the extent that holds sector. */
 const struct ed_protector *ufs_map_prot(struct ufs *fs, struct uinode *ip, uint64_t sector);
+/* Free what ufs_map_load and the changes after it allocated (not b). */
+void ufs_map_free(struct ubig *b);
+/* Extents, entry words and table lines map.c has looked at, all files:
+ * host tests bound it to show work grows with the change, not the file. */
+extern uint64_t ufs_map_steps;
 
 /* ---- data.c ------------------------------------------------------------------------------------ */
 long ufs_read(struct ufs *fs, struct uinode *ip, void *buf, size_t n, uint64_t off);

@@ -66,7 +66,7 @@ static int recover(struct ufs *fs, int64_t r, struct uxn *x, int *tries)
 	return kit_again(&fs->k, r, x->sector, x->slot, tries);
 }
 
-enum xop { X_ALLOC, X_DEALLOC, X_EXTENT, X_CHILD, X_DATA, X_READ, X_REMOVE, X_COMBINE, X_SPLIT };
+enum xop { X_ALLOC, X_DEALLOC, X_EXTENT, X_CHILD, X_DATA, X_READ, X_REMOVE, X_RANGE, X_COMBINE, X_SPLIT };
 
 struct xreq {
 	enum xop op;
@@ -109,6 +109,9 @@ static int64_t xcall(struct ufs *fs, struct uxn *x, struct xreq *q)
 			break;
 		case X_REMOVE:
 			r = edc_xn_remove(fs->k.c, p, q->entry);
+			break;
+		case X_RANGE:
+			r = edc_xn_remove_range(fs->k.c, p, q->entry, (int)q->a);
 			break;
 		case X_COMBINE:
 			r = edc_xn_combine(fs->k.c, p, q->entry, (int)q->a);
@@ -183,6 +186,12 @@ int64_t ufs_xn_read_data(struct ufs *fs, struct uxn *x, int entry, void *buf, ui
 int64_t ufs_xn_remove(struct ufs *fs, struct uxn *x, int entry, int depth)
 {
 	struct xreq q = { .op = X_REMOVE, .entry = entry, .depth = depth };
+	return xcall(fs, x, &q);
+}
+
+int64_t ufs_xn_remove_range(struct ufs *fs, struct uxn *x, int first, int n, int depth)
+{
+	struct xreq q = { .op = X_RANGE, .entry = first, .a = (uint64_t)n, .depth = depth };
 	return xcall(fs, x, &q);
 }
 

@@ -763,6 +763,28 @@ static void test_fragmented(void)
 	umount_it();
 	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &fst), 0);
 	CHECK(fst.mapnodes >= 3);                           /* /other's */
+	/* Deleting /other (320 extents in the inode, the single node and
+	 * leaves of the double node) gives each node's extents back in one
+	 * request (ED_OP_EXONODE_REMOVE_RANGE), not one each. */
+	ufx_reboot(&u);
+	mount_it();
+	struct libfs_statfs sf0, sf1;
+	CHECK_EQ(vfs_statfs("/", &sf0), 0);
+	uint64_t r0 = u.p.edc.nrequests;
+	CHECK_EQ(vfs_unlink("/other"), 0);
+	CHECK_EQ(vfs_sync(), 0);
+	uint64_t reqs = u.p.edc.nrequests - r0;
+	printf("test_unixfs: deleting a file of %d extents: %lu exodisk requests\n", nb,
+	       (unsigned long)reqs);
+	CHECK(reqs < 80);
+	umount_it();
+	ufx_reboot(&u);
+	mount_it();
+	CHECK_EQ(vfs_statfs("/", &sf1), 0);
+	CHECK(sf1.bfree >= sf0.bfree + (uint64_t)nb * 4096 / sf0.bsize);   /* its blocks are free again */
+	umount_it();
+	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &fst), 0);
+	CHECK_EQ(fst.mapnodes, 0);
 	ufx_free(&u);
 }
 
