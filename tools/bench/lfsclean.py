@@ -35,16 +35,14 @@ file system, in the same boot).
 import argparse
 import json
 import os
-import re
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LINE = re.compile(r"EXOBENCH (\{.*\})")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qemuboot  # noqa: E402
+from qemuboot import ROOT  # noqa: E402
+
 RUNS = 3
 ENV = {"ARCH": "riscv", "DISK": "virtio", "DISK_SIZE": "512M", "MEM": "1G"}
 WORKLOADS = [("uniform", ""), ("hot-cold", " -H 90")]
@@ -61,40 +59,26 @@ def entries(quick, runs):
 
 
 def boot(entry, out):
-    scratch = tempfile.mkdtemp(prefix="lfsclean-")
-    env = dict(os.environ)
-    env.update(ENV)
-    env.update({"EXODISK_SCRATCH": scratch, "EXODISK_NO_DEPS": "1", "CMD": entry["cmd"],
-                "BOOTARGS": entry["boot"]})
     log = os.path.join(out, "logs", entry["id"] + ".log")
     t0 = time.time()
-    try:
-        with open(log, "w") as f:
-            p = subprocess.run([os.path.join(ROOT, "tools", "run-qemu.sh")], cwd=ROOT, env=env,
-                               stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT,
+    with qemuboot.scratch("lfsclean-") as d:
+        status = qemuboot.boot(entry["cmd"], log, d, env=ENV, bootargs=entry["boot"],
                                timeout=entry["timeout"])
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
     recs = parse(log, entry["workload"], entry["run"])
-    if p.returncode != 0 or not any(r["phase"] == "overwrite" for r in recs):
-        raise RuntimeError("%s: exit %d, see %s" % (entry["id"], p.returncode, log))
+    if status != 0 or not any(r["phase"] == "overwrite" for r in recs):
+        raise RuntimeError("%s: exit %d, see %s" % (entry["id"], status, log))
     print("  %s: %.0f s, %d records" % (entry["id"], time.time() - t0, len(recs)), flush=True)
     return recs
 
 
 def parse(path, workload=None, run=None):
     recs = []
-    with open(path, errors="replace") as f:
-        for line in f:
-            m = LINE.search(line.replace("\r", ""))
-            if not m:
-                continue
-            r = json.loads(m.group(1))
-            if r.get("bench") != "lfsclean":
-                continue
-            r["workload"] = workload or ("hot-cold" if r.get("hot") else "uniform")
-            r["run"] = run or path
-            recs.append(r)
+    for r in qemuboot.records(path):
+        if r.get("bench") != "lfsclean":
+            continue
+        r["workload"] = workload or ("hot-cold" if r.get("hot") else "uniform")
+        r["run"] = run or path
+        recs.append(r)
     return recs
 
 

@@ -33,48 +33,26 @@ on the median; the table gives both, and the disk requests per file.
 """
 import argparse
 import csv
-import json
 import os
-import re
 import statistics
-import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LINE = re.compile(r"EXOBENCH (\{.*\})")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qemuboot  # noqa: E402
+from qemuboot import ROOT  # noqa: E402
+
 TARGET = 1.25
+TIMEOUT = 24 * 3600      # a million files take hours (scale.py allows its run 12)
 
 
-def run(files, every, log):
-    scratch = tempfile.mkdtemp(prefix="manyfiles.")
-    env = dict(os.environ, EXODISK_SCRATCH=scratch, ICOUNT="1", DISK_SIZE="64G",
-               CMD="mkfs; edscale -n %d -d 100 -c %d" % (files, every))
-    with open(log, "w") as f:
-        r = subprocess.run([os.path.join(ROOT, "tools/run-qemu.sh")], cwd=ROOT, env=env,
-                           stdout=f, stderr=subprocess.STDOUT)
-    try:
-        os.unlink(os.path.join(scratch, "disk0.img"))
-        os.rmdir(scratch)
-    except OSError:
-        pass
-    return r.returncode
+def run(files, every, log, timeout=TIMEOUT):
+    with qemuboot.scratch("manyfiles-") as d:
+        return qemuboot.boot("mkfs; edscale -n %d -d 100 -c %d" % (files, every), log, d,
+                             env={"ICOUNT": "1", "DISK_SIZE": "64G"}, timeout=timeout)
 
 
 def parse(log):
-    rows = []
-    with open(log, errors="replace") as f:
-        for line in f:
-            m = LINE.search(line)
-            if not m:
-                continue
-            try:
-                rec = json.loads(m.group(1))
-            except ValueError:
-                continue
-            if rec.get("what") == "create" and "cpu_us_per_file" in rec:
-                rows.append(rec)
-    return rows
+    return [r for r in qemuboot.records(log) if r.get("what") == "create" and "cpu_us_per_file" in r]
 
 
 def at(rows, n):
@@ -167,13 +145,14 @@ def main(argv):
     ap.add_argument("--files", type=int, default=1000000)
     ap.add_argument("--every", type=int, default=1000)
     ap.add_argument("--log", help="read this console log instead of running the guest")
+    ap.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds the boot may take")
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "manyfiles"))
     a = ap.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
     log = a.log
     if log is None:
         log = os.path.join(a.out, "console.log")
-        rc = run(a.files, a.every, log)
+        rc = run(a.files, a.every, log, a.timeout)
         if rc != 0:
             print("manyfiles: the guest exited with status %d (see %s)" % (rc, log), file=sys.stderr)
     rows = parse(log)

@@ -35,16 +35,13 @@ the thousandth.
 import argparse
 import json
 import os
-import re
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LINE = re.compile(r"EXOBENCH (\{.*\})")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qemuboot  # noqa: E402
+from qemuboot import ROOT  # noqa: E402
 
 SIZES = [("512M", "512 MiB"), ("64G", "64 GiB"), ("1T", "1 TiB"), ("16T", "16 TiB")]
 TMPFS = {"16T"}
@@ -253,38 +250,24 @@ def check(records, quick):
 
 def boot_entry(entry, out, quiet=False):
     """Run an entry's boots on one fresh scratch directory; its records."""
-    scratch = tempfile.mkdtemp(prefix="edscale-", dir=entry.get("scratch_in"))
     cmds = entry["cmd"] if isinstance(entry["cmd"], list) else [entry["cmd"]]
     records = []
-    try:
+    with qemuboot.scratch("edscale-", entry.get("scratch_in")) as d:
         for i, cmd in enumerate(cmds):
-            env = dict(os.environ)
-            env.update(entry["env"])
-            env.update({"EXODISK_SCRATCH": scratch, "EXODISK_NO_DEPS": "1", "CMD": cmd,
-                        "BOOTARGS": entry["boot"]})
             log = os.path.join(out, "logs", "%s-boot%d.log" % (entry["id"], i + 1))
             t0 = time.time()
-            with open(log, "w") as f:
-                p = subprocess.run([os.path.join(ROOT, "tools", "run-qemu.sh")], cwd=ROOT, env=env,
-                                   stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT,
+            status = qemuboot.boot(cmd, log, d, env=entry["env"], bootargs=entry["boot"],
                                    timeout=entry["timeout"])
-            got = []
-            with open(log) as f:
-                for line in f:
-                    m = LINE.search(line.replace("\r", ""))
-                    if m:
-                        rec = json.loads(m.group(1))
-                        rec["entry"] = entry["id"]
-                        rec["boot"] = i + 1
-                        got.append(rec)
-            if p.returncode != 0 or not any(r.get("bench") == "edscale" for r in got):
-                raise RuntimeError("%s boot %d: exit %d, see %s" % (entry["id"], i + 1, p.returncode, log))
+            got = qemuboot.records(log)
+            for rec in got:
+                rec["entry"] = entry["id"]
+                rec["boot"] = i + 1
+            if status != 0 or not any(r.get("bench") == "edscale" for r in got):
+                raise RuntimeError("%s boot %d: exit %d, see %s" % (entry["id"], i + 1, status, log))
             if not quiet:
                 print("  %s boot %d: %.1f s, %d records" % (entry["id"], i + 1, time.time() - t0, len(got)),
                       flush=True)
             records += got
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
     return records
 
 
@@ -317,6 +300,10 @@ def main(argv):
             if e["id"] == "scale-many":
                 e["cmd"] = "edscale -n %d -d 100 -c %d" % (a.many, max(a.many // 100, 100))
                 ents.append(e)
+    if not ents:
+        print("scale: no boots chosen (--sizes %s: sizes are %s)" % (a.sizes, ",".join(s for s, _ in SIZES)),
+              file=sys.stderr)
+        return 2
     records = []
     load = []
     for e in ents:
