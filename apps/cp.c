@@ -1,7 +1,9 @@
 /*
  * cp.c - copy a file.
  *   cp SOURCE DEST        DEST may be a directory: the copy goes inside it
- * The copy is made durable (fsync) before cp reports success.
+ * The copy is made durable (fsync) before cp reports success.  Whole
+ * 4 KiB blocks of zeros become holes in the copy, so a sparse file stays
+ * sparse (apps/copyfile.c).
  */
 #include <errno.h>
 #include <fcntl.h>
