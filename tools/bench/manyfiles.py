@@ -1,7 +1,7 @@
 """manyfiles.py - the million-file curve of issue 11: unixfs's cost per file
 created as the file system fills, from 10^3 to 10^6 files.
 
-  tools/bench/python.sh tools/bench/manyfiles.py [--files N] [--every K] [--out DIR]
+  tools/bench/python.sh tools/bench/manyfiles.py [--files N] [--every K] [--timeout S] [--out DIR]
   tools/bench/python.sh tools/bench/manyfiles.py --log FILE [--out DIR]
 
 The first form boots the guest once (after `make`) on a new, sparse 64 GiB
