@@ -42,3 +42,10 @@ $(BUILD)/host/test_malloc: tests/host/libos/test_malloc.c libos/malloc.c
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) $(MALLOC_TEST_RENAME) -c -o $@.o libos/malloc.c
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ $< $@.o
 HOST_TESTS += $(BUILD)/host/test_malloc
+
+# CRC-32C (libos/crc32c.c, linked into every program with the libFSes:
+# userfs/userfs.mk) against its published check values.
+$(BUILD)/host/test_crc32c: tests/host/libos/test_crc32c.c libos/crc32c.c libos/crc32c.h
+	@mkdir -p $(@D)
+	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ $< libos/crc32c.c
+HOST_TESTS += $(BUILD)/host/test_crc32c

@@ -33,7 +33,7 @@ KIT_SRCS := $(addprefix libos/kit/, kit.c caps.c xn.c anchor.c lock.c alloc.c by
 # The virtual volume (libos/vvol/vvol.h): allocate-on-write logical sectors.
 VVOL_SRCS := libos/vvol/map.c libos/vvol/cache.c
 LIBFS_SRCS := libos/edc.c libos/edc_err.c libos/vfs.c libos/libfs_types.c libos/libfs_check.c \
-	libos/capkey.c libos/bcache.c libos/share.c $(KIT_SRCS) $(VVOL_SRCS) $(LIBFS_TYPE_SRCS) $(LAYER_SRCS)
+	libos/capkey.c libos/bcache.c libos/share.c libos/crc32c.c $(KIT_SRCS) $(VVOL_SRCS) $(LIBFS_TYPE_SRCS) $(LAYER_SRCS)
 
 # The guest links them into every program, with the kernel's shared
 # segments for sharing (host programs get share_host.c's), and the free

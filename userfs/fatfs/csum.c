@@ -40,49 +40,13 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include "libos/crc32c.h"
 #include "userfs/fatfs/fat.h"
 
 #define CK_SLOTS      62u
 #define CK_SET        0x54455343u     /* "CSET": the slot holds a CRC          */
 #define CK_VERSION    1u
 static const uint8_t ck_magic[8] = { 'F', 'A', 'T', 'C', 'S', 'U', 'M', '1' };
-
-/* ---- CRC-32C ----------------------------------------------------------------------- */
-
-/* Eight tables, eight bytes a step (every metadata sector read or written
- * is summed: about a third of the work of a byte at a time). */
-static uint32_t crc_table[8][256];
-
-static void crc_init(void)
-{
-	if (crc_table[0][1] != 0)
-		return;
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-		crc_table[0][i] = c;
-	}
-	for (int t = 1; t < 8; t++)
-		for (uint32_t i = 0; i < 256; i++)
-			crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xFF];
-}
-
-uint32_t fat_crc32c(const void *buf, size_t n)
-{
-	crc_init();
-	const uint8_t *p = buf;
-	uint32_t c = 0xFFFFFFFFu;
-	for (; n >= 8; p += 8, n -= 8) {
-		uint32_t lo = c ^ le32(p), hi = le32(p + 4);
-		c = crc_table[7][lo & 0xFF] ^ crc_table[6][lo >> 8 & 0xFF] ^ crc_table[5][lo >> 16 & 0xFF] ^
-		    crc_table[4][lo >> 24] ^ crc_table[3][hi & 0xFF] ^ crc_table[2][hi >> 8 & 0xFF] ^
-		    crc_table[1][hi >> 16 & 0xFF] ^ crc_table[0][hi >> 24];
-	}
-	for (; n > 0; p++, n--)
-		c = crc_table[0][(c ^ *p) & 0xFF] ^ (c >> 8);
-	return c ^ 0xFFFFFFFFu;
-}
 
 static int all_zero(const uint8_t *p)
 {
@@ -118,7 +82,7 @@ static void header(const struct fatfs *fs, uint32_t state, uint8_t *h)
 	put32(h + 12, state);
 	put64(h + 16, fs->totsec);
 	put64(h + 24, fs->ck_nsect);
-	put32(h + 508, fat_crc32c(h, 508));
+	put32(h + 508, crc32c(0, h, 508));
 }
 
 /* The header, through the cache, in class cls. */
@@ -176,7 +140,7 @@ static uint8_t *table(struct fatfs *fs, uint64_t lba, uint64_t *tl, int fix, int
 	if (vvol_unchecked(&fs->vol, *tl)) {
 		const char *why = NULL;
 		if (!all_zero(t)) {
-			if (le32(t + 508) != fat_crc32c(t, 508))
+			if (le32(t + 508) != crc32c(0, t, 508))
 				why = "the checksum table sector does not match its own checksum";
 			else if (get64(t + 496) != lba / CK_SLOTS * CK_SLOTS)
 				why = "the checksum table sector belongs elsewhere";
@@ -202,7 +166,7 @@ static int set_slot(struct fatfs *fs, uint64_t lba, const uint8_t *p, int cls, i
 	if (t == NULL)
 		return e;
 	unsigned i = (unsigned)(lba % CK_SLOTS);
-	put32(t + 8 * i, p ? fat_crc32c(p, ED_SECTOR) : 0);
+	put32(t + 8 * i, p ? crc32c(0, p, ED_SECTOR) : 0);
 	put32(t + 8 * i + 4, p ? CK_SET : 0);
 	put64(t + 496, lba / CK_SLOTS * CK_SLOTS);
 	vvol_dirty(&fs->vol, tl, 1, cls);
@@ -225,7 +189,7 @@ static int seal(struct fatfs *fs)
 		uint8_t *t = vvol_sector(&fs->vol, tl, 0, &e);
 		if (t == NULL)
 			break;
-		put32(t + 508, fat_crc32c(t, 508));
+		put32(t + 508, crc32c(0, t, 508));
 		vvol_unpin(&fs->vol, tl);
 	}
 	fset_clear(&fs->ck_unsealed);
@@ -245,7 +209,7 @@ int fat_ck_check(struct fatfs *fs, uint64_t lba, const uint8_t *p)
 	uint32_t want = le32(t + 8 * i), set = le32(t + 8 * i + 4);
 	vvol_unpin(&fs->vol, tl);
 	fs->st.ck_checked++;
-	if (set == CK_SET ? fat_crc32c(p, ED_SECTOR) != want : !all_zero(p))
+	if (set == CK_SET ? crc32c(0, p, ED_SECTOR) != want : !all_zero(p))
 		return damaged(fs, lba, set == CK_SET ? "its contents do not match their checksum" :
 		                        "it has contents but no checksum was ever written for it");
 	vvol_checked(&fs->vol, lba);
@@ -439,7 +403,7 @@ static int verify(struct fatfs *fs, uint64_t lba, const uint8_t *p, void *arg)
 		return e;
 	const char *why = NULL;
 	int zero = all_zero(t);
-	if (!zero && (le32(t + 508) != fat_crc32c(t, 508) || get64(t + 496) != lba / CK_SLOTS * CK_SLOTS)) {
+	if (!zero && (le32(t + 508) != crc32c(0, t, 508) || get64(t + 496) != lba / CK_SLOTS * CK_SLOTS)) {
 		vvol_unpin(&fs->vol, tl);
 		if (vf->bad_table != tl) {
 			char line[160];
@@ -455,7 +419,7 @@ static int verify(struct fatfs *fs, uint64_t lba, const uint8_t *p, void *arg)
 	}
 	unsigned i = (unsigned)(lba % CK_SLOTS);
 	int set = !zero && le32(t + 8 * i + 4) == CK_SET;
-	if (why == NULL && set && fat_crc32c(p, ED_SECTOR) != le32(t + 8 * i))
+	if (why == NULL && set && crc32c(0, p, ED_SECTOR) != le32(t + 8 * i))
 		why = "its contents do not match their checksum";
 	if (why == NULL && !set && !all_zero(p))
 		why = "it has contents but no checksum";
@@ -494,7 +458,7 @@ int fat_ck_open(struct fatfs *fs, int fsck)
 	if (all_zero(h))
 		return 0;                         /* made before checksums: none */
 	uint32_t state = le32(h + 12);
-	if (memcmp(h, ck_magic, 8) != 0 || le32(h + 508) != fat_crc32c(h, 508) ||
+	if (memcmp(h, ck_magic, 8) != 0 || le32(h + 508) != crc32c(0, h, 508) ||
 	    le32(h + 8) != CK_VERSION || get64(h + 16) != fs->totsec ||
 	    get64(h + 24) != fs->vol.d.nsectors - fs->totsec || state < CK_CLEAN || state > CK_DAMAGED) {
 		fat_say("fatfs: the metadata checksums' header (sector %llu) is damaged: checksums not "

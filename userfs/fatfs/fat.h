@@ -334,7 +334,6 @@ int  fat_damaged(struct fatfs *fs, const char *what, uint32_t where);
 #define CK_CLEAN   1u         /* the checksum area's state: closed cleanly           */
 #define CK_OPEN    2u         /* mounted read-write (or not closed: rebuilt at mount) */
 #define CK_DAMAGED 3u         /* damage found: fsck -t fatfs -r makes them again       */
-uint32_t fat_crc32c(const void *buf, size_t n);
 /* Sectors the checksum area takes at the end of a volume of this size. */
 uint64_t fat_ck_area_size(uint64_t vol_sectors);
 /* Metadata sector lba, at p, just got from the vvol: if it came from the

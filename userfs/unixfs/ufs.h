@@ -344,7 +344,6 @@ size_t upool_size(const void *obj);
 void  upool_destroy(struct ufs *fs);
 
 /* ---- csum.c ----------------------------------------------------------------------- */
-uint32_t ufs_crc32c(uint32_t crc, const void *p, size_t n);
 /* The checksum a directory block's header should carry. */
 uint32_t ufs_dblk_csum(const uint8_t *blk);
 
