@@ -45,6 +45,34 @@ int kit_barrier(struct kit *k)
 	return 0;
 }
 
+int kit_barrier_start(struct kit *k, struct kit_flush *f)
+{
+	f->word = ED_PENDING;
+	f->pending = k->unflushed;
+	if (f->pending == 0)
+		return 0;
+	int64_t r = edc_flush_start(k->c, k->unit, &f->word);
+	if (r < 0) {
+		f->pending = 0;
+		return kit_err(r);
+	}
+	return 0;
+}
+
+int kit_barrier_end(struct kit *k, struct kit_flush *f)
+{
+	if (f->pending == 0)
+		return 0;
+	int32_t r = edc_wait(k->c, &f->word);
+	k->st.flushes++;
+	if (r < 0)
+		return kit_err(r);
+	/* Writes made since the start are not covered: they stay counted. */
+	k->unflushed -= f->pending;
+	f->pending = 0;
+	return 0;
+}
+
 int kit_commit(struct kit *k, uint64_t sector, uint16_t slot)
 {
 	int64_t r = kit_xn_write(k, sector, slot);
@@ -107,6 +135,23 @@ int kit_dirty_add(struct kit_dirty *d, uint64_t sector, uint16_t slot, int depth
 	}
 	d->v[d->n] = (struct kit_dblk){ sector, slot, (int16_t)depth };
 	d->idx[h] = ++d->n;
+	return 0;
+}
+
+int kit_dirty_has(struct kit_dirty *d, uint64_t sector)
+{
+	if (d->n == 0)
+		return 0;
+	if (d->icap == 0 && dindex(d, d->n) < 0) {
+		/* No memory for the index: look through the list. */
+		for (uint32_t i = 0; i < d->n; i++)
+			if (d->v[i].sector == sector)
+				return 1;
+		return 0;
+	}
+	for (uint32_t h = dslot(sector, d->icap); d->idx[h] != 0; h = (h + 1) & (d->icap - 1))
+		if (d->v[d->idx[h] - 1].sector == sector)
+			return 1;
 	return 0;
 }
 

@@ -362,6 +362,17 @@ int  kit_flat_rename(void *fs, const char *from, const char *to);
 /* The flush barrier: every data write made through the kit before it is
  * durable when it returns (skipped when there has been none). */
 int kit_barrier(struct kit *k);
+/* The barrier in two halves, for a caller with something to do while the
+ * disk flushes (what needs no barrier before it): kit_barrier_start sends
+ * the flush (nothing, when there is nothing to flush), kit_barrier_end
+ * waits for it - then every write made before the start is durable.  One
+ * start, one end, with the same struct kit_flush. */
+struct kit_flush {
+	volatile int32_t word;     /* the flush's result (edc_wait)               */
+	uint64_t pending;          /* k->unflushed at the start; 0: none sent    */
+};
+int kit_barrier_start(struct kit *k, struct kit_flush *f);
+int kit_barrier_end(struct kit *k, struct kit_flush *f);
 /* Write exonode (sector, slot)'s block back: durable when it returns. */
 int kit_commit(struct kit *k, uint64_t sector, uint16_t slot);
 /* Barrier, then commit: the metadata becomes durable only after the data
@@ -380,6 +391,8 @@ struct kit_dirty {
 	uint32_t icap;             /* a power of two; 0: to be built             */
 };
 int  kit_dirty_add(struct kit_dirty *d, uint64_t sector, uint16_t slot, int depth);
+/* Is exonode block `sector` in the set?  O(1), like adding. */
+int  kit_dirty_has(struct kit_dirty *d, uint64_t sector);
 /* Write back every block, one depth at a time, deepest first, each level
  * durable before the next; the set is then empty (on error it keeps the
  * blocks not known to be written). */

@@ -82,13 +82,19 @@ static int dirty_in(const struct vv_blk *b, unsigned s, unsigned mask)
 
 /* ---- blocks -------------------------------------------------------------------- */
 
-/* Block memory a closed volume gave back, for the next one this process
- * opens (a program that unmounts and mounts again, the benchmarks' cold
- * phases): the C library's malloc zeroes each 64 KiB it hands out, a cost
- * per byte that buffers about to be filled from the disk do not need.
- * The heap does not shrink when they are freed either, so keeping them
- * costs the process no memory it would otherwise give back.  Linked
- * through their first bytes. */
+/* Block memory the cache let go of (a block dropped, a volume closed),
+ * for the next block this process needs: linked through their first
+ * bytes, so taking and giving one costs a few instructions.  Not given
+ * back to malloc: the RISC-V heap (libos/malloc.c) keeps free blocks
+ * over 32 KiB on one list in address order that every large malloc and
+ * free walks - made for a few large blocks, not a cache's thousands,
+ * which between other allocations would not merge and would make each
+ * free walk them all.  The heap never shrinks, so memory kept here is
+ * not memory the system could have had back; what it does cost is that
+ * the process's other large allocations cannot use it.  Bounded by the
+ * most one volume's cache holds by default (VV_CACHE_AUTO_MAX), so a
+ * program that closes a volume and opens another (the benchmarks' cold
+ * phases) finds its blocks here; beyond that, back to malloc. */
 static void *pool;
 static uint32_t npool;
 
@@ -745,18 +751,13 @@ int vvol_harden(struct vvol *v)
 	/* The commit maps nothing new - it only gives chunks back, which
 	 * nothing durable uses - so it need not wait for the flush of the
 	 * writes before it: both in flight at once, one wait for the disk. */
-	volatile int32_t fw = ED_PENDING;
-	uint64_t pending = k->unflushed;
-	int64_t r = edc_flush_start(k->c, k->unit, &fw);
-	if (r < 0)
-		return kit_err(r);
-	int e = vv_commit(v);
-	int32_t w = edc_wait(k->c, &fw);
-	k->st.flushes++;
-	if (w < 0)
-		return kit_err(w);
-	k->unflushed -= pending;
-	return e;
+	struct kit_flush f;
+	int e = kit_barrier_start(k, &f);
+	if (e < 0)
+		return e;
+	e = vv_commit(v);
+	int w = kit_barrier_end(k, &f);
+	return w < 0 ? w : e;
 }
 
 static int write_back(struct vvol *v, unsigned mask, int harden);

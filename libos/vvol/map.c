@@ -255,23 +255,16 @@ int vv_alloc(struct vvol *v, uint64_t c, uint64_t *phys, struct vv_node **leaf)
 	return touch(v, l);
 }
 
-static int in_dirty(const struct vvol *v, const struct vv_node *n)
-{
-	for (uint32_t i = 0; i < v->dirty.n; i++)
-		if (v->dirty.v[i].sector == n->sector)     /* (blocks are written whole) */
-			return 1;
-	return 0;
-}
-
 /* A node left empty goes (not the root): removing its entry in the parent
  * deallocates it; its block's write-back is in the dirty set.  Only when
- * the parent is to be committed anyway: otherwise the empty node stays
+ * the parent is to be committed anyway (its block is in the dirty set: a
+ * block is written whole, so its sector is enough): otherwise the empty node stays
  * (2 KiB, used again when its chunks are), so that giving chunks back
  * commits their leaves alone - one log record, not one per level. */
 static int prune(struct vvol *v, struct vv_node *n)
 {
 	int e;
-	while (n->count == 0 && n != v->root && in_dirty(v, n->parent)) {
+	while (n->count == 0 && n != v->root && kit_dirty_has(&v->dirty, n->parent->sector)) {
 		struct vv_node *p = n->parent;
 		int64_t r = kit_xn_remove(v->k, p->sector, p->slot, (int)n->pidx);
 		if (r < 0)

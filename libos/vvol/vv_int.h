@@ -51,9 +51,11 @@ int  vv_lookup(struct vvol *v, uint64_t c, uint64_t *phys, struct vv_node **leaf
 /* Give chunk c disk sectors (it must not have any): its leaf entry, not
  * yet durable.  *phys gets the first sector. */
 int  vv_alloc(struct vvol *v, uint64_t c, uint64_t *phys, struct vv_node **leaf);
-/* Take the sectors of chunks [c0, c1) away, one request per leaf (the
- * exodisk frees them once the leaf's commit is durable); a leaf left empty
- * goes too. */
+/* Take the sectors of chunks [c0, c1) away: one request per leaf that
+ * maps any of them (the exodisk frees them once the leaf's commit is
+ * durable).  A leaf left empty goes only when its parent is to be
+ * committed anyway; otherwise it stays, empty, for its chunks' next use
+ * (map.c: prune). */
 int  vv_free(struct vvol *v, uint64_t c0, uint64_t c1);
 /* Commit every changed map node, deepest first. */
 int  vv_commit(struct vvol *v);
