@@ -27,8 +27,10 @@
  *      directory's space; large files' blocks to their extents), and every
  *      changed directory's blocks to new sectors beside them - all in
  *      flight together, gathered into few requests;
- *   2. new dnodes get their first head; every changed node is written
- *      back, deepest first, the superblock last;
+ *   2. every changed node is written back, deepest first, the superblock
+ *      last - while the writes of step 1 are in flight when they are few
+ *      (all of it may become durable at any moment anyway, rule 1); then
+ *      new dnodes get their first head, written back too;
  *   3. barrier (the device's cache is flushed): steps 1 and 2 are durable;
  *   4. (nothing: the waits of 1 and 2 are done);
  *   5. each changed directory's dnode gets its new head and is written
@@ -266,12 +268,77 @@ static int named(struct ufs *fs, struct udir *d)
 	return d != NULL;
 }
 
+/* The exonode blocks a commit will change, read in together before it
+ * starts: each directory's dnode (its space grows, its head changes) and,
+ * for a whole sync, the nodes it frees.  After an emptied exodisk cache
+ * (another process, a full cache, a cold start) each would otherwise be
+ * read when first used, one wait after another: deleting a large file
+ * waited for its directory's dnode, then the commit, then the file's
+ * fnode, then the free.  Blocks already cached cost a system call each and
+ * no request.  At most PREFETCH_MAX blocks: more would only push the first
+ * ones out of the cache again before they are used.  Failures do not
+ * matter: the use reads the block in itself (kit_again). */
+#define PREFETCH_MAX 64
+
+struct prefetch {
+	uint64_t seen[PREFETCH_MAX];
+	uint32_t n;
+	struct edc_slot slots[32];
+	struct edc_batch b;
+};
+
+static void prefetch_one(struct ufs *fs, struct prefetch *p, struct uxn *x)
+{
+	if (p->n == PREFETCH_MAX)
+		return;
+	for (uint32_t k = 0; k < p->n; k++)
+		if (p->seen[k] == x->sector)
+			return;
+	p->seen[p->n++] = x->sector;
+	(void)edc_batch_xn_read(&p->b, ufs_xn_prot(fs, x));
+}
+
+static void prefetch(struct ufs *fs, struct udir **list, uint32_t n, int freeing)
+{
+	struct prefetch *p = malloc(sizeof *p);
+	if (p == NULL)
+		return;
+	p->n = 0;
+	edc_batch_init(&p->b, fs->k.c, p->slots, 32);
+	for (uint32_t i = 0; i < n; i++)
+		prefetch_one(fs, p, &list[i]->x);
+	/* Nodes freed after the commit: those already waiting, and those of
+	 * the names it removes (ufs_doom_ent, from ufs_dir_done). */
+	for (uint32_t i = 0; freeing && i < fs->ndoomed; i++) {
+		struct uxn x;
+		ufs_xn_set(&x, ufs_xref_sector(fs->doomed[i]), (uint16_t)ufs_xref_slot(fs->doomed[i]));
+		prefetch_one(fs, p, &x);
+	}
+	for (uint32_t i = 0; freeing && i < n; i++)
+		for (const struct uent *e = list[i]->gone; e && p->n < PREFETCH_MAX; e = e->gnext) {
+			uint64_t loc = e->r.where == UFS_W_NODE ? e->r.loc :
+			               e->committed && e->dr.where == UFS_W_NODE ? e->dr.loc : 0;
+			if (loc == 0 || e->moved || e->ip != NULL)
+				continue;
+			struct uxn x;
+			ufs_xn_set(&x, ufs_xref_sector(loc), (uint16_t)ufs_xref_slot(loc));
+			prefetch_one(fs, p, &x);
+		}
+	(void)edc_batch_wait(&p->b);
+	free(p);
+}
+
+/* Step 1's requests up to which step 2 overlaps them (commit). */
+#define EARLY_WRITES 4
+
 /* Commit the directories of list (n of them; only is set for an fsync). */
 static int commit(struct ufs *fs, struct udir **list, uint32_t n, struct udir *only)
 {
 	int first = 0;
 	for (uint32_t i = 0; i < n; i++)
 		list[i]->err = 0;
+	prefetch(fs, list, n, only == NULL);
+	uint64_t writes0 = fs->cnt.data_writes;
 	/* 1. Each directory's files' bytes, then its blocks next to them. */
 	uint32_t nf, fi = 0;
 	int err = 0;
@@ -301,13 +368,28 @@ static int commit(struct ufs *fs, struct udir **list, uint32_t n, struct udir *o
 			d->err = err;
 	}
 	free(files);
+	/* 2. When step 1 is a few requests (a file's fsync, a create or a
+	 * removal), everything changed so far is written back while they are
+	 * in flight: extents added to nodes, map nodes, new fnodes, the
+	 * superblock - all of it safe to be durable at any moment (rule 1:
+	 * the exodisk may write any of it back on its own), none of it a
+	 * commit point, so it need not wait for the bytes; the commit points
+	 * (step 5) are what waits, for the barrier.  That is one wait for the
+	 * disk fewer.  A long step 1 (many directories' files) is not worth
+	 * it: on a disk that seeks, each log record between its writes costs
+	 * a seek there and back (on the RZ25 model 1,000 10 KB files took 9%
+	 * longer to create). */
+	uio_send(&w);
+	if (fs->cnt.data_writes - writes0 <= EARLY_WRITES)
+		(void)ufs_writeback_all(fs);   /* (what failed stays in the set: below) */
 	err = uio_finish(&w);
 	settle(fs);
 	if (err < 0 && first == 0)
 		first = err;
-	/* 2. New dnodes get their first head; everything changed is written
-	 * back.  A new directory that failed is left out of its parent's
-	 * commit too (the parent would name a dnode that is not there). */
+	/* New dnodes get their first head, once their blocks are written; it
+	 * and whatever else changed since are written back.  A new directory
+	 * that failed is left out of its parent's commit too (the parent
+	 * would name a dnode that is not there). */
 	for (uint32_t i = 0; i < n; i++) {
 		struct udir *d = list[i];
 		if (d->isnew && d->err == 0 && (err = ufs_dir_publish(fs, d)) < 0)

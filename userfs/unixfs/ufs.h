@@ -388,6 +388,8 @@ int  uio_write(struct uio *w, const struct ed_protector *p, uint64_t sector, con
 int  uio_direct(struct uio *w, const struct ed_protector *p, uint64_t sector, void *mem,
                 uint64_t bytes, struct udir *owner);
 /* Wait for everything; the first error, or 0. */
+/* Start the run being gathered now, without waiting for anything. */
+void uio_send(struct uio *w);
 int  uio_finish(struct uio *w);
 /* One synchronous transfer. */
 int  ufs_io_sync(struct ufs *fs, const struct ed_protector *p, int write, uint64_t sector,

@@ -378,6 +378,11 @@ int uio_direct(struct uio *w, const struct ed_protector *p, uint64_t sector, voi
 	return 0;
 }
 
+void uio_send(struct uio *w)
+{
+	send(w);
+}
+
 int uio_finish(struct uio *w)
 {
 	send(w);
