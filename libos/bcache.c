@@ -14,6 +14,7 @@
 #include "libos/bcache.h"
 
 #define BC_SLAB 16u                      /* blocks per allocation: 64 KiB */
+#define BC_PARK_WAIT 64u                 /* replacements between asks for memory */
 
 static uint32_t mix(uint64_t h, uint32_t n)
 {
@@ -194,6 +195,7 @@ int bc_init(struct bcache *bc, uint32_t nbufs)
 	if (nbufs < 4)
 		nbufs = 4;
 	bc->nbufs = nbufs;
+	bc->alloc = malloc;
 	bc->slabs = calloc((nbufs + BC_SLAB - 1) / BC_SLAB, sizeof *bc->slabs);
 	if (bc->slabs == NULL || grow(bc) < 0) {
 		bc_destroy(bc);
@@ -277,7 +279,7 @@ static int give_memory(struct bcache *bc, struct bbuf *b)
 	 * slab's buffers are consecutive in b's chunk. */
 	uint32_t s = b->idx / BC_SLAB, first = s * BC_SLAB;
 	uint32_t n = bc->cap - first < BC_SLAB ? bc->cap - first : BC_SLAB;
-	if (bc->slabs[s] == NULL && (bc->slabs[s] = malloc((size_t)BC_SLAB * BC_BSIZE)) == NULL)
+	if (bc->slabs[s] == NULL && (bc->slabs[s] = bc->alloc((size_t)BC_SLAB * BC_BSIZE)) == NULL)
 		return -ENOMEM;
 	struct bbuf *b0 = b - (b->idx - first);
 	for (uint32_t k = 0; k < n; k++)
@@ -286,17 +288,46 @@ static int give_memory(struct bcache *bc, struct bbuf *b)
 }
 
 /* Out of memory: the free buffers that have none leave the LRU list for
- * good, so the cache is as large as what it has (and later calls do not
- * walk past them). */
+ * the parked list, so the cache is as large as what it has and finding a
+ * buffer to replace does not walk past them.  Free buffers are always
+ * behind every used one on the LRU list (they go to its tail, used ones to
+ * its head), so the walk stops at the first used one. */
 static void park_memoryless(struct bcache *bc)
 {
-	for (struct bbuf *b = bc->tail, *prev; b != NULL; b = prev) {
+	for (struct bbuf *b = bc->tail, *prev; b != NULL && !b->used; b = prev) {
 		prev = b->prev;
-		if (b->data == NULL && !b->used) {
+		if (b->data == NULL) {
 			lru_unlink(bc, b);
 			b->parked = 1;
+			b->next = bc->parked;
+			bc->parked = b;
+			bc->nparked++;
 		}
 	}
+	bc->park_wait = BC_PARK_WAIT;
+}
+
+/* Memory again for the parked buffers of one slab (they go back, free, to
+ * the tail of the LRU list); 0, or -ENOMEM: ask again BC_PARK_WAIT
+ * replacements later. */
+static int unpark(struct bcache *bc)
+{
+	if (give_memory(bc, bc->parked) < 0) {
+		bc->park_wait = BC_PARK_WAIT;
+		return -ENOMEM;
+	}
+	for (struct bbuf **pp = &bc->parked; *pp != NULL;) {
+		struct bbuf *b = *pp;
+		if (b->data == NULL) {
+			pp = &b->next;
+			continue;
+		}
+		*pp = b->next;
+		b->parked = 0;
+		bc->nparked--;
+		lru_back(bc, b);
+	}
+	return 0;
 }
 
 struct bbuf *bc_get(struct bcache *bc, uint64_t owner, uint64_t lblk)
@@ -310,7 +341,14 @@ struct bbuf *bc_get(struct bcache *bc, uint64_t owner, uint64_t lblk)
 		 * When none is free, make more buffers if it may. */
 		for (b = bc->tail; b != NULL && b->pins != 0; b = b->prev)
 			bc->visits++;
-		if ((b == NULL || b->used) && bc->cap < bc->nbufs && grow(bc) == 0)
+		int full = b == NULL || b->used;
+		/* Memory was short: buffers waiting for it come first, and no
+		 * more are made meanwhile (each would only be parked too). */
+		if (full && bc->parked != NULL && (bc->park_wait == 0 || b == NULL) && unpark(bc) == 0)
+			continue;
+		if (full && bc->parked != NULL && bc->park_wait > 0)
+			bc->park_wait--;
+		if (full && bc->parked == NULL && bc->cap < bc->nbufs && grow(bc) == 0)
 			continue;
 		if (b == NULL)
 			return NULL;

@@ -42,7 +42,8 @@ struct bbuf {
 	struct bown *own;
 	uint32_t idx;          /* its number (which slab holds its bytes)    */
 	int16_t  used;         /* names a block (else free)                  */
-	int16_t  parked;       /* no memory could be had for it: not in use  */
+	int16_t  parked;       /* no memory could be had for it: on the parked
+	                          list, not the LRU list, until there is   */
 };
 
 /* One owner with blocks in the cache. */
@@ -67,6 +68,10 @@ struct bcache {
 	struct bown **ohash, *ofree;
 	uint8_t **slabs;                 /* buffer memory, BC_SLAB blocks each */
 	uint32_t nused, ndirty;          /* buffers holding a block; dirty ones */
+	struct bbuf *parked;             /* free buffers without memory (next) */
+	uint32_t nparked;
+	uint32_t park_wait;              /* replacements before asking again */
+	void *(*alloc)(size_t);          /* slab memory: malloc (tests fail it) */
 	uint64_t hits, misses, evictions;
 	uint64_t visits;                 /* buffers looked at, in all: what the
 	                                    operations cost (tests, profiles) */
@@ -75,8 +80,10 @@ struct bcache {
 /* Up to nbufs blocks of BC_BSIZE bytes.  The cache starts small and
  * grows (doubling) while every buffer holds a block, up to nbufs; block
  * memory is allocated a few blocks at a time when first used.  So a large
- * cache costs only what a program fills of it, at mount too.  0 or
- * -ENOMEM. */
+ * cache costs only what a program fills of it, at mount too.  When memory
+ * runs out the cache works with what it has (replacing blocks; no more
+ * buffers are made), and takes the rest again once memory can be had:
+ * it asks again every BC_PARK_WAIT replacements.  0 or -ENOMEM. */
 int  bc_init(struct bcache *bc, uint32_t nbufs);
 void bc_destroy(struct bcache *bc);
 /* The cached block, or NULL.  Counts as a use (moves it to the front). */

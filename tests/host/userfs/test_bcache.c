@@ -8,7 +8,8 @@
  * promises: with 100,000 buffers mostly dirty, dropping a small owner's
  * blocks, listing its dirty ones and finding a clean block to replace
  * must not walk the cache: the buffers looked at per file (bc->visits)
- * are about the same as in a 64-buffer cache.
+ * are about the same as in a 64-buffer cache.  And memory running out
+ * while the cache fills, then coming back (memory_pressure).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,8 +224,86 @@ static double small_files(uint32_t nbufs, uint32_t big_dirty)
 	return per;
 }
 
+/* Slab memory that runs out after `budget` slabs, for memory_pressure. */
+static int budget;
+static void *scarce(size_t n)
+{
+	if (budget <= 0)
+		return NULL;
+	budget--;
+	return malloc(n);
+}
+
+/* Memory runs out while the cache fills: gets go on working with the
+ * memory it has (replacing blocks), it makes no more buffers meanwhile
+ * (they would only wait for memory too), and once memory can be had
+ * again it takes back everything it is allowed: the blocks it holds come
+ * back to nbufs, not to what it had when memory ran out. */
+static void memory_pressure(void)
+{
+	struct bcache bc;
+	CHECK(bc_init(&bc, 2000) == 0, "init");
+	bc.alloc = scarce;
+	budget = 4;                                   /* 64 blocks */
+	uint32_t made = bc.cap;
+	for (uint64_t i = 0; i < 3000; i++) {
+		struct bbuf *b = bc_get(&bc, 1 + i % 3, i);
+		CHECK(b != NULL && b->data != NULL, "get %lu with memory for 64 blocks", (unsigned long)i);
+		if (b == NULL)
+			break;
+		memcpy(b->data, &i, sizeof i);
+		b->flags |= BB_VALID;
+		if (i % 5 == 0) {
+			bc_dirty(&bc, b);
+			bc_clean(&bc, b);
+		}
+	}
+	CHECK(bc.nused == 64, "%u blocks held with memory for 64", bc.nused);
+	CHECK(bc.cap == made, "%u buffers made under pressure, %u before", bc.cap, made);
+	CHECK(bc.nparked == made - 64, "%u parked", bc.nparked);
+	/* Every block it says it holds is the right one. */
+	uint32_t right = 0;
+	for (uint64_t i = 2936; i < 3000; i++) {
+		struct bbuf *b = bc_lookup(&bc, 1 + i % 3, i);
+		uint64_t v = UINT64_MAX;
+		if (b != NULL)
+			memcpy(&v, b->data, sizeof v);
+		right += v == i;
+	}
+	CHECK(right == 64, "the last 64 blocks held: %u", right);
+	budget = 1000;                                /* memory again */
+	for (uint64_t i = 3000; i < 9000; i++) {
+		struct bbuf *b = bc_get(&bc, 1 + i % 3, i);
+		CHECK(b != NULL, "get %lu with memory back", (unsigned long)i);
+		if (b == NULL)
+			break;
+		b->flags |= BB_VALID;
+	}
+	CHECK(bc.nparked == 0 && bc.cap == 2000 && bc.nused == 2000,
+	      "after memory came back: %u parked, %u made, %u held of 2000", bc.nparked, bc.cap, bc.nused);
+	/* Nothing replaceable (all pinned) while buffers are parked: it asks
+	 * for memory at once rather than failing. */
+	struct bcache p;
+	CHECK(bc_init(&p, 64) == 0, "init");
+	p.alloc = scarce;
+	budget = 1;
+	for (uint64_t i = 0; i < 16; i++) {
+		struct bbuf *b = bc_get(&p, 1, i);
+		CHECK(b != NULL, "get %lu", (unsigned long)i);
+		if (b != NULL)
+			bc_pin(b);
+	}
+	CHECK(bc_get(&p, 1, 99) == NULL, "all 16 pinned, no memory: NULL");
+	budget = 1;
+	struct bbuf *b = bc_get(&p, 1, 100);
+	CHECK(b != NULL && b->data != NULL, "all pinned, memory again: a parked buffer");
+	bc_destroy(&p);
+	bc_destroy(&bc);
+}
+
 int main(void)
 {
+	memory_pressure();
 	model_run(16, 4000);           /* smaller than what is asked: replacement */
 	model_run(OWNERS * BLOCKS + 8, 4000);   /* everything fits */
 	model_run(4, 2000);            /* nearly always full */
