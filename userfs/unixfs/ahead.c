@@ -310,14 +310,20 @@ static void st_start(struct ufs *fs, struct uinode *ip, struct ustream *s, uint3
 	uint64_t lb = off / UFS_BSIZE, nb = (len + UFS_BSIZE - 1) / UFS_BSIZE;
 	for (uint64_t i = 0; i < nb && !s->win[k].err;) {
 		uint64_t run;
-		uint64_t sector = lb + i >= B->zero_from ? 0 : ufs_map_lookup(ip, (lb + i) * UFS_BSECT, &run);
-		uint64_t n = sector ? run / UFS_BSECT : 1;
+		int cut = lb + i >= B->zero_from;
+		uint64_t sector = cut ? 0 : ufs_map_lookup(ip, (lb + i) * UFS_BSECT, &run);
+		/* An extent as far as it goes; a hole too (run 0: to the end of
+		 * the file), and blocks cut off by a truncate are all the rest:
+		 * zeros, one memset for each. */
+		uint64_t n = cut || run == 0 ? nb - i : run / UFS_BSECT;
+		if (n == 0)
+			n = 1;
 		if (n > nb - i)
 			n = nb - i;
 		if (sector != 0 && B->zero_from != UINT64_MAX && lb + i + n > B->zero_from)
 			n = B->zero_from - (lb + i);
 		if (sector == 0)
-			memset(mem + i * UFS_BSIZE, 0, UFS_BSIZE);
+			memset(mem + i * UFS_BSIZE, 0, n * UFS_BSIZE);
 		else if (uio_direct(&s->win[k].w, ufs_map_prot(fs, ip, sector), sector, mem + i * UFS_BSIZE,
 		                    n * UFS_BSIZE, NULL) < 0)
 			s->win[k].err = 1;

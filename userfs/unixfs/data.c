@@ -157,13 +157,32 @@ static int small_promise(struct ufs *fs, struct uinode *ip, uint64_t size)
 
 /* ---- large files: reading -------------------------------------------------------- */
 
-/* Is logical block lb of ip free to read into the cache (not cached, not
- * cut off), and at disk sector `sector`? */
-static int around_ok(struct ufs *fs, struct uinode *ip, uint64_t lb, uint64_t sector)
+/* Is block x of ip in the extent that holds block lb at disk sector
+ * `sector` (so [x, lb] is one stretch of the disk)? */
+static int same_extent(struct uinode *ip, uint64_t x, uint64_t lb, uint64_t sector)
 {
 	uint64_t run;
-	return lb < ip->b->zero_from && bc_lookup(&fs->bc, ip->id, lb) == NULL &&
-	       ufs_map_lookup(ip, lb * UFS_BSECT, &run) == sector;
+	return ufs_map_lookup(ip, x * UFS_BSECT, &run) == sector - (lb - x) * UFS_BSECT &&
+	       run > (lb - x) * UFS_BSECT;
+}
+
+/* The first block at or after `from` such that it and every block up to
+ * lb are in lb's extent (lb at disk sector `sector`): one map lookup when
+ * the extent reaches back to from (the usual case), a binary search over
+ * [from, lb] otherwise - not a lookup per block. */
+static uint64_t extent_back(struct uinode *ip, uint64_t from, uint64_t lb, uint64_t sector)
+{
+	if (same_extent(ip, from, lb, sector))
+		return from;
+	uint64_t lo = from, hi = lb;                  /* lo is out, hi is in */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (same_extent(ip, mid, lb, sector))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
 }
 
 /* Bring block b (lblk) into the cache: zeros if unmapped (or cut off by a
@@ -204,10 +223,17 @@ static int fill(struct ufs *fs, struct uinode *ip, struct bbuf *b)
 	while (hi < limit && hi - b->lblk < run / UFS_BSECT && hi < eof &&
 	       bc_lookup(&fs->bc, ip->id, hi) == NULL)
 		hi++;
-	if (around)
-		while (lo > b->lblk / CLUSTER * CLUSTER &&
-		       around_ok(fs, ip, lo - 1, sector - (b->lblk - lo + 1) * UFS_BSECT))
-			lo--;
+	if (around && b->lblk % CLUSTER != 0) {
+		/* Back to the cluster's start, as far as the extent goes and
+		 * none of it is cached: the map once, the cache once for the
+		 * whole stretch (block by block only if some of it is). */
+		uint64_t start = extent_back(ip, b->lblk / CLUSTER * CLUSTER, b->lblk, sector);
+		if (bc_count(&fs->bc, ip->id, start, b->lblk, 0) == 0)
+			lo = start;
+		else
+			while (lo > start && bc_count(&fs->bc, ip->id, lo - 1, lo, 0) == 0)
+				lo--;
+	}
 	B->ra_next = seq ? hi : b->lblk + 1;
 	uint64_t first = sector - (b->lblk - lo) * UFS_BSECT;
 	int err = ufs_io_sync(fs, ufs_map_prot(fs, ip, sector), 0, first, hi - lo > 1 ? stage : b->data,
@@ -283,8 +309,9 @@ static int read_direct(struct ufs *fs, struct uinode *ip, uint8_t *buf, uint64_t
 		uint64_t run;
 		int cut = lb + i >= ip->b->zero_from;
 		uint64_t sector = cut ? 0 : ufs_map_lookup(ip, (lb + i) * UFS_BSECT, &run);
-		/* A hole (or blocks cut off) reads as zeros, as far as it goes. */
-		uint64_t k = cut ? 1 : run == 0 ? nb - i : min64(run / UFS_BSECT, nb - i);
+		/* A hole (or blocks cut off: all the rest) reads as zeros, as
+		 * far as it goes. */
+		uint64_t k = cut || run == 0 ? nb - i : min64(run / UFS_BSECT, nb - i);
 		if (ip->b->zero_from != UINT64_MAX && lb + i + k > ip->b->zero_from && !cut)
 			k = ip->b->zero_from - (lb + i);
 		if (sector == 0)
@@ -367,12 +394,12 @@ static int big_promise(struct ufs *fs, struct uinode *ip, uint64_t off, uint64_t
 		uint64_t run;
 		uint64_t sector = ufs_map_lookup(ip, lb * UFS_BSECT, &run);
 		uint64_t k = run == 0 || run / UFS_BSECT > hb - lb ? hb - lb : run / UFS_BSECT;
+		if (k == 0)
+			k = 1;
+		/* A hole's blocks need sectors but for those already dirty in
+		 * the cache: counted over the range, not looked up one by one. */
 		if (sector == 0)
-			for (uint64_t i = lb; i < lb + k; i++) {
-				struct bbuf *b = skip_dirty ? bc_lookup(&fs->bc, ip->id, i) : NULL;
-				if (b == NULL || !(b->flags & BB_DIRTY))
-					need += UFS_BSECT;
-			}
+			need += (k - (skip_dirty ? bc_count(&fs->bc, ip->id, lb, lb + k, 1) : 0)) * UFS_BSECT;
 		lb += k;
 	}
 	return need ? ufs_promise(fs, ip, need) : 0;

@@ -1078,6 +1078,72 @@ static void test_read_around(void)
 	ufx_free(&u);
 }
 
+static uint64_t data_reads(void)
+{
+	struct vfs_lower lo;
+	struct ufs_counters c;
+	CHECK_EQ(vfs_pin("/", &lo), 0);
+	unixfs_counters(lo.fs, &c);
+	vfs_unpin(&lo);
+	return c.data_reads;
+}
+
+/* Read-around in a file whose extents break inside its 64 KiB clusters
+ * (two files written 3 blocks at a time in turn, each piece made durable,
+ * so neither extent can grow in place), in a cache that holds it whole:
+ * a random miss reads back to the cluster's start only as far as its
+ * extent goes and nothing is cached, and forward likewise (data.c,
+ * extent_back).  Every block right, in fewer requests than blocks. */
+static void test_read_around_fragments(void)
+{
+	enum { NB = 96, PIECE = 3 };
+	struct ufx u;
+	ufx_new(&u, 65536, HD_POLLED, 17);
+	ufx_mkfs(&u, OPTS);
+	mount_it();
+	static uint8_t a[NB * 4096], b[NB * 4096], got[4096];
+	pattern(a, sizeof a, 7);
+	pattern(b, sizeof b, 8);
+	struct vfile *fa, *fb;
+	CHECK_EQ(vfs_open("/a", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &fa), 0);
+	CHECK_EQ(vfs_open("/b", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &fb), 0);
+	/* Past the small-file size first, so both are large files. */
+	for (uint32_t k = 0; k < NB; k += PIECE) {
+		uint64_t off = (uint64_t)k * 4096;
+		CHECK_EQ(vfs_pwrite(fa, a + off, PIECE * 4096, off), PIECE * 4096);
+		CHECK_EQ(vfs_fsync(fa), 0);
+		CHECK_EQ(vfs_pwrite(fb, b + off, PIECE * 4096, off), PIECE * 4096);
+		CHECK_EQ(vfs_fsync(fb), 0);
+	}
+	CHECK_EQ(vfs_close(fa), 0);
+	CHECK_EQ(vfs_close(fb), 0);
+	umount_it();
+	ufx_reboot(&u);
+	mount_it();
+	CHECK_EQ(vfs_open("/a", LIBFS_O_READ, 0, &fa), 0);
+	uint64_t r0 = data_reads();
+	/* Some blocks first, so that later misses meet cached ones. */
+	for (uint32_t k = 5; k < NB; k += 16) {
+		CHECK_EQ(vfs_pread(fa, got, 4096, (uint64_t)k * 4096), 4096);
+		CHECK(memcmp(got, a + (size_t)k * 4096, 4096) == 0);
+	}
+	for (uint32_t i = 0; i < NB; i++) {
+		uint32_t k = (i * 37 + 11) % NB;
+		CHECK_EQ(vfs_pread(fa, got, 4096, (uint64_t)k * 4096), 4096);
+		CHECK(memcmp(got, a + (size_t)k * 4096, 4096) == 0);
+	}
+	uint64_t reads = data_reads() - r0;
+	CHECK(reads <= NB / 2);
+	CHECK_EQ(vfs_close(fa), 0);
+	umount_it();
+	mount_it();
+	expect("/b", b, sizeof b);
+	umount_it();
+	struct ufs_fsck_stats st;
+	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
+	ufx_free(&u);
+}
+
 static uint64_t stream_windows(void)
 {
 	struct vfs_lower lo;
@@ -1463,6 +1529,7 @@ int main(int argc, char **argv)
 	test_deep_tree();
 	test_dir_ahead();
 	test_read_around();
+	test_read_around_fragments();
 	test_read_in_order();
 	test_damaged_anchor();
 	test_holes();
