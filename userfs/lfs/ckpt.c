@@ -207,6 +207,7 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 	fs->ncpl = 0;
 	fs->cpl_all = 0;
 	fs->since_cp = 0;
+	lfs_multi_checkpointed(fs);       /* the others' journal starts again */
 	if (lfs_debug_sets && lfs_seg_sets_check(fs) != 0) {
 		lfs_damaged(fs, "the segment sets disagree with the usage table", fs->cpseq);
 		fs->err = -EIO;              /* the test's next change fails */

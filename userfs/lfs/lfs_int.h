@@ -485,6 +485,8 @@ void lfs_multi_leave(void *fs);
 int  lfs_multi_load(struct lfs *fs);
 /* A commit record of nsect sectors was appended: the others get a copy. */
 void lfs_multi_delta(struct lfs *fs, const uint8_t *rec, uint32_t nsect);
+/* A checkpoint is durable: the journal of commits starts again. */
+void lfs_multi_checkpointed(struct lfs *fs);
 
 /* ---- fsck.c --------------------------------------------------------------------------------------- */
 int  lfs_fsck(const char *opts, struct libfs_fsck *ck);

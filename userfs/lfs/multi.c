@@ -53,7 +53,19 @@
  * it is and which segment it went to (a segment the log entered may hold
  * nothing else, and must not be reused before the next checkpoint either).
  * Records past jdone were not handed over (a turn in progress, or one
- * whose commit failed): the next writer cuts them off. */
+ * whose commit failed): the next writer cuts them off.
+ *
+ * The journal is only of use if it holds EVERY commit since jcp: a mount
+ * or a full catch-up that finds jcp current applies it instead of rolling
+ * forward, and starts the log where the last holder left it, so a commit
+ * missing from it would be lost (the records after it go on from a state
+ * that never had it: a free inode list naming an inode in use, names of
+ * files whose inodes are free).  So only a moment when the log is known to
+ * hold no commit since the checkpoint starts it, empty: a checkpoint
+ * (lfs_multi_checkpointed), or a load that rolled forward through none.
+ * A death, a failed publish or an unmount with changes not written may
+ * have left commits in the log that the journal does not hold: they set
+ * jcp to 0, and it stays unused until it is started again. */
 #define JOURNAL (256u * 1024)
 struct lfs_multi_area {
 	struct share_area h;
@@ -104,17 +116,30 @@ static void note_head(struct lfs *fs)
 	fs->sh_jpos = a->jdone;
 }
 
+/* The log holds no commit since checkpoint fs->cpseq (we hold the lock):
+ * the journal starts again from here, empty, complete. */
+static void journal_start(struct lfs *fs)
+{
+	struct lfs_multi_area *a = area(fs);
+	a->jcp = fs->cpseq;
+	a->jepoch++;
+	a->jlen = a->jdone = 0;
+	a->jfull = 0;
+}
+
+void lfs_multi_checkpointed(struct lfs *fs)
+{
+	if (fs->sh.a != NULL && fs->sh.held)
+		journal_start(fs);
+}
+
 void lfs_multi_delta(struct lfs *fs, const uint8_t *rec, uint32_t nsect)
 {
 	struct lfs_multi_area *a = area(fs);
-	if (!fs->sh.held)
+	/* Not in use (see the area): never started again here, as it would
+	 * then lack the commits made before this one. */
+	if (!fs->sh.held || a->jcp != fs->cpseq)
 		return;
-	if (a->jcp != fs->cpseq) {        /* a checkpoint since: start again */
-		a->jcp = fs->cpseq;
-		a->jepoch++;
-		a->jlen = a->jdone = 0;
-		a->jfull = 0;
-	}
 	struct jent je = { fs->seg, (uint64_t)nsect * LFS_SECT };
 	if (a->jfull || a->jlen + sizeof je + je.len > JOURNAL) {
 		a->jfull = 1;                 /* the others roll forward instead */
@@ -189,6 +214,11 @@ int lfs_multi_attach(struct lfs *fs, const char *opts)
 
 void lfs_multi_mounted(struct lfs *fs)
 {
+	/* The mount rolled forward through no commit: the journal may start
+	 * (it is not in use after a death, or in a new area). */
+	if (fs->sh.a != NULL && fs->sh.held && area(fs)->jcp != fs->cpseq &&
+	    fs->st.roll_groups == 0)
+		journal_start(fs);
 	lfs_multi_leave(fs);
 }
 
@@ -204,10 +234,13 @@ void lfs_multi_detach(struct lfs *fs, int alive)
 		} else {
 			if (!fs->rdonly)
 				share_touch(&fs->sh);
-			if (!dirty(fs) && !fs->sh_stale)
+			if (!dirty(fs) && !fs->sh_stale) {
 				note_head(fs);
-			else {
-				area(fs)->cpseq = 0;    /* the next holder reads it all */
+			} else {
+				/* The next holder reads it all; commits of ours the
+				 * journal holds past what was handed over are cut. */
+				area(fs)->cpseq = 0;
+				area(fs)->jcp = 0;
 			}
 			fs->sh.inside = 0;
 			share_leave(&fs->sh);
@@ -558,10 +591,17 @@ static int catch_up(struct lfs *fs, int dead)
 	/* (reload forgets changes not written: snapshot marked their inodes
 	 * lost first, so revalidate reads them again or drops them.) */
 	int e = full ? 0 : from_journal(fs);
-	if (e == 0)
-		e = full ? reload(fs) : roll_on(fs);
-	else if (e > 0)
+	uint64_t rolled = fs->st.roll_groups;
+	if (e == 0 && full) {
+		e = reload(fs);
+		/* No commit since the checkpoint: the journal may start. */
+		if (e == 0 && a->jcp != fs->cpseq && fs->st.roll_groups == rolled)
+			journal_start(fs);
+	} else if (e == 0) {
+		e = roll_on(fs);
+	} else if (e > 0) {
 		e = 0;
+	}
 	if (e == 0 && !full && fs->seq < a->seq) {
 		/* The chain ended before where the last holder left it. */
 		e = reload(fs);
