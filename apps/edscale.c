@@ -4,7 +4,7 @@
  * (tools/bench/suite.py, tools/bench/scale.py) and of the numbers in
  * docs/exodisk.md section 12.
  *
- *   edscale [-u UNIT] [-n FILES] [-d PER_DIR] [-s BYTES] [-c EVERY]
+ *   edscale [-u UNIT] [-n FILES] [-d PER_DIR] [-s BYTES] [-c EVERY] [-m]
  *
  * It prints one machine-readable line (EXOBENCH {...}, JSON) per finding:
  *   what=boot     the time from power-on to this program (rdtime counts from
@@ -21,6 +21,11 @@
  *                 nothing, since the idle guest's clock jumps); the disk
  *                 requests the whole system queued meanwhile, per 1,000
  *                 files (writes, flushes); and the program's heap;
+ *   what=heap     with -m, after each what=create: the heap's census
+ *                 (libos/mstats.h): bytes live and idle, the size classes
+ *                 holding the most, and the call sites holding the most
+ *                 live bytes (addresses in this program: `addr2line -e
+ *                 build/bin/edscale` names them);
  *   what=files    after FILES files and a sync: the sectors a checkpoint
  *                 then writes (ED_OP_CHECKPOINT, after one that emptied the
  *                 log before the files), the bindings, kernel memory.
@@ -37,11 +42,13 @@
 #include "libos/edc.h"
 #include "libos/exo.h"
 #include "libos/libfs.h"
+#include "libos/mstats.h"
 #include "libos/prof.h"
 #include "libos/vfs.h"
 
 static int unit;
 static uint64_t hz;
+static int census;                  /* -m */
 
 static void emit(const char *fmt, ...)
 {
@@ -70,13 +77,52 @@ static uint64_t us(uint64_t ticks)
 	return hz ? ticks * 1000000 / hz : 0;
 }
 
+/* The heap's census after `files` files, as one what=heap line: the 8
+ * classes and the 8 call sites with the most live bytes. */
+static void report_heap(uint64_t files)
+{
+	struct malloc_census c;
+	if (malloc_census(&c) < 0)
+		return;
+	char cls[256], sit[400];
+	int nc = 0, ns = 0;
+	int used[MALLOC_CLASSES] = { 0 };
+	for (int k = 0; k < 8; k++) {
+		int best = -1;
+		for (int i = 0; i < c.nclass; i++)
+			if (!used[i] && c.cls[i].live + c.cls[i].idle > 0 &&
+			    (best < 0 || c.cls[i].live * c.cls[i].size > c.cls[best].live * c.cls[best].size))
+				best = i;
+		if (best < 0)
+			break;
+		used[best] = 1;
+		nc += snprintf(cls + nc, sizeof cls - (size_t)nc, "%s[%u,%lu,%lu]", k ? "," : "",
+		               (unsigned)c.cls[best].size, (unsigned long)c.cls[best].live,
+		               (unsigned long)c.cls[best].idle);
+	}
+	struct malloc_site s[8];
+	int n = malloc_site_list(s, 8);
+	for (int k = 0; k < n && k < 8; k++)
+		ns += snprintf(sit + ns, sizeof sit - (size_t)ns, "%s[\"0x%lx\",%lu,%lu,%lu]", k ? "," : "",
+		               (unsigned long)s[k].pc, (unsigned long)s[k].live, (unsigned long)s[k].bytes,
+		               (unsigned long)s[k].allocs);
+	emit("\"bench\":\"edscale\",\"what\":\"heap\",\"files\":%lu,\"heap_kib\":%lu,\"top_kib\":%lu,"
+	     "\"small_live_kib\":%lu,\"small_idle_kib\":%lu,\"large_live_kib\":%lu,\"large_idle_kib\":%lu,"
+	     "\"classes\":[%s],\"sites\":[%s]",
+	     (unsigned long)files, (unsigned long)(c.heap / 1024), (unsigned long)(c.top / 1024),
+	     (unsigned long)(c.small_live / 1024), (unsigned long)(c.small_idle / 1024),
+	     (unsigned long)(c.large_live / 1024), (unsigned long)(c.large_idle / 1024),
+	     nc ? cls : "", ns ? sit : "");
+}
+
 static int usage(FILE *f)
 {
-	fprintf(f, "usage: edscale [-u UNIT] [-n FILES] [-d PER_DIR] [-s BYTES] [-c EVERY]\n"
+	fprintf(f, "usage: edscale [-u UNIT] [-n FILES] [-d PER_DIR] [-s BYTES] [-c EVERY] [-m]\n"
 	           "  the exodisk's boot, mount, format and memory costs on UNIT (default 0); with -n,\n"
 	           "  FILES files of BYTES (default 1024) in directories of PER_DIR (default 100) on a\n"
 	           "  unixfs there, the time per file every EVERY files (default FILES/10), and what a\n"
-	           "  checkpoint then writes.  Output: EXOBENCH lines (tools/bench/scale.py reads them)\n");
+	           "  checkpoint then writes; -m adds the heap's census (size classes, call sites)\n"
+	           "  every EVERY files.  Output: EXOBENCH lines (tools/bench/scale.py reads them)\n");
 	return f == stdout ? 0 : 2;
 }
 
@@ -182,6 +228,8 @@ static int files(struct edc *c, uint64_t n, uint64_t per_dir, uint64_t bytes, ui
 			     (unsigned long)((sys->disk_writes - sys_last.disk_writes) * 1000 / every),
 			     (unsigned long)((sys->disk_flushes - sys_last.disk_flushes) * 1000 / every),
 			     (unsigned long)(((uint8_t *)sbrk(0) - heap0) / 1024), (unsigned long)ms(now - t0));
+			if (census)
+				report_heap(i + 1);
 			tlast = now;
 			last_mine = mine;
 			sys_last = *sys;
@@ -219,6 +267,10 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
 			return usage(stdout);
+		if (strcmp(argv[i], "-m") == 0) {
+			census = 1;
+			continue;
+		}
 		if (i + 1 >= argc)
 			return usage(stderr);
 		if (strcmp(argv[i], "-u") == 0)
@@ -239,6 +291,8 @@ int main(int argc, char **argv)
 	if (every == 0)
 		every = n >= 10 ? n / 10 : 1;
 	hz = exo_kinfo()->timebase_hz;
+	if (census)
+		malloc_sites(1);
 	struct edc *c = edc_default();
 	struct ed_unit_info u;
 	int64_t r = edc_unit_info(c, unit, &u);

@@ -29,6 +29,12 @@
  * silently (the header's magic, and a mark on free blocks).
  *
  * Programs are single-threaded (one thread per process), so there is no lock.
+ *
+ * The census (libos/mstats.h): the heap keeps, per class, how many blocks
+ * are live and how many wait on its free list, and on request (malloc_sites)
+ * which call site allocated each live block - the block header's spare word
+ * holds the site's slot - so that "the heap grows N bytes per file" can be
+ * traced to a size class and a line of code (malloc_census, edscale -m).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -36,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "libos/mstats.h"
 
 #ifdef __PICOLIBC__
 
@@ -50,7 +57,7 @@
 
 struct hdr {
 	uint32_t tag;              /* MAGIC | flags | class (or T_*)            */
-	uint32_t unused;
+	uint32_t site;             /* 1 + its slot in sites[], 0: not counted   */
 	uint64_t size;             /* usable bytes; T_ALIGNED: back to block    */
 };
 
@@ -58,7 +65,57 @@ static struct hdr *cfree_[NCLASS];   /* free small blocks, linked by size   */
 static uint32_t csize[NCLASS];       /* usable bytes of each class          */
 static int nclass;
 static uint8_t *top, *end;           /* the unused part of the heap         */
+static uint64_t heap_bytes;          /* all that sbrk gave this heap        */
 static struct hdr *large;            /* free large blocks, by address       */
+
+/* The census: per class, live blocks and blocks on the free list; large
+ * blocks live and free, in bytes; and, while malloc_sites(1) is on, the
+ * live blocks of each call site (open addressing on its address; a site
+ * that finds the table full is counted in the last slot, pc 0). */
+_Static_assert(NCLASS == MALLOC_CLASSES, "libos/mstats.h's classes");
+static uint64_t clive[NCLASS], cidle[NCLASS];
+static uint64_t large_live;
+static int sites_on;
+static struct malloc_site sites[MALLOC_SITES];
+
+static uint32_t site_slot(uintptr_t pc)
+{
+	const uint32_t n = MALLOC_SITES - 1;
+	uint32_t i = (uint32_t)(((uint64_t)pc >> 1) * 2654435761u) % n;
+	for (uint32_t k = 0; k < n; k++, i = i + 1 == n ? 0 : i + 1) {
+		if (sites[i].pc == pc)
+			return i + 1;
+		if (sites[i].pc == 0) {
+			sites[i].pc = pc;
+			return i + 1;
+		}
+	}
+	return MALLOC_SITES;
+}
+
+/* A block given out from pc: counted against it while sites are on. */
+static inline __attribute__((always_inline)) void *given(struct hdr *h, uintptr_t pc)
+{
+	h->site = 0;
+	if (__builtin_expect(sites_on, 0)) {
+		h->site = site_slot(pc);
+		struct malloc_site *s = &sites[h->site - 1];
+		s->live++;
+		s->bytes += h->size;
+		s->allocs++;
+	}
+	return h + 1;
+}
+
+static inline __attribute__((always_inline)) void taken_back(struct hdr *h)
+{
+	if (__builtin_expect(h->site != 0, 0)) {
+		struct malloc_site *s = &sites[h->site - 1];
+		s->live--;
+		s->bytes -= h->size;
+		h->site = 0;
+	}
+}
 
 static void fail(const char *what, const void *p)
 {
@@ -80,16 +137,13 @@ static void fail(const char *what, const void *p)
 	_exit(128 + 6);                 /* as abort would (SIGABRT) */
 }
 
-static void classes(void)
-{
-	uint32_t s = ALIGN;
-	while (s <= SMALL_MAX && nclass < NCLASS) {
-		csize[nclass++] = s;
-		s += s < 128 ? ALIGN : (uint32_t)1 << (31 - __builtin_clz(s) - 2);
-	}
-}
+/* The class of each size up to TAB_MAX, by 16-byte step: counting
+ * leading zeros is a libgcc call on RISC-V without Zbb (a fifth of what
+ * malloc cost, in the million-file run). */
+#define TAB_MAX 4096u
+static uint8_t ctab[TAB_MAX / ALIGN];
 
-static int class_of(size_t n)
+static int class_calc(size_t n)
 {
 	/* First the power of two, then the quarter within it. */
 	if (n <= 128)
@@ -98,6 +152,22 @@ static int class_of(size_t n)
 	size_t quarter = (size_t)1 << (lg - 2);
 	int q = (int)((n - 1 - ((size_t)1 << lg)) / quarter);           /* 0..3 */
 	return 8 + (lg - 7) * 4 + q;
+}
+
+static int class_of(size_t n)
+{
+	return n <= TAB_MAX ? ctab[n == 0 ? 0 : (n - 1) / ALIGN] : class_calc(n);
+}
+
+static void classes(void)
+{
+	uint32_t s = ALIGN;
+	while (s <= SMALL_MAX && nclass < NCLASS) {
+		csize[nclass++] = s;
+		s += s < 128 ? ALIGN : (uint32_t)1 << (31 - __builtin_clz(s) - 2);
+	}
+	for (uint32_t i = 0; i < TAB_MAX / ALIGN; i++)
+		ctab[i] = (uint8_t)class_calc((i + 1) * ALIGN);
 }
 
 /* n bytes (a multiple of ALIGN) from the top, growing the heap. */
@@ -119,6 +189,7 @@ static void *carve(size_t n)
 				return NULL;
 		}
 		end = p + want;
+		heap_bytes += want;
 	}
 	void *r = top;
 	top += n;
@@ -139,7 +210,7 @@ static struct hdr *hdr_of(void *p, const char *who)
 #define LNEXT(h) (*(struct hdr **)((h) + 1))
 #define LEND(h)  ((uint8_t *)((h) + 1) + (h)->size)
 
-static void *large_alloc(size_t n)
+static void *large_alloc(size_t n, uintptr_t pc)
 {
 	for (struct hdr **link = &large; *link; link = &LNEXT(*link)) {
 		struct hdr *h = *link;
@@ -156,18 +227,22 @@ static void *large_alloc(size_t n)
 			h->size = n;
 		}
 		h->tag = MAGIC | T_LARGE;
-		return h + 1;
+		large_live += sizeof *h + h->size;
+		return given(h, pc);
 	}
 	struct hdr *h = carve(n + sizeof *h);
 	if (h == NULL)
 		return NULL;
 	h->tag = MAGIC | T_LARGE;
 	h->size = n;
-	return h + 1;
+	large_live += sizeof *h + h->size;
+	return given(h, pc);
 }
 
 static void large_free(struct hdr *h)
 {
+	taken_back(h);
+	large_live -= sizeof *h + h->size;
 	h->tag = MAGIC | F_FREE | T_LARGE;
 	/* Its place by address (link points at where it goes, plink at the
 	 * link to the block before it); merged with the free blocks before
@@ -202,7 +277,7 @@ static void large_free(struct hdr *h)
 
 /* malloc's work, under another name: GCC turns malloc followed by a
  * memset to 0 into a call of calloc, which here would call itself. */
-static void *alloc(size_t n)
+static void *alloc(size_t n, uintptr_t pc)
 {
 	if (n > SIZE_MAX / 2) {
 		errno = ENOMEM;
@@ -217,23 +292,29 @@ static void *alloc(size_t n)
 		if (h != NULL) {
 			cfree_[c] = (struct hdr *)(uintptr_t)h->size;
 			h->size = csize[c];
+			cidle[c]--;
 		} else if ((h = carve(csize[c] + sizeof *h)) != NULL) {
 			h->size = csize[c];
 		}
-		if (h != NULL)
+		p = NULL;
+		if (h != NULL) {
 			h->tag = MAGIC | (uint32_t)c;
-		p = h ? h + 1 : NULL;
+			clive[c]++;
+			p = given(h, pc);
+		}
 	} else {
-		p = large_alloc((n + ALIGN - 1) & ~(size_t)(ALIGN - 1));
+		p = large_alloc((n + ALIGN - 1) & ~(size_t)(ALIGN - 1), pc);
 	}
 	if (p == NULL)
 		errno = ENOMEM;
 	return p;
 }
 
+#define CALLER() ((uintptr_t)__builtin_return_address(0))
+
 void *malloc(size_t n)
 {
-	return alloc(n);
+	return alloc(n, CALLER());
 }
 
 void free(void *p)
@@ -249,6 +330,9 @@ void free(void *p)
 	} else if (t == T_LARGE) {
 		large_free(h);
 	} else {
+		taken_back(h);
+		clive[t]--;
+		cidle[t]++;
 		h->tag |= F_FREE;
 		h->size = (uint64_t)(uintptr_t)cfree_[t];
 		cfree_[t] = h;
@@ -276,7 +360,7 @@ void *calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	void *p = alloc(n * size);
+	void *p = alloc(n * size, CALLER());
 	if (p != NULL)
 		memset(p, 0, n * size);
 	return p;
@@ -285,7 +369,7 @@ void *calloc(size_t n, size_t size)
 void *realloc(void *p, size_t n)
 {
 	if (p == NULL)
-		return malloc(n);
+		return alloc(n, CALLER());
 	if (n == 0) {
 		free(p);
 		return NULL;
@@ -302,12 +386,15 @@ void *realloc(void *p, size_t n)
 		uint8_t *r = carve(more);
 		if (r == LEND(h)) {
 			h->size += more;
+			large_live += more;
+			if (h->site != 0)
+				sites[h->site - 1].bytes += more;
 			return p;
 		}
 		if (r != NULL)
 			top = r;           /* (the heap moved elsewhere: give them back) */
 	}
-	void *q = malloc(n);
+	void *q = alloc(n, CALLER());
 	if (q == NULL)
 		return NULL;
 	memcpy(q, p, have);
@@ -315,15 +402,15 @@ void *realloc(void *p, size_t n)
 	return q;
 }
 
-void *memalign(size_t align, size_t n)
+static void *aligned(size_t align, size_t n, uintptr_t pc)
 {
 	if (align <= ALIGN)
-		return malloc(n);
+		return alloc(n, pc);
 	if ((align & (align - 1)) != 0 || n > SIZE_MAX / 4 || align > SIZE_MAX / 4) {
 		errno = EINVAL;
 		return NULL;
 	}
-	uint8_t *p = malloc(n + align + sizeof(struct hdr));
+	uint8_t *p = alloc(n + align + sizeof(struct hdr), pc);
 	if (p == NULL)
 		return NULL;
 	if (((uintptr_t)p & (align - 1)) == 0)
@@ -331,20 +418,26 @@ void *memalign(size_t align, size_t n)
 	uint8_t *q = (uint8_t *)(((uintptr_t)p + sizeof(struct hdr) + align - 1) & ~(uintptr_t)(align - 1));
 	struct hdr *h = (struct hdr *)q - 1;
 	h->tag = MAGIC | T_ALIGNED;
+	h->site = 0;
 	h->size = (uint64_t)(q - p);
 	return q;
 }
 
+void *memalign(size_t align, size_t n)
+{
+	return aligned(align, n, CALLER());
+}
+
 void *aligned_alloc(size_t align, size_t n)
 {
-	return memalign(align, n);
+	return aligned(align, n, CALLER());
 }
 
 int posix_memalign(void **out, size_t align, size_t n)
 {
 	if (align < sizeof(void *) || (align & (align - 1)) != 0)
 		return EINVAL;
-	void *p = memalign(align, n);
+	void *p = aligned(align, n, CALLER());
 	if (p == NULL)
 		return ENOMEM;
 	*out = p;
@@ -353,11 +446,76 @@ int posix_memalign(void **out, size_t align, size_t n)
 
 void *valloc(size_t n)
 {
-	return memalign(4096, n);
+	return aligned(4096, n, CALLER());
 }
 
 void *pvalloc(size_t n)
 {
-	return memalign(4096, (n + 4095) & ~(size_t)4095);
+	return aligned(4096, (n + 4095) & ~(size_t)4095, CALLER());
+}
+
+/* ---- the census -------------------------------------------------------------------- */
+
+int malloc_census(struct malloc_census *c)
+{
+	if (nclass == 0)
+		classes();
+	memset(c, 0, sizeof *c);
+	c->heap = heap_bytes;
+	c->top = (uint64_t)(end - top);
+	c->nclass = nclass;
+	for (int i = 0; i < nclass; i++) {
+		c->cls[i] = (struct malloc_class){ csize[i], clive[i], cidle[i] };
+		c->small_live += clive[i] * (csize[i] + sizeof(struct hdr));
+		c->small_idle += cidle[i] * (csize[i] + sizeof(struct hdr));
+	}
+	c->large_live = large_live;
+	for (struct hdr *h = large; h; h = LNEXT(h))
+		c->large_idle += sizeof *h + h->size;
+	return 0;
+}
+
+void malloc_sites(int on)
+{
+	sites_on = on;
+}
+
+int malloc_site_list(struct malloc_site *out, int max)
+{
+	int n = 0;
+	for (int i = 0; i < MALLOC_SITES; i++) {
+		if (sites[i].allocs == 0)
+			continue;
+		/* Insertion by live bytes, the most first: the table is small. */
+		int j = n < max ? n++ : max;
+		while (j > 0 && out[j - 1].bytes < sites[i].bytes) {
+			if (j < max)
+				out[j] = out[j - 1];
+			j--;
+		}
+		if (j < max)
+			out[j] = sites[i];
+	}
+	return n;
+}
+
+#else
+
+int malloc_census(struct malloc_census *c)
+{
+	memset(c, 0, sizeof *c);
+	return -1;
+}
+
+void malloc_sites(int on)
+{
+	(void)on;
+}
+
+int malloc_site_list(struct malloc_site *out, int max)
+{
+	(void)out;
+	(void)max;
+	return 0;
 }
 #endif

@@ -76,6 +76,26 @@ def host_report_agrees(out):
     return spin_in_main(r.stdout)
 
 
+def heap_census(out):
+    """edscale -m: a heap census per window whose parts add up to the heap
+    (within the rounding to KiB), with call sites holding live bytes, and
+    the unixfs names among the classes (a name: 184 bytes and the name)."""
+    import json
+    lines = [json.loads(m.group(1)) for m in re.finditer(r"EXOBENCH (\{.*\})", out)]
+    heaps = [r for r in lines if r.get("what") == "heap"]
+    if len(heaps) != 3:
+        return "%d heap lines, expected 3" % len(heaps)
+    for r in heaps:
+        parts = r["top_kib"] + r["small_live_kib"] + r["small_idle_kib"] + r["large_live_kib"] + r["large_idle_kib"]
+        if not r["heap_kib"] - 8 <= parts <= r["heap_kib"] + 1:
+            return "heap %d KiB, its parts %d KiB: %s" % (r["heap_kib"], parts, r)
+        if not r["sites"] or r["sites"][0][2] <= 0 or not r["classes"]:
+            return "no sites or classes: %s" % r
+    if not any(c[0] == 192 and c[1] + c[2] >= 100 for c in heaps[-1]["classes"]):
+        return "no class of 192 bytes with the names: %s" % heaps[-1]["classes"]
+    return None
+
+
 def phases_counted(out):
     """fsbench's phases each get counts per file: a create writes, a read reads
     (unixfs groups a directory's small files, so fewer than one per file)."""
@@ -107,6 +127,9 @@ CASES = [
          "prof -n 5 fsbench -n 30 -m 1 -r 5 /b",
          expect=[r"^Phases", r"^Phase small read: \d+ samples", r"disk requests\s+\d+ reads"],
          check=phases_counted, timeout=180),
+    Case("prof-heap-census", "mkfs; edscale -n 3000 -d 100 -c 1000 -m",
+         expect=[r"edscale: 3000 files, a checkpoint after them wrote \d+ sectors"], check=heap_census,
+         timeout=120),
     Case("prof-errors", "prof; echo st=$?; prof nosuchprog; echo st=$?; prof -f 5 spin A 1; echo st=$?; "
          "prof prof spin A 1 10; echo st=$?",
          expect=[r"^usage: prof", r"^st=125$", r"prof: nosuchprog: command not found", r"^st=127$",
