@@ -11,8 +11,12 @@
  * extent tree.
  *
  * Objects nobody uses are kept as a cache until there are UFS_OCACHE of
- * them; then clean ones go (ufs_itrim).  A small file's object goes at its
- * last close once its bytes are written: recreating it costs nothing.
+ * them; then clean ones go (ufs_itrim), when an object is loaded or made.
+ * A directory's object holds all its names, so this bounds the names in
+ * memory too: a program that makes a million files in new directories
+ * keeps the ones it is filling and those waiting for their commit, not
+ * every one it made (issue 11).  A small file's object goes at its last
+ * close once its bytes are written: recreating it costs nothing.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -324,6 +328,7 @@ int ufs_create(struct ufs *fs, struct uinode *dir, const char *name, int type, u
 		return -ENAMETOOLONG;
 	if (d->damaged)
 		return -EIO;
+	ufs_itrim(fs);                  /* (dir is held: it and its ancestors stay) */
 	uint64_t id;
 	int err = ufs_new_id(fs, &id);
 	if (err < 0)
@@ -488,9 +493,19 @@ void ufs_itrim(struct ufs *fs)
 {
 	if (fs->nobj <= UFS_OCACHE)
 		return;
+	/* A walk visits every object, and objects that are busy or dirty
+	 * (files waiting for their commit: thousands) cannot go.  So walk
+	 * again only when some may have become idle since the last walk - a
+	 * sync committed directories and let files go - or the objects
+	 * doubled: the walks then cost O(1) per object made. */
+	if (fs->cnt.syncs == fs->trim_syncs && fs->nobj < 2 * fs->trim_left)
+		return;
 	/* Files first, then directories whose children are gone; a few
-	 * rounds, since letting a child go frees its parent. */
-	for (int round = 0; round < 4 && fs->nobj > UFS_OCACHE / 2; round++)
+	 * rounds, since letting a child go frees its parent (while a round
+	 * lets some go). */
+	uint32_t before = UINT32_MAX;
+	for (int round = 0; round < 4 && fs->nobj > UFS_OCACHE / 2 && fs->nobj < before; round++) {
+		before = fs->nobj;
 		for (uint32_t h = 0; h < UFS_OHASH && fs->nobj > UFS_OCACHE / 2; h++) {
 			struct uinode *ip = fs->otab[h];
 			while (ip) {
@@ -506,6 +521,9 @@ void ufs_itrim(struct ufs *fs)
 				ip = next;
 			}
 		}
+	}
+	fs->trim_syncs = fs->cnt.syncs;
+	fs->trim_left = fs->nobj;
 }
 
 void ufs_idrop_all(struct ufs *fs)

@@ -255,6 +255,8 @@ void unixfs_counters(void *fsp, struct ufs_counters *out)
 	out->cache_hits = fs->bc.hits;
 	out->cache_misses = fs->bc.misses;
 	out->writebacks = fs->k.st.commits;
+	out->objects = fs->nobj;
+	out->pool_bytes = fs->pool.bytes;
 }
 
 const char *unixfs_damage(void *fsp)

@@ -282,6 +282,8 @@ struct ufs {
 	int readonly;             /* fsck                                        */
 	struct uinode *otab[UFS_OHASH];
 	uint32_t nobj, ndirs;
+	uint64_t trim_syncs;      /* ufs_itrim: syncs when it last walked,       */
+	uint32_t trim_left;       /* and the objects it left                     */
 	struct uinode *root;
 	struct udir *dirty;       /* directories to commit                       */
 	struct uinode *dfiles;    /* files with data to write                    */

@@ -53,6 +53,8 @@ struct ufs_counters {
 	uint64_t ahead_dirs, ahead_used;   /* directories read ahead; loaded from it */
 	uint64_t ahead_stream;    /* windows a large file read in order was read ahead by */
 	uint64_t damage;          /* damaged metadata found (see unixfs_damage)  */
+	uint64_t objects;         /* files and directories in memory now         */
+	uint64_t pool_bytes;      /* memory the names and objects' pool holds    */
 };
 void unixfs_counters(void *fs, struct ufs_counters *out);
 /* The last damage a mounted unixfs found ("unixfs: file id ID, sector S:

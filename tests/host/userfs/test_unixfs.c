@@ -7,7 +7,8 @@
  * taking the sectors unixfs chose, a small exodisk cache, and bad input
  * (long names, missing files, a full disk, damaged, stale and misplaced
  * directory blocks, malformed nodes), directory read-ahead, and holes
- * (sparse files, across remounts and power cuts).  The on-disk format is read here
+ * (sparse files, across remounts and power cuts), and the objects in memory
+ * when many directories are made.  The on-disk format is read here
  * independently of unixfs, from ufs_format.h, to find what to damage.
  * test_unixfs_model.c does the long randomized runs against a model.
  */
@@ -1503,6 +1504,56 @@ static void test_holes_cut(void)
 	}
 }
 
+/* Memory follows what is in use, not what was made (issue 11): files made
+ * in 1,200 directories, a few at a time in each, with a sync now and then
+ * (as a write-behind makes one), leave about the object cache's worth of
+ * objects in memory - each directory's object holds all its names - not
+ * one per directory made.  Every file is still there after a remount. */
+static void test_many_dirs(void)
+{
+	struct ufx u;
+	ufx_new(&u, 1 << 20, HD_SYNC, 12);
+	ufx_mkfs(&u, OPTS);
+	mount_it();
+	enum { DIRS = 1200, PER = 4 };
+	char path[48];
+	uint64_t most = 0;
+	for (int d = 0; d < DIRS; d++) {
+		snprintf(path, sizeof path, "/d%d", d);
+		CHECK_EQ(vfs_mkdir(path, 0755), 0);
+		for (int f = 0; f < PER; f++) {
+			snprintf(path, sizeof path, "/d%d/f%d", d, f);
+			put(path, path, strlen(path));
+		}
+		if (d % 100 == 99)
+			CHECK_EQ(vfs_sync(), 0);
+		struct vfs_lower lo;
+		struct ufs_counters c;
+		CHECK_EQ(vfs_pin("/", &lo), 0);
+		unixfs_counters(lo.fs, &c);
+		vfs_unpin(&lo);
+		if (c.objects > most)
+			most = c.objects;
+	}
+	/* The cache is 512 objects; between syncs, 100 directories and their
+	 * files wait for their commit.  Before the fix: all 1,200 stayed. */
+	CHECK(most <= 1000);
+	umount_it();
+	ufx_reboot(&u);
+	mount_it();
+	for (int d = 0; d < DIRS; d += 7)
+		for (int f = 0; f < PER; f++) {
+			snprintf(path, sizeof path, "/d%d/f%d", d, f);
+			expect(path, path, strlen(path));
+		}
+	umount_it();
+	struct ufs_fsck_stats st;
+	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
+	CHECK_EQ(st.files, (uint64_t)DIRS * PER);
+	CHECK_EQ(st.dirs, (uint64_t)DIRS + 1);
+	ufx_free(&u);
+}
+
 int main(int argc, char **argv)
 {
 	/* test_unixfs cut [N]: the power-cut workload alone, cut at N of its
@@ -1534,6 +1585,7 @@ int main(int argc, char **argv)
 	test_damaged_anchor();
 	test_holes();
 	test_holes_cut();
+	test_many_dirs();
 	printf("test_unixfs: ok\n");
 	return 0;
 }
