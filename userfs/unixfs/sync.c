@@ -99,16 +99,6 @@ int ufs_intent_explains(struct ufs *fs, uint64_t id)
 
 /* ---- the steps ----------------------------------------------------------------------- */
 
-static void file_off_list(struct ufs *fs, struct uinode *ip)
-{
-	struct uinode **pp = &fs->dfiles;
-	while (*pp && *pp != ip)
-		pp = &(*pp)->fnext;
-	if (*pp)
-		*pp = ip->fnext;
-	ip->ondirty = 0;
-}
-
 /* Settle what the I/O just finished carried (fs->wfiles, fs->wbufs). */
 static void settle(struct ufs *fs)
 {
@@ -137,19 +127,28 @@ static int file_clean(struct ufs *fs, struct uinode *ip)
 	return !ip->idirty;
 }
 
+/* The order directories are committed in (and their files written): by
+ * id, the order they were made in, so that what is made together lands
+ * together whatever addresses the heap gave their objects (the address
+ * breaks ties: ids are unique unless the disk is damaged). */
+static int dir_cmp(const struct udir *a, const struct udir *b)
+{
+	if (a->m.id != b->m.id)
+		return a->m.id < b->m.id ? -1 : 1;
+	return (uintptr_t)a < (uintptr_t)b ? -1 : (uintptr_t)a > (uintptr_t)b;
+}
+
 static int by_dir(const void *x, const void *y)
 {
 	const struct uinode *a = *(struct uinode *const *)x, *b = *(struct uinode *const *)y;
-	uintptr_t da = (uintptr_t)a->ent->dir, db = (uintptr_t)b->ent->dir;
-	if (da != db)
-		return da < db ? -1 : 1;
+	if (a->ent->dir != b->ent->dir)
+		return dir_cmp(a->ent->dir, b->ent->dir);
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
-static int by_ptr(const void *x, const void *y)
+static int by_id(const void *x, const void *y)
 {
-	uintptr_t a = (uintptr_t)*(struct udir *const *)x, b = (uintptr_t)*(struct udir *const *)y;
-	return a < b ? -1 : a > b;
+	return dir_cmp(*(struct udir *const *)x, *(struct udir *const *)y);
 }
 
 /* The dirty files with bytes to write (of directory only, if set), grouped
@@ -158,14 +157,16 @@ static int by_ptr(const void *x, const void *y)
 static struct uinode **dirty_files(struct ufs *fs, struct udir *only, uint32_t *n, int *errp)
 {
 	uint32_t k = 0;
-	for (struct uinode *ip = fs->dfiles, *next; ip; ip = next) {
-		next = ip->fnext;
+	for (struct uinode **pp = &fs->dfiles; *pp != NULL;) {
+		struct uinode *ip = *pp;
 		struct uent *e = ip->ent;
 		if (ip->unlinked || e == NULL || e->memonly || e->dir == NULL) {
-			file_off_list(fs, ip);
+			*pp = ip->fnext;
+			ip->ondirty = 0;
 			continue;
 		}
 		k += only == NULL || e->dir == only;
+		pp = &ip->fnext;
 	}
 	*n = 0;
 	if (k == 0)
@@ -345,14 +346,14 @@ static int commit(struct ufs *fs, struct udir **list, uint32_t n, struct udir *o
 	struct uinode **files = dirty_files(fs, only, &nf, &err);
 	if (err < 0)
 		return err;
-	qsort(list, n, sizeof *list, by_ptr);
+	qsort(list, n, sizeof *list, by_id);
 	struct uio w;
 	uio_init(&w, fs, 1);
 	for (uint32_t i = 0; i < n; i++) {
 		struct udir *d = list[i];
 		/* (Files of directories not on the list: none, as ufs_sync puts
 		 * every dirty file's directory there.) */
-		while (fi < nf && (uintptr_t)files[fi]->ent->dir < (uintptr_t)d)
+		while (fi < nf && dir_cmp(files[fi]->ent->dir, d) < 0)
 			fi++;
 		/* Room for its files and its changed blocks (and a head), in one
 		 * run, so that one request writes them all. */
@@ -445,21 +446,27 @@ static int commit(struct ufs *fs, struct udir **list, uint32_t n, struct udir *o
 					first = err;
 			}
 	}
-	/* Files whose directory committed and that have nothing left. */
-	for (struct uinode *ip = fs->dfiles, *next; ip; ip = next) {
-		next = ip->fnext;
+	/* Files whose directory committed and that have nothing left leave
+	 * the list (unlinked where they are: those that stay may be many). */
+	for (struct uinode **pp = &fs->dfiles; *pp != NULL;) {
+		struct uinode *ip = *pp;
 		struct uent *e = ip->ent;
 		struct udir *d = e ? e->dir : NULL;
-		if (d == NULL || d->err != 0 || (only != NULL && d != only) || e->failed)
+		if (d == NULL || d->err != 0 || (only != NULL && d != only) || e->failed) {
+			pp = &ip->fnext;
 			continue;
+		}
 		if (ip->b && (err = ufs_big_committed(fs, ip)) < 0 && first == 0)
 			first = err;
-		if (file_clean(fs, ip)) {
-			file_off_list(fs, ip);
-			if (ip->refs == 0) {
-				ip->refs = 1;
-				ufs_iput(fs, ip);       /* a small file's object goes */
-			}
+		if (!file_clean(fs, ip)) {
+			pp = &ip->fnext;
+			continue;
+		}
+		*pp = ip->fnext;
+		ip->ondirty = 0;
+		if (ip->refs == 0) {
+			ip->refs = 1;
+			ufs_iput(fs, ip);       /* a small file's object goes */
 		}
 	}
 	/* Nodes whose names are gone: free once every removal made so far is
@@ -480,24 +487,33 @@ static int commit(struct ufs *fs, struct udir **list, uint32_t n, struct udir *o
 		for (uint32_t i = 0; i < n; i++)
 			if (list[i]->err == 0 && (err = ds_trim(fs, list[i])) < 0 && first == 0)
 				first = err;
-	/* Directories with nothing left to do leave the list. */
+	/* Directories with nothing left to do leave the list: not those
+	 * that failed, have a changed block, or have a file still waiting.
+	 * One pass over the waiting files marks theirs, one over the dirty
+	 * list takes the others out: linear in directories plus files. */
+	for (uint32_t i = 0; i < n; i++)
+		list[i]->leave = 0;
+	for (struct uinode *ip = fs->dfiles; ip; ip = ip->fnext)
+		if (ip->ent && ip->ent->dir)
+			ip->ent->dir->leave = 2;        /* stays */
 	for (uint32_t i = 0; i < n; i++) {
 		struct udir *d = list[i];
-		if (d->err != 0)
+		if (d->err != 0 || d->leave != 0)
 			continue;
 		int left = 0;
 		for (uint32_t b = 0; b < d->nblk && !left; b++)
 			left = d->blk[b].dirty;
-		for (struct uinode *ip = fs->dfiles; ip && !left; ip = ip->fnext)
-			left = ip->ent && ip->ent->dir == d;
-		if (!left) {
-			struct udir **pp = &fs->dirty;
-			while (*pp && *pp != d)
-				pp = &(*pp)->dnext;
-			if (*pp)
-				*pp = d->dnext;
+		d->leave = !left;
+	}
+	for (struct udir **pp = &fs->dirty; *pp != NULL;) {
+		struct udir *d = *pp;
+		if (d->leave == 1) {
+			*pp = d->dnext;
 			d->dirty = 0;
+		} else {
+			pp = &d->dnext;
 		}
+		d->leave = 0;
 	}
 	/* After a whole sync that went well, everything removed before it is
 	 * gone from disk: every rename's old name included (even one whose

@@ -204,6 +204,7 @@ struct udir {
 	uint32_t nlive;           /* objects of its entries in memory            */
 	uint32_t nsubdirs;
 	struct udir *dnext;       /* dirty list                                  */
+	uint8_t  leave;           /* the end of a commit: 1 leaves the list      */
 	uint64_t newhead;         /* the commit being prepared                   */
 	uint32_t newcsum, newnblocks;
 };
