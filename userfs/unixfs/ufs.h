@@ -263,12 +263,8 @@ struct uio {
 
 /* ---- memory (pool.c) ------------------------------------------------------------------ */
 
-#define UPOOL_CLASSES 14            /* 64 B .. 512 KiB blocks */
-
 struct upool {
-	struct pfree *free[UPOOL_CLASSES];
-	void *slabs;
-	size_t bytes;
+	size_t bytes;             /* held in names, objects and small files' bytes */
 };
 
 /* ---- the mount -------------------------------------------------------------------- */
@@ -337,7 +333,7 @@ struct ufile {
 };
 
 /* ---- pool.c ----------------------------------------------------------------------- */
-/* n zeroed bytes (NULL if n is over 64 KiB or memory ran out). */
+/* n zeroed bytes (NULL if n is over 512 KiB or memory ran out). */
 void *upool_alloc(struct ufs *fs, size_t n);
 /* The same, not zeroed. */
 void *upool_alloc_raw(struct ufs *fs, size_t n);
