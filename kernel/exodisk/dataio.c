@@ -24,6 +24,12 @@
  *    Beyond the bounce buffer's size the rest is read straight into the
  *    application's memory - after the check.  The header is then cached,
  *    space permitting, so the next access is cheap.
+ *
+ * And a read that meets sectors not written since they were allocated
+ * (unwritten.c) goes run by run: zeros for those, one request for each run
+ * of the others, so no byte of a sector's previous owner ever reaches
+ * application memory.  (Only reads that do meet one: the others are the
+ * plain request above.)
  */
 #include "kernel/exodisk/edcore.h"
 #include "kernel/exodisk/xnode.h"
@@ -112,6 +118,8 @@ static void data_done(struct blkreq *r)
 	int status = r->status;
 	struct ed_entry *e = io->ent;
 	static const uint8_t zero[ED_EXT_HDR_BYTES];
+	if (io->write && status == 0)
+		ed_unw_clear(ed->disk[io->unit], io->sector, io->nsect);
 	if (io->hdr_read && status == 0) {
 		head_copy_out(io, ED_EXT_HDR_BYTES, io->sec, ED_SECTOR - ED_EXT_HDR_BYTES);
 		segs_copy_in(io->head, io->nhead, 0, zero, ED_EXT_HDR_BYTES);
@@ -193,6 +201,74 @@ void ed_sg_next(struct exodisk *ed, struct ed_entry *e)
 	sg_issue(ed, io);
 }
 
+/* ---- reads that meet unwritten sectors -------------------------------------------- */
+
+static void segs_zero(const struct blk_seg *seg, uint32_t nseg, uint64_t len)
+{
+	for (uint32_t i = 0; i < nseg && len > 0; i++) {
+		uint64_t k = ED_MIN(len, seg[i].len);
+		ed_memset(blk_seg_ptr(seg[i].addr), 0, k);
+		len -= k;
+	}
+}
+
+static void step_done(struct blkreq *r);
+
+/* Hand out the read from io->st_pos (where io->seg now starts) to its end:
+ * a run of unwritten sectors as zeros at once, a run of written ones with
+ * one request.  Each run is looked at when its turn comes, so a sector
+ * counted written has its data on the disk (its write completed); one
+ * still unwritten reads as zeros even if a write to it is on its way -
+ * a read beside a write may see either. */
+static void step(struct exodisk *ed, struct ed_io *io)
+{
+	struct ed_disk *d = ed->disk[io->unit];
+	uint64_t end = io->sector + io->nsect;
+	while (io->st_pos < end) {
+		bool unw;
+		uint64_t k = ed_unw_run(d, io->st_pos, end, &unw);
+		uint64_t bytes = k * ED_SECTOR;
+		if (unw) {
+			segs_zero(io->seg, io->nseg, bytes);
+			segs_trim(io->seg, &io->nseg, bytes);
+			io->st_pos += k;
+			continue;
+		}
+		/* The run's part of the list: cut it where the run ends. */
+		uint32_t j = 0;
+		uint64_t left = bytes;
+		while (left > io->seg[j].len)
+			left -= io->seg[j++].len;
+		io->st_run = (uint32_t)k;
+		io->st_cut = j;
+		io->st_cutlen = io->seg[j].len;
+		io->seg[j].len = (uint32_t)left;
+		int err = submit(io, io->st_pos, (uint32_t)k, io->seg, j + 1, step_done);
+		if (err != 0) {
+			io->seg[j].len = io->st_cutlen;
+			ed_io_finish(ed, io, err);
+		}
+		return;
+	}
+	ed_io_finish(ed, io, 0);
+}
+
+static void step_done(struct blkreq *r)
+{
+	struct ed_io *io = r->priv;
+	struct exodisk *ed = io->ed;
+	ed_lock(ed);
+	io->seg[io->st_cut].len = io->st_cutlen;
+	if (r->status != 0) {
+		ed_io_finish(ed, io, r->status);
+	} else {
+		segs_trim(io->seg, &io->nseg, (uint64_t)io->st_run * ED_SECTOR);
+		io->st_pos += io->st_run;
+		step(ed, io);
+	}
+	ed_unlock(ed);
+}
+
 /* ---- the bounce path ------------------------------------------------------------- */
 
 static void bounce_done(struct blkreq *r);
@@ -209,6 +285,8 @@ static void bounce_start(struct exodisk *ed, struct ed_io *io, struct ed_bounce 
 	uint64_t end = io->sector + io->nsect, lim = bounce_sectors(ed);
 	io->rd_start = io->blkno;
 	io->rd_nsect = io->sector < io->blkno + lim ? (uint32_t)ED_MIN(end - io->blkno, lim) : 1;
+	if (io->stepped)
+		io->rd_nsect = 1;      /* the header to check; then run by run */
 	uint32_t nseg = 0;
 	for (uint32_t s = 0; s < io->rd_nsect; s += ED_SECT_PER_PAGE) {
 		uint32_t n = ED_MIN(ED_SECT_PER_PAGE, io->rd_nsect - s);
@@ -322,6 +400,13 @@ static void bounce_done(struct blkreq *r)
 		struct ed_bounce *b = io->bounce;
 		io->bounce = NULL;
 		bounce_put(ed, b);
+		if (status == 0 && done_to < end && io->stepped) {
+			segs_trim(io->seg, &io->nseg, (done_to - io->sector) * ED_SECTOR);
+			io->st_pos = done_to;
+			step(ed, io);
+			ed_unlock(ed);
+			return;
+		}
 		if (status == 0 && done_to < end) {
 			/* The rest goes straight to the application: it is checked. */
 			io->phase = 1;
@@ -440,6 +525,7 @@ int64_t ed_op_io(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 	io->nseg = a->nseg;
 	io->segcap = a->segcap;
 
+	io->stepped = !write && ed_unw_any(d, io->sector, nsect);
 	if (bounce) {
 		io->bind = o.bind;
 		ed_io_start(ed, io, a);
@@ -460,6 +546,25 @@ int64_t ed_op_io(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 		return 0;
 	}
 
+	if (io->stepped) {
+		io->st_pos = io->sector;
+		if (header) {
+			/* The header sector from the kernel's copy: zeros where the
+			 * header is, the application's bytes after it (the
+			 * entry's copy of them is what the disk has, or - for an
+			 * extent whose header never went home - zeros). */
+			static const uint8_t zero[ED_EXT_HDR_BYTES];
+			segs_copy_in(io->seg, io->nseg, 0, zero, ED_EXT_HDR_BYTES);
+			segs_copy_in(io->seg, io->nseg, ED_EXT_HDR_BYTES, o.e->cur + ED_EXT_HDR_BYTES,
+			             ED_SECTOR - ED_EXT_HDR_BYTES);
+			segs_trim(io->seg, &io->nseg, ED_SECTOR);
+			io->st_pos++;
+		}
+		d->st_unw_reads++;
+		ed_io_start(ed, io, a);
+		step(ed, io);
+		return 0;
+	}
 	if (header) {
 		struct ed_entry *e = o.e;
 		int n = segs_pieces(io->seg, io->nseg, 0, ED_SECTOR, io->head, ED_NELEM(io->head));

@@ -23,6 +23,7 @@
  *   objects.c   resolving a protector, capability checks, change hooks
  *   extops.c    extent operations;  xnops.c exonode operations
  *   dataio.c    ED_OP_IO;  proxy.c proxies;  xnmap.c exonode maps
+ *   unwritten.c application sectors not written since allocated (they read as zeros)
  *   exodisk.c   creation, clients, the request dispatcher
  *   check.c     the invariant checker (check.h)
  */
@@ -238,6 +239,11 @@ struct ed_io {
 	struct ed_vtrec bind;      /* bounce read: the binding when the read started */
 	uint64_t rd_start;         /* bounce read: first sector read */
 	uint32_t rd_nsect;
+	/* a read that met unwritten sectors (unwritten.c) goes run by run: */
+	bool     stepped;
+	uint64_t st_pos;           /* the next sector to hand out */
+	uint32_t st_run;           /* sectors of the run being read */
+	uint32_t st_cut, st_cutlen;   /* the segment the run ends in, its length */
 	/* write-back */
 	uint64_t stamp;            /* the version a PUT commits */
 	uint32_t img_off;          /* sector of its image in the record */
@@ -349,6 +355,8 @@ struct ed_disk {
 	struct ed_mptr fmt_root;
 	struct ed_spa fmt_img[ED_FMT_MAX_HEIGHT + 1];   /* inner pages by level, by index */
 	struct ed_bm fm_dirty;     /* leaves whose durable bits changed since the checkpoint */
+	struct ed_bm unw;          /* application sectors not written since allocated (unwritten.c) */
+	uint64_t st_unw_reads;     /* reads that met some: run by run (dataio.c) */
 	uint64_t fm_over[ED_FM_MAX_OVER];   /* leaves whose pointer only the superblock has: */
 	uint32_t fm_nover;         /* the inner pages above them on disk are older */
 	uint64_t meta_pages;       /* tree pages on disk */
@@ -623,6 +631,16 @@ void  ed_dpage_free(struct ed_disk *d, void *p);
 void ed_meta_loaded(struct exodisk *ed, struct ed_disk *d);
 /* A checkpoint or log write ended: wake whoever sleeps until none is under way. */
 void ed_idle_wake(struct exodisk *ed);
+
+/* unwritten.c: application sectors not written since they were allocated */
+void ed_unw_init(struct ed_disk *d);
+void ed_unw_destroy(struct ed_disk *d);
+int  ed_unw_prepare(struct ed_disk *d, uint64_t start, uint64_t count);
+void ed_unw_mark(struct ed_disk *d, uint64_t start, uint64_t count);
+bool ed_unw_any(const struct ed_disk *d, uint64_t start, uint64_t count);
+void ed_unw_clear(struct ed_disk *d, uint64_t start, uint64_t count);
+void ed_unw_free(struct ed_disk *d, uint64_t start, uint64_t count);
+uint64_t ed_unw_run(const struct ed_disk *d, uint64_t from, uint64_t end, bool *unwritten);
 
 /* mount.c: looking at a disk without mounting it (the checker) */
 struct ed_logview {

@@ -9,7 +9,7 @@
 ED_CORE_SRCS := $(addprefix kernel/exodisk/, \
 	siphash.c edcrypt.c ondisk.c xnode.c pvec.c bitmap.c freemap.c btree.c fmtree.c rangeset.c \
 	cache.c iob.c refs.c objects.c commit.c home.c ckpt.c mount.c \
-	extops.c xnops.c dataio.c proxy.c xnmap.c exodisk.c check.c)
+	extops.c xnops.c dataio.c unwritten.c proxy.c xnmap.c exodisk.c check.c)
 ED_HDRS := $(wildcard kernel/exodisk/*.h) kernel/uapi/exodisk.h kernel/uapi/layout.h \
 	drivers/blk.h kernel/uapi/blkexport.h $(wildcard tests/host/exodisk/*.h)
 # What every host program using the core links: the core, the block layer,
@@ -20,7 +20,8 @@ ED_HOST_SRCS := $(ED_CORE_SRCS) drivers/blkqueue.c \
 # ---- host tests ------------------------------------------------------------
 ED_TEST_DIR  := $(BUILD)/host/exodisk
 ED_TEST_OBJS := $(patsubst %.c,$(ED_TEST_DIR)/obj/%.o,$(ED_HOST_SRCS))
-ED_TESTS     := test_ed_crypto test_ed_ops test_ed_random test_ed_crash test_ed_tamper test_ed_scale
+ED_TESTS     := test_ed_crypto test_ed_ops test_ed_random test_ed_crash test_ed_tamper test_ed_scale \
+	test_ed_remanence
 
 $(ED_TEST_OBJS): $(ED_TEST_DIR)/obj/%.o: %.c $(ED_HDRS)
 	@mkdir -p $(@D)

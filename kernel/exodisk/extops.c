@@ -31,7 +31,8 @@ static int64_t extent_allocate(struct exodisk *ed, struct ed_client *c, struct e
 		return ED_E_RANGE;
 	if (ed_cache_lookup_cover(ed, prot->unit, prot->blkno))
 		return ED_E_ALLOCATED;
-	if ((err = ed_fm_claim_check(d, prot->blkno, n)) != 0)
+	if ((err = ed_fm_claim_check(d, prot->blkno, n)) != 0 ||
+	    (err = ed_unw_prepare(d, prot->blkno, n)) != 0)
 		return err;
 	struct ed_entry *e = ed_cache_alloc(ed, c, prot->unit, prot->blkno, ED_KIND_EXTENT, 1, &err);
 	if (e == NULL)
@@ -45,6 +46,7 @@ static int64_t extent_allocate(struct exodisk *ed, struct ed_client *c, struct e
 	h->wc = prot->wc;
 	e->flags = EF_VALID;
 	ed_fm_claim(d, prot->blkno, n);
+	ed_unw_mark(d, prot->blkno, n);      /* until written, they read as zeros */
 	ed_ent_changed(ed, e, c);
 	return 0;
 }
@@ -112,9 +114,10 @@ static int64_t extent_change(struct exodisk *ed, struct ed_client *c, int op, st
 		uint64_t end = e->sector + h->nsectors;
 		if (!ed_range_ok(d, end, k))
 			return ED_E_RANGE;
-		if ((err = ed_fm_claim_check(d, end, k)) != 0)
+		if ((err = ed_fm_claim_check(d, end, k)) != 0 || (err = ed_unw_prepare(d, end, k)) != 0)
 			return err;
 		ed_fm_claim(d, end, k);
+		ed_unw_mark(d, end, k);
 		h->nsectors += k;
 	} else {
 		if (k >= h->nsectors)

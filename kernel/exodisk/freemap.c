@@ -41,6 +41,7 @@ int ed_fm_init(struct exodisk *ed, struct ed_disk *d)
 	ed_bm_init(&d->dfm, &ed->env, d->nsectors, ED_BM_SHARED, &d->mem_pages);
 	d->dfm.base = &d->fm;
 	ed_bm_init(&d->fm_dirty, &ed->env, ed_bm_nleaves(&d->fm), ED_BM_ZERO, &d->mem_pages);
+	ed_unw_init(d);
 	/* fm.dep stays unset while the maps are built (mount): dfm reads fm. */
 	return 0;
 }
@@ -59,6 +60,7 @@ void ed_fm_destroy(struct ed_disk *d)
 	ed_bm_free(&d->dfm);
 	ed_bm_free(&d->fm);
 	ed_bm_free(&d->fm_dirty);
+	ed_unw_destroy(d);
 }
 
 bool ed_fm_any(struct ed_disk *d, uint64_t start, uint64_t count)
@@ -149,6 +151,7 @@ void ed_fm_release_uncommitted(struct ed_disk *d, uint64_t start, uint64_t count
 	/* Memory can run out only if a whole-leaf claim left a marker that a
 	 * partial release must split; then the sectors stay allocated in fm
 	 * (never the unsafe way) until the next mount. */
+	ed_unw_free(d, start, count);
 	(void)ed_bm_clear_unless(&d->fm, &d->dfm, start, count);
 	tidy(d, start, count);
 }
@@ -191,6 +194,7 @@ void ed_fm_commit(struct ed_disk *d, const struct ed_range *r, uint32_t nalloc, 
 		} else {
 			(void)ed_bm_clear(&d->dfm, r[i].start, r[i].nsectors);
 			(void)ed_bm_clear(&d->fm, r[i].start, r[i].nsectors);
+			ed_unw_clear(d, r[i].start, r[i].nsectors);
 		}
 		dirty_mark(d, r[i].start, r[i].nsectors);
 		tidy(d, r[i].start, r[i].nsectors);

@@ -82,6 +82,8 @@ static void home_done(struct blkreq *r)
 	if (r->status == 0) {
 		e->home_stamp = e->inflight_stamp;
 		d->st_homes++;
+		if (staged)
+			ed_unw_clear(d, e->sector, 1);   /* the header sector is written whole */
 		if (e->home_stamp == e->com_stamp)
 			home_clear(ed, e);
 	} else if (d->ck_error == 0) {

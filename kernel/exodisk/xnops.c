@@ -202,7 +202,7 @@ static int64_t add_extent(struct exodisk *ed, struct ed_client *c, struct ed_obj
 	if (ED_XN_EXTENT_BYTES > ed_xn_area(((struct ed_xnblk *)o->e->cur)->slot_bytes) - o->x->used)
 		return ED_E_XNFULL;
 	int err;
-	if ((err = ed_fm_claim_check(d, start, n)) != 0)
+	if ((err = ed_fm_claim_check(d, start, n)) != 0 || (err = ed_unw_prepare(d, start, n)) != 0)
 		return err;
 	uint8_t pay[8];
 	ed_store64(pay, start);
@@ -210,6 +210,7 @@ static int64_t add_extent(struct exodisk *ed, struct ed_client *c, struct ed_obj
 	                  (uint32_t)n, pay, 8, &err))
 		return err;
 	ed_fm_claim(d, start, n);
+	ed_unw_mark(d, start, n);            /* until written, they read as zeros */
 	ed_ent_changed(ed, o->e, c);
 	return idx;
 }

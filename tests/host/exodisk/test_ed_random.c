@@ -292,7 +292,10 @@ static void op_alloc_extent(void)
 	o->n = n;
 	o->rc = rc;
 	o->wc = wc;
-	ver[s] = 0;
+	/* New sectors read as zeros until written (a reboot forgets that:
+	 * then they show the disk's bytes), so what they held is gone. */
+	for (uint64_t i = 0; i < n; i++)
+		ver[s + i] = 0;
 }
 
 static void op_extent_change(void)
@@ -314,6 +317,8 @@ static void op_extent_change(void)
 			return;
 		}
 		CHECK_EQ(r, 0);
+		for (uint64_t i = 0; i < k; i++)
+			ver[o->s + o->n + i] = 0;
 		o->n += k;
 		nops[2]++;
 	} else if (what == 1) {                    /* shrink */
