@@ -134,6 +134,10 @@ int64_t kit_xn_write(struct kit *k, uint64_t sector, uint16_t slot);
 /* A copy of the exonode's map page (struct ed_xnmap_hdr and entries) in
  * page[4096]: what it holds, extents included. */
 int64_t kit_xn_map(struct kit *k, uint64_t sector, uint16_t slot, void *page);
+/* The same through a protector the caller already derived (p names the
+ * exonode): a libFS that keeps one per cached exonode saves the
+ * derivation's hashing on every call. */
+int64_t kit_xn_map_prot(struct kit *k, const struct ed_protector *p, void *page);
 /* Synchronous I/O through exonode (sector, slot): bytes (a multiple of
  * 512) at disk sector blkno.  Writes count towards the next barrier. */
 int64_t kit_io(struct kit *k, uint64_t sector, uint16_t slot, int write, uint64_t blkno,

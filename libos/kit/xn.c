@@ -142,12 +142,17 @@ static int64_t copy_map(struct kit *k, const struct ed_protector *p, int64_t add
 	return c->magic == ED_XNMAP_MAGIC && c->state == ED_XNMAP_LIVE ? 0 : ED_E_CORRUPT;
 }
 
+int64_t kit_xn_map_prot(struct kit *k, const struct ed_protector *p, void *page)
+{
+	int64_t r;
+	KIT_RETRY(k, p->blkno, p->xn_num, r, edc_xn_map(k->c, p));
+	return r < 0 ? r : copy_map(k, p, r, page);
+}
+
 int64_t kit_xn_map(struct kit *k, uint64_t sector, uint16_t slot, void *page)
 {
 	struct ed_protector p = kit_prot(k, sector, slot);
-	int64_t r;
-	KIT_RETRY(k, sector, slot, r, edc_xn_map(k->c, &p));
-	return r < 0 ? r : copy_map(k, &p, r, page);
+	return kit_xn_map_prot(k, &p, page);
 }
 
 int64_t kit_io(struct kit *k, uint64_t sector, uint16_t slot, int write, uint64_t blkno,

@@ -209,7 +209,7 @@ int64_t ufs_xn_split(struct ufs *fs, struct uxn *x, int entry, uint64_t off, int
 
 int64_t ufs_xn_snapshot(struct ufs *fs, struct uxn *x, void *buf)
 {
-	return kit_xn_map(&fs->k, x->sector, x->slot, buf);
+	return kit_xn_map_prot(&fs->k, ufs_xn_prot(fs, x), buf);
 }
 
 /* ---- write-back ---------------------------------------------------------------------- */
