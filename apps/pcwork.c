@@ -31,11 +31,9 @@
  * "null+compress/unixfs".  The file system is mounted at /pcb and each
  * layer over the one below (each given OPTS too: crypt takes its key from
  * it), and the workload runs on the top; the features are the stack's
- * (stack_effective), the walk is the file system's own.  A layer that
- * transforms blocks (crypt, compress) rewrites whole blocks of GRAIN bytes
- * (-g GRAIN, from the harness): a write cut short may leave the blocks the
- * step in flight was rewriting unreadable - EBADMSG, never other bytes -
- * and check allows that for those blocks of that file only.  -w rewrite
+ * (stack_effective), the walk is the file system's own: a layer is held to
+ * the same check as a file system (crypt and compress keep two slots per
+ * block so that a cut write leaves no block unreadable).  -w rewrite
  * runs another sequence (draw_rewrite): one file rewritten in place.
  *
  * Exit status: 0 all well, 1 a check failed, 2 could not run.
@@ -70,7 +68,6 @@ static const struct libfs_ops *base;
 static const char *layer[MAXLAYERS];
 static int nlayers;
 static struct libfs_ops effective;       /* the stack's features, once mounted */
-static uint32_t grain;                   /* -g: a layer's block, 0 for none   */
 
 static const char *mount_point(int i)   /* 0 the file system, i the i-th layer */
 {
@@ -158,7 +155,7 @@ struct step {
  * blocks, the end of a short last block, the whole file, cut short in the
  * middle of a block, extended again.  A cut in any of these steps must
  * leave every byte as before the step or as after it; a layer that
- * rewrites whole blocks (crypt) must not lose the acknowledged bytes of
+ * rewrites whole blocks (crypt, compress) must not lose the acknowledged bytes of
  * the blocks in flight. */
 static int rewrite;
 static const struct { int trunc_to; uint32_t off, n; } rewrites[] = {
@@ -289,63 +286,6 @@ static int perform(const struct step *st)
 
 static const char *opname[] = { "write", "unlink", "rename", "truncate" };
 
-/* The step in flight at the cut, when there is one (check). */
-static struct step inflight;
-static int have_inflight;
-
-/* May block [at, at + grain) of file i be unreadable (EBADMSG) because the
- * step in flight was rewriting it?  Writes re-seal the blocks they cover
- * and the old last block (it stops being the last); truncation the new
- * last block; a file the step truncates or creates may be anything. */
-static int may_tear(int i, uint64_t at, const struct state *a)
-{
-	if (!have_inflight || grain == 0 || inflight.f != i)
-		return 0;
-	uint64_t lo, hi;
-	if (inflight.op == WRITE) {
-		if (inflight.trunc || !a->exists[i])
-			return 1;
-		lo = inflight.off < a->size[i] ? inflight.off : a->size[i];
-		hi = (uint64_t)inflight.off + inflight.n;
-	} else if (inflight.op == TRUNC) {
-		lo = inflight.n;
-		hi = a->size[i] > inflight.n ? a->size[i] : inflight.n + 1;
-	} else {
-		return 0;
-	}
-	lo = lo / grain * grain;
-	lo = lo >= grain ? lo - grain : 0;
-	return at + grain > lo && at < hi;
-}
-
-/* Read file i block by block after a whole read met EBADMSG: the blocks
- * may_tear allows read as state a's bytes (so they compare equal), any
- * other failure is returned.  The size, or the error. */
-static long read_torn(struct vfile *v, int i, const struct state *a, const char *p)
-{
-	struct libfs_stat st;
-	int r = vfs_fstat(v, &st);
-	if (r < 0)
-		return r;
-	uint64_t size = st.size < MAXSIZE ? st.size : MAXSIZE;
-	int torn = 0;
-	for (uint64_t at = 0; at < size; at += grain) {
-		size_t k = size - at < grain ? (size_t)(size - at) : grain;
-		long n = vfs_pread(v, buf + at, k, at);
-		if (n == -EBADMSG && may_tear(i, at, a)) {
-			memcpy(buf + at, a->data[i] + at, k);
-			torn++;
-		} else if (n < 0) {
-			printf("pcwork: %s: block at %llu: %s\n", p, (unsigned long long)at, strerror((int)-n));
-			return n;
-		} else if ((size_t)n != k) {
-			return -EIO;
-		}
-	}
-	printf("pcwork: %s: %d blocks the step in flight was rewriting unreadable (allowed)\n", p, torn);
-	return (long)size;
-}
-
 /* Is file i as in state a or b (b: the step in flight)? */
 static int file_ok(int i, const struct state *a, const struct state *b)
 {
@@ -364,8 +304,6 @@ static int file_ok(int i, const struct state *a, const struct state *b)
 		return 0;
 	}
 	long n = vfs_pread(v, buf, MAXSIZE, 0);
-	if (n == -EBADMSG && grain != 0 && have_inflight && inflight.f == i)
-		n = read_torn(v, i, a, p);
 	vfs_close(v);
 	if (!a->exists[i] && !b->exists[i]) {
 		printf("pcwork: %s: exists (%ld bytes), but no step made it\n", p, n);
@@ -433,7 +371,7 @@ static int listing_ok(const char *dir)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: pcwork [-g GRAIN] [-w rewrite] prep TYPE OPTS | run TYPE OPTS STEPS | check TYPE OPTS STEPS N\n"
+	fprintf(stderr, "usage: pcwork [-w rewrite] prep TYPE OPTS | run TYPE OPTS STEPS | check TYPE OPTS STEPS N\n"
 	                "       TYPE: a file system, or layers over one: crypt/unixfs\n");
 	return 2;
 }
@@ -443,9 +381,7 @@ int main(int argc, char **argv)
 	if (argc < 4)
 		return usage();
 	while (argc > 3 && argv[1][0] == '-') {
-		if (strcmp(argv[1], "-g") == 0)
-			grain = (uint32_t)atoi(argv[2]);
-		else if (strcmp(argv[1], "-w") == 0 && strcmp(argv[2], "rewrite") == 0)
+		if (strcmp(argv[1], "-w") == 0 && strcmp(argv[2], "rewrite") == 0)
 			rewrite = 1;
 		else
 			return usage();
@@ -537,8 +473,6 @@ int main(int argc, char **argv)
 		st = draw(&rs, acked, &sb);
 		apply(&sb, &st);
 		b = &sb;
-		inflight = st;
-		have_inflight = 1;
 	}
 	int bad = 0;
 	for (int i = 0; i < NFILES; i++)

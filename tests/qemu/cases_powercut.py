@@ -5,8 +5,8 @@ crashtest.py cuts the power at 3 points spread over apps/pcwork's workload,
 in each mode (every unflushed write lost; each unflushed sector kept or
 lost by chance), and checks that the exodisk and the file system recovered
 with every acknowledged step.  The layers that transform data (crypt and
-compress over unixfs: crashtest.STACKS) get the same, and crypt a denser
-sample of rewrites in place (crypt/unixfs@rewrite).  `make crash-test`
+compress over unixfs: crashtest.STACKS) get the same, and a denser
+sample of rewrites in place (crypt/unixfs@rewrite, compress/unixfs@rewrite).  `make crash-test`
 cuts at every request.
 """
 import os
@@ -35,6 +35,13 @@ CASES = [
          argv=["python3", os.path.join(ROOT, "tools", "powercut", "crashtest.py"),
                "-t", "crypt/unixfs@rewrite", "--cuts", "12", "--modes", "random", "-j", "1"],
          expect=[r"^crashtest: crypt/unixfs@rewrite +random +\d+ steps, \d+ requests, 12 cuts, 12 recovered, 0 failed",
+                 r"^crashtest: all recovered"],
+         timeout=900),
+    # The same through compress (two slots per block since EXCOMP2): 8 cuts.
+    Case("powercut-compress-unixfs-rewrite", "",
+         argv=["python3", os.path.join(ROOT, "tools", "powercut", "crashtest.py"),
+               "-t", "compress/unixfs@rewrite", "--cuts", "8", "--modes", "random", "-j", "1"],
+         expect=[r"^crashtest: compress/unixfs@rewrite +random +\d+ steps, \d+ requests, 8 cuts, 8 recovered, 0 failed",
                  r"^crashtest: all recovered"],
          timeout=900)
 ]

@@ -75,15 +75,13 @@ CUT_STATUS = 250          # tools/run-qemu.sh: the power failed
 EXODISK = "exodisk"
 # Stacks of layers over a file system (docs/stacking.md), named as pcwork
 # and exobench name them: LAYER[+LAYER]/TYPE.  The layers that rewrite
-# whole blocks say how big (pcwork -g): a cut may leave the blocks the step
-# in flight was rewriting unreadable (EBADMSG), and nothing else.
-# crypt keeps two slots per block (docs/stacking.md, "Power cuts"): no block
-# of it may be left unreadable, so it has no grain.
+# whole blocks (crypt, compress) keep two slots per block
+# (docs/stacking.md, "Power cuts"): no block may be left unreadable, so the
+# check allows nothing more for them than for the file system.
 # TYPE@rewrite runs pcwork's other workload (-w rewrite): one file made, then
 # rewritten in place at every step - the case of acknowledged bytes in the
 # blocks a cut write was rewriting.
-STACKS = ["crypt/unixfs", "compress/unixfs", "crypt/unixfs@rewrite"]
-GRAIN = {"compress": 4096}
+STACKS = ["crypt/unixfs", "compress/unixfs", "crypt/unixfs@rewrite", "compress/unixfs@rewrite"]
 
 
 def stack_name(typ):
@@ -101,15 +99,9 @@ def base_type(typ):
     return stack_name(typ).split("/")[-1]
 
 
-def grain_args(typ):
-    """pcwork's options for a type: -g for a stack's block-rewriting layers,
-    -w for another workload; or ""."""
-    args = "-w %s " % typ.split("@")[1] if "@" in typ else ""
-    typ = stack_name(typ)
-    if "/" not in typ:
-        return args
-    g = max([GRAIN.get(l, 0) for l in typ.split("/")[0].split("+")] + [0])
-    return args + ("-g %d " % g if g else "")
+def work_args(typ):
+    """pcwork's options for a type: -w for another workload; or ""."""
+    return "-w %s " % typ.split("@")[1] if "@" in typ else ""
 
 
 def libfs_types():
@@ -208,7 +200,7 @@ class TypeRun:
         subprocess.run([EXOTOOL, "format", img, "-s", DISK_SIZE, "-l", str(log)], cwd=ROOT,
                        check=True, stdout=subprocess.DEVNULL)
         if self.typ != EXODISK:
-            status, out, _ = boot(scratch, "pcwork %sprep %s %s" % (grain_args(self.typ),
+            status, out, _ = boot(scratch, "pcwork %sprep %s %s" % (work_args(self.typ),
                                                                 stack_name(self.typ), OPTS))
             if status != 0 or "pcwork: %s made" % stack_name(self.typ) not in out:
                 raise RuntimeError("%s: preparing failed (%s):\n%s" % (self.typ, status, out[-1500:]))
@@ -236,7 +228,7 @@ class TypeRun:
             if self.typ == EXODISK:
                 run = "edtest powercut-run %d" % self.steps
             else:
-                run = "pcwork %srun %s %s %d" % (grain_args(self.typ), stack_name(self.typ), OPTS,
+                run = "pcwork %srun %s %s %d" % (work_args(self.typ), stack_name(self.typ), OPTS,
                                                  self.steps)
             status, out, st = boot(scratch, run, powercut=pc)
             if "kernel panic" in out:
@@ -266,7 +258,7 @@ class TypeRun:
                 cmd = "edtest powercut-check %d %d; echo pcwork=$?" % (self.steps, acked)
             else:
                 cmd = "pcwork %scheck %s %s %d %d; echo pcwork=$?; %s; fsck -t %s -r %s; %s" % (
-                    grain_args(self.typ), stack_name(self.typ), OPTS, self.steps, acked, fsck,
+                    work_args(self.typ), stack_name(self.typ), OPTS, self.steps, acked, fsck,
                     base_type(self.typ),
                     OPTS, fsck)
             cstatus, cout, _ = boot(scratch, cmd)
