@@ -161,6 +161,19 @@ int stack_mount(const char *opts, size_t size, void **fs)
 		s->name_max = live[k]->name_max;
 		s->file_max = live[k]->file_max;
 	}
+	/* A pass-through layer over its file system's root (null) changes
+	 * nothing on the way down: every call through it reaches the layer
+	 * below with the same arguments and handles.  So this layer calls that
+	 * one directly - resolved once here, and since each pass-through layer
+	 * was resolved the same way when it was mounted, a call through any
+	 * number of them stacked is one call.  The mount below stays pinned
+	 * (it cannot go while this layer is over it), and every operation,
+	 * known or added later, is still passed down by this layer's table:
+	 * only where "down" leads is decided here. */
+	if (k >= 0 && s->below.ops->open == stack_pass_open && live[k]->sublen == 0) {
+		s->below.ops = live[k]->below.ops;
+		s->below.fs = live[k]->below.fs;
+	}
 	live[slot] = s;
 	*fs = s;
 	return 0;
