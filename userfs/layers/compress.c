@@ -189,10 +189,16 @@ static int sync_below(struct zmount *z)
 	return r;
 }
 
+/* Block blk of file ino goes into the table, before its new version is
+ * written.  A full table is emptied first by a sync (everything so far
+ * durable); the block then goes in all the same, its version being new. */
 static int track(struct zmount *z, uint64_t ino, uint64_t blk)
 {
-	if (z->nt >= ZTRACKED)
-		return sync_below(z);            /* everything is durable: all forgotten */
+	if (z->nt >= ZTRACKED) {
+		int r = sync_below(z);
+		if (r < 0)
+			return r;
+	}
 	uint64_t h = track_hash(ino, blk) % ZTRACK;
 	while (z->t[h].ino != 0)
 		h = (h + 1) % ZTRACK;
@@ -475,6 +481,8 @@ static int put_blocks(struct zcall *c, uint64_t b, uint64_t n, const uint8_t *pt
 			t = st == ZS_OK ? !cur : cur;
 			add = st == ZS_OK && !c->wt;
 		}
+		if (add && (r = track(z, c->ino, blk)) < 0)
+			break;
 		struct zslot *s = &e[i][t];
 		if (!own && s->gen != 0 && s->room != 0) {
 			int st = slot_state(c, blk, s, NULL);
@@ -514,8 +522,6 @@ static int put_blocks(struct zcall *c, uint64_t b, uint64_t n, const uint8_t *pt
 			s->off = 0;
 		s->sum = 0;
 		s->sum = slot_sum(blk, s, src);
-		if (r == 0 && add)
-			r = track(z, c->ino, blk);
 	}
 	free(cz);
 	/* The bytes before the entries that name them (not ordered below:
