@@ -210,6 +210,19 @@ static struct step draw(uint64_t *rs, int s, const struct state *m)
 	return st;
 }
 
+/* The bytes a step writes at [off, off + n): its own value at each
+ * position (0x21 + (its fill + a hash of the position) mod 90), so no two
+ * steps' bytes are equal at any position, none is zero or the disk's old
+ * 0xEE, and a block of them does not compress (a compressing layer's
+ * blocks then span several sectors, which a cut can tear). */
+static void step_bytes(uint8_t *p, uint8_t fill, uint32_t off, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t h = (off + i) * 2654435761u;
+		p[i] = (uint8_t)(0x21 + (fill - 0x21 + (h >> 16) % 90) % 90);
+	}
+}
+
 /* The effect of a step on the model. */
 static void apply(struct state *m, const struct step *st)
 {
@@ -223,7 +236,7 @@ static void apply(struct state *m, const struct step *st)
 			m->fresh[f] = 1;
 		}
 		m->exists[f] = 1;
-		memset(m->data[f] + st->off, st->fill, st->n);
+		step_bytes(m->data[f] + st->off, st->fill, st->off, st->n);
 		if (st->off + st->n > m->size[f])
 			m->size[f] = st->off + st->n;
 		break;
@@ -261,7 +274,7 @@ static int perform(const struct step *st)
 		r = vfs_open(p, LIBFS_O_WRITE | LIBFS_O_CREAT | (st->trunc ? LIBFS_O_TRUNC : 0), 0644, &v);
 		if (r < 0)
 			return r;
-		memset(buf, st->fill, st->n);
+		step_bytes(buf, st->fill, st->off, st->n);
 		w = vfs_pwrite(v, buf, st->n, st->off);
 		e = vfs_fsync(v);
 		e2 = vfs_close(v);

@@ -669,8 +669,24 @@ static int z_truncate(void *fs, void *file, uint64_t len)
 		return -EFBIG;
 	if (c.lsize == 0)
 		r = new_header(&c);
-	/* Shorter: only the size; the bytes past it read as zeros and are
-	 * made so when the file grows again (clear_gap, get_blocks). */
+	/* Shorter: the blocks wholly past the new end become holes and the new
+	 * last block is stored again with zeros past it, before the size.
+	 * Reads stop at the size anyway, but when the file grows again a cut
+	 * may make the larger size durable and not the blocks of that write:
+	 * the versions before them must be zeros there, as the file was. */
+	for (uint64_t b = (len + ZB - 1) / ZB; r == 0 && b * ZB < c.size; ) {
+		uint64_t nb = step(b, (c.size - b * ZB + ZB - 1) / ZB);
+		memset(z->pt, 0, nb * ZB);
+		r = put_blocks(&c, b, nb, z->pt);
+		b += nb;
+	}
+	if (r == 0 && len < c.size && len % ZB != 0) {
+		r = get_blocks(&c, len / ZB, 1, z->pt);
+		if (r == 0) {
+			memset(z->pt + len % ZB, 0, ZB - len % ZB);
+			r = put_blocks(&c, len / ZB, 1, z->pt);
+		}
+	}
 	if (r == 0 && len > c.size)
 		r = clear_gap(&c, (len + ZB - 1) / ZB * ZB);
 	if (r == 0)
