@@ -36,11 +36,22 @@ static int cp_fits(const struct lfs *fs, uint32_t nim, uint32_t nsut)
 	return sizeof(struct lfs_cp) + (uint64_t)(nim + nsut) * 8 <= (uint64_t)fs->sb.cp_sect * LFS_SECT;
 }
 
+/* The usage table blocks a record points at: those that can hold a used
+ * segment (below the high-water mark).  The ones above it were never
+ * written (every entry zero): a record leaves them out, so its size
+ * follows the segments the file system has used, not the volume. */
+static uint32_t rec_nsut(const struct lfs *fs)
+{
+	uint64_t n = (fs->hwm + LFS_PER_BLK - 1) / LFS_PER_BLK;
+	return n < fs->nsutblk ? (uint32_t)n : fs->nsutblk;
+}
+
 /* Write the record to copy (cpseq + 1) & 1, and flush. */
 static int write_record(struct lfs *fs, int clean)
 {
 	size_t room = (size_t)fs->sb.cp_sect * LFS_SECT;
-	if (!cp_fits(fs, fs->nimblk, fs->nsutblk))
+	uint32_t nsut = rec_nsut(fs);
+	if (!cp_fits(fs, fs->nimblk, nsut))
 		return -ENOSPC;
 	uint8_t *buf = calloc(1, room);
 	if (buf == NULL)
@@ -64,15 +75,15 @@ static int write_record(struct lfs *fs, int clean)
 	cp->free_head = fs->free_head;
 	cp->nfiles = fs->nfiles;
 	cp->nimap = fs->nimblk;
-	cp->nsut = fs->nsutblk;
+	cp->nsut = nsut;
 	cp->st_new = fs->st.new_bytes;
 	cp->st_clean_read = fs->st.clean_read;
 	cp->st_clean_moved = fs->st.clean_moved;
 	cp->hwm = fs->hwm;
 	uint64_t *p = (uint64_t *)(cp + 1);
 	memcpy(p, fs->imaddr, fs->nimblk * sizeof *p);
-	memcpy(p + fs->nimblk, fs->sutaddr, fs->nsutblk * sizeof *p);
-	cp->nbytes = (uint32_t)(sizeof *cp + (fs->nimblk + fs->nsutblk) * sizeof *p);
+	memcpy(p + fs->nimblk, fs->sutaddr, nsut * sizeof *p);
+	cp->nbytes = (uint32_t)(sizeof *cp + (fs->nimblk + nsut) * sizeof *p);
 	cp->mac = lfs_mac(fs, buf, cp->nbytes);
 	uint32_t nsect = (cp->nbytes + LFS_SECT - 1) / LFS_SECT;
 	int64_t r = kit_io(&fs->k, fs->k.anchor, 0, 1, fs->sb.cp_disk[copy], buf, (uint64_t)nsect * LFS_SECT);
@@ -194,7 +205,7 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 	 * segments whose state changed since the last checkpoint can have
 	 * changed their answer (lfs_seg_mark). */
 	for (uint32_t i = 0; i < fs->nschg; i++)
-		fs->sut[fs->schg[i]].changed = 0;
+		lfs_sg(fs, fs->schg[i])->changed = 0;
 	fs->nschg = 0;
 	if (fs->cpl_all) {
 		for (uint64_t s = 1; s < fs->hwm; s++)
@@ -226,10 +237,20 @@ int lfs_cp_read(struct lfs *fs, int copy, struct lfs_cp *cp, uint64_t **ptrs)
 	uint8_t *buf = malloc(room);
 	if (buf == NULL)
 		return -ENOMEM;
-	int64_t r = kit_io(&fs->k, fs->k.anchor, 0, 0, fs->sb.cp_disk[copy], buf, room);
+	/* The first sector says how long the record is; the rest of the copy's
+	 * area is read only as far as that (a mount reads what the record
+	 * holds, not the area). */
+	int64_t r = kit_io(&fs->k, fs->k.anchor, 0, 0, fs->sb.cp_disk[copy], buf, LFS_SECT);
 	int e = r < 0 ? kit_err(r) : 0;
+	fs->st.cp_rd_sect++;
 	struct lfs_cp c;
 	memcpy(&c, buf, sizeof c);
+	if (e == 0 && c.nbytes > LFS_SECT && c.nbytes <= room) {
+		size_t more = ((size_t)c.nbytes + LFS_SECT - 1) / LFS_SECT * LFS_SECT - LFS_SECT;
+		r = kit_io(&fs->k, fs->k.anchor, 0, 0, fs->sb.cp_disk[copy] + 1, buf + LFS_SECT, more);
+		e = r < 0 ? kit_err(r) : 0;
+		fs->st.cp_rd_sect += more / LFS_SECT;
+	}
 	if (e == 0) {
 		uint64_t mac = c.mac;
 		((struct lfs_cp *)buf)->mac = 0;
@@ -402,7 +423,7 @@ int lfs_roll(struct lfs *fs, uint64_t lba, uint64_t seq, uint64_t prev, uint64_t
 			break;
 		uint64_t s = lfs_seg_of(fs, lba);
 		lfs_seg(fs, s)->tag = (uint32_t)fs->cpseq;
-		fs->sut[s].cpzero = 0;
+		lfs_sg(fs, s)->cpzero = 0;
 		lfs_seg_mark(fs, s);
 		lfs_seg_changed(fs, s);
 		if (h.ntrail > 0 && gather(fs, &r, &h) < 0)
@@ -458,7 +479,11 @@ int lfs_load(struct lfs *fs)
 	const struct lfs_cp *cp = &c[use];
 	const uint64_t *ptr = (const uint64_t *)((const uint8_t *)p[use] + sizeof *cp);
 	int e = 0;
-	if (cp->nsut != fs->nsutblk || cp->max_ino == 0 || cp->cur_seg == 0 ||
+	/* A record leaves out the table blocks wholly above its high-water
+	 * mark (never written); one without a mark (older) has them all. */
+	if (cp->nsut > fs->nsutblk ||
+	    (cp->nsut < fs->nsutblk && (cp->hwm == 0 || cp->hwm > (uint64_t)cp->nsut * LFS_PER_BLK)) ||
+	    cp->max_ino == 0 || cp->cur_seg == 0 ||
 	    cp->cur_seg >= fs->sb.nsegs || cp->next_seg >= fs->sb.nsegs ||
 	    lfs_seg_of(fs, cp->head_lba) != cp->cur_seg ||
 	    (uint64_t)cp->max_ino > (uint64_t)cp->nimap * LFS_PER_BLK)
@@ -492,12 +517,16 @@ int lfs_load(struct lfs *fs)
 	 * itself, the table blocks' own bytes, comes from the pointers; and
 	 * segments from the high-water mark on were never used. */
 	uint64_t top = cp->cur_seg > cp->next_seg ? cp->cur_seg : cp->next_seg;
-	for (uint32_t i = 0; i < fs->nsutblk; i++)
+	for (uint32_t i = 0; i < cp->nsut && e == 0; i++)
 		if (fs->sutaddr[i] != 0) {
 			uint64_t s = lfs_seg_of(fs, LFS_PTR_LBA(fs->sutaddr[i]));
-			fs->sut[s].nsut++;
+			e = lfs_sut_mem(fs, (uint32_t)(s / LFS_PER_BLK));
+			if (e == 0)
+				lfs_sg(fs, s)->nsut++;
 			top = s > top ? s : top;
 		}
+	if (e < 0)
+		return e;
 	/* (0: a checkpoint from before the mark was kept: all may be used.) */
 	fs->hwm = cp->hwm > 0 && cp->hwm <= fs->sb.nsegs ? cp->hwm : fs->sb.nsegs;
 	if (top >= fs->hwm)
@@ -522,8 +551,8 @@ int lfs_format(struct lfs *fs)
 		return -EINVAL;
 	TRY(lfs_imap_init(fs, 0));
 	fs->cpseq = 1;                  /* the first checkpoint is 2: copy 0 */
-	for (uint64_t s = 1; s < fs->sb.nsegs; s++)
-		fs->sut[s].cpzero = 1;
+	/* (Every segment is reusable: a table block comes in as zeros, and
+	 * zero live bytes read in say cpzero.) */
 	TRY(lfs_seg_sets_build(fs));
 	uint64_t s = lfs_seg_take(fs);
 	if (s == 0)

@@ -157,10 +157,10 @@ int lfs_clean(struct lfs *fs, int max)
 		e = lfs_checkpoint(fs, 0);
 	fs->cleaning = 0;
 	for (int i = 0; i < n; i++) {
-		if (e == 0 && fs->sut[chosen[i]].e.live == 0)
+		if (e == 0 && lfs_sg(fs, chosen[i])->e.live == 0)
 			fs->st.segs_cleaned++;
 		else if (e == 0)
-			fs->sut[chosen[i]].stuck = 1;
+			lfs_sg(fs, chosen[i])->stuck = 1;
 		lfs_seg_changed(fs, chosen[i]);   /* back in its set, if any */
 	}
 	if (e < 0)
@@ -184,7 +184,7 @@ int lfs_autoclean(struct lfs *fs)
 		return 0;
 	/* Cleaning: every segment known first (after a mount the table comes
 	 * in as it is wanted; what is left of it is read once, here). */
-	if (fs->nsutload < fs->nsutblk) {
+	if (!lfs_sut_all_loaded(fs)) {
 		lfs_sut_load_all(fs);
 		fs->av_valid = 0;
 		if (lfs_avail(fs) / sb >= fs->clean_low)
@@ -243,18 +243,23 @@ int lfs_checkpoint_now(struct lfs *fs)
 
 void lfs_get_stats(struct lfs *fs, struct lfs_stats *st, struct lfs_usage *u)
 {
-	if (st != NULL)
+	if (st != NULL) {
 		*st = fs->st;
+		st->sut_mem = 0;
+		for (uint32_t i = 0; i < fs->nsutblk; i++)
+			st->sut_mem += fs->sutb[i] ? LFS_PER_BLK * sizeof(struct lfs_seg) : 0;
+	}
 	if (u == NULL)
 		return;
 	memset(u, 0, sizeof *u);
 	lfs_sut_load_all(fs);             /* (on demand: lfsclean's report) */
 	u->segs = fs->sb.nsegs - 1;
 	u->seg_bytes = lfs_segbytes(fs);
-	for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
-		u->mapped += (fs->sut[s].e.flags & LFS_SEG_MAPPED) != 0;
-		u->inuse += fs->sut[s].e.live != 0;
-		u->live += fs->sut[s].e.live;
+	for (uint64_t s = 1; s < fs->hwm; s++) {     /* (never used from there on) */
+		const struct lfs_seg *g = lfs_seg_peek(fs, s);
+		u->mapped += (g->e.flags & LFS_SEG_MAPPED) != 0;
+		u->inuse += g->e.live != 0;
+		u->live += g->e.live;
 	}
 	u->free_segs = lfs_free_segs(fs);
 	u->files = fs->nfiles;

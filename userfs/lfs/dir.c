@@ -223,7 +223,7 @@ static void changed(struct lfs *fs, struct lnode *n, uint32_t off)
 		d->bdirty[b] = 1;
 		fs->pend += LFS_BSIZE + sizeof(struct lfs_psent);
 	}
-	n->d.mtime = n->d.ctime = lfs_now();
+	n->d.mtime = n->d.ctime = lfs_optime(fs);
 	lfs_dirty(fs, n);
 }
 

@@ -389,7 +389,7 @@ long lfs_fwrite(struct lfs *fs, struct lnode *n, const void *buf, size_t len, ui
 			n->d.size = off + done;
 	}
 	n->d.size = newsize;
-	n->d.mtime = n->d.ctime = lfs_now();
+	n->d.mtime = n->d.ctime = lfs_optime(fs);
 	lfs_dirty(fs, n);
 	return (long)len;
 }
@@ -418,7 +418,7 @@ int lfs_ftrunc(struct lfs *fs, struct lnode *n, uint64_t len)
 		}
 	}
 	n->d.size = len;
-	n->d.mtime = n->d.ctime = lfs_now();
+	n->d.mtime = n->d.ctime = lfs_optime(fs);
 	lfs_dirty(fs, n);
 	return 0;
 }

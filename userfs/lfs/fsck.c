@@ -60,7 +60,7 @@ static void count(struct ck *c, uint64_t ino, uint64_t lba, uint32_t bytes)
 		problem(c, ino, "points outside the log (sector %llu)", (unsigned long long)lba);
 		return;
 	}
-	if (!(fs->sut[s].e.flags & LFS_SEG_MAPPED))
+	if (!(lfs_seg_peek(fs, s)->e.flags & LFS_SEG_MAPPED))
 		problem(c, ino, "points into segment %llu, which has no sectors", (unsigned long long)s);
 	c->live[s] += bytes;
 }
@@ -227,11 +227,11 @@ static int run(struct ck *c)
 	}
 	/* The segment usage table against the count. */
 	for (uint64_t s = 1; s < fs->sb.nsegs; s++)
-		if (c->live[s] != fs->sut[s].e.live) {
+		if (c->live[s] != lfs_seg_peek(fs, s)->e.live) {
 			char what[120];
 			snprintf(what, sizeof what, "segment %llu: the usage table says %llu live bytes, "
 			         "the file system points at %llu", (unsigned long long)s,
-			         (unsigned long long)fs->sut[s].e.live, (unsigned long long)c->live[s]);
+			         (unsigned long long)lfs_seg_peek(fs, s)->e.live, (unsigned long long)c->live[s]);
 			c->out->problems++;
 			if (c->out->report)
 				c->out->report(c->out->arg, "segment usage", what);
@@ -261,8 +261,8 @@ int lfs_fsck(const char *opts, struct libfs_fsck *ck)
 	e = c.live && c.names && c.subdirs ? run(&c) : -ENOMEM;
 	uint64_t segs = 0, live = 0;
 	for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
-		segs += (fs->sut[s].e.flags & LFS_SEG_MAPPED) != 0;
-		live += fs->sut[s].e.live;
+		segs += (lfs_seg_peek(fs, s)->e.flags & LFS_SEG_MAPPED) != 0;
+		live += lfs_seg_peek(fs, s)->e.live;
 	}
 	snprintf(ck->summary, sizeof ck->summary,
 	         "%llu files, %llu directories, %llu bytes, %llu segments of %u KiB, %llu live bytes, "

@@ -340,7 +340,7 @@ int lfs_ialloc(struct lfs *fs, uint32_t type, uint32_t perm, struct lnode **out)
 	n->d.type = (uint16_t)type;
 	n->d.perm = perm;
 	n->d.nlink = type == LIBFS_T_DIR ? 2 : 1;
-	n->d.mtime = n->d.ctime = lfs_now();
+	n->d.mtime = n->d.ctime = lfs_optime(fs);
 	n->nref = 1;
 	fs->nfiles++;
 	lfs_dirty(fs, n);

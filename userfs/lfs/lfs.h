@@ -69,6 +69,8 @@ struct lfs_stats {
 	uint64_t roll_groups;     /* commits it applied                             */
 	uint64_t roll_sect;       /* sectors it read                                */
 	uint64_t mount_ns;
+	uint64_t cp_rd_sect;      /* checkpoint record sectors it read (both copies) */
+	uint64_t sut_mem;         /* bytes of usage table entries in memory (now)    */
 };
 struct lfs_usage {
 	uint64_t segs;            /* segments the volume has room for               */

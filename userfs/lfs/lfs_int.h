@@ -161,7 +161,9 @@ struct lfs {
 	uint64_t pend;            /* bytes to be appended at the next commit (an
 	                             estimate: inodes, directory and indirect blocks) */
 	/* segments */
-	struct lfs_seg *sut;      /* [sb.nsegs]                                     */
+	struct lfs_seg **sutb;    /* [nsutblk]: each usage table block's segments
+	                             (LFS_PER_BLK), allocated when first wanted:
+	                             memory follows the segments used            */
 	uint64_t *sutaddr;        /* where each SUT block is, per the last checkpoint */
 	uint32_t nsutblk;
 	uint8_t *sutdirty;        /* [nsutblk]: the block changed since the last
@@ -182,6 +184,8 @@ struct lfs {
 	struct lfs_segset free, pool;        /* reusable: unmapped, mapped   */
 	struct lfs_segset cand[LFS_NBAND];   /* candidates, heaps by mtime   */
 	uint64_t live_total;      /* the sum of the segments' live bytes            */
+	uint64_t optime;          /* the time of the operation under way (begin);
+	                             0: none (lfs_optime reads the clock)           */
 	uint64_t av_segs;         /* lfs_avail's count of writable segments ...     */
 	int av_valid;             /* ... while this says it is current              */
 	/* the inode map */
@@ -295,6 +299,11 @@ int  lfs_log_wait(struct lfs *fs);
 /* A flush, and the volume's map if it changed. */
 int  lfs_harden(struct lfs *fs);
 uint64_t lfs_now(void);
+/* The time for what an operation changes: one clock read per operation. */
+static inline uint64_t lfs_optime(const struct lfs *fs)
+{
+	return fs->optime ? fs->optime : lfs_now();
+}
 
 /* ---- read.c ---------------------------------------------------------------------------- */
 /* Read nsect sectors at log address lba into dst. */
@@ -311,6 +320,8 @@ int  lfs_io(struct lfs *fs, int write, uint64_t lba, void *mem, uint32_t nsect);
 
 /* ---- seg.c ---------------------------------------------------------------------------------- */
 int  lfs_sut_init(struct lfs *fs);
+/* Memory for block i of the table's entries (zeros until it is read). */
+int  lfs_sut_mem(struct lfs *fs, uint32_t i);
 void lfs_sut_free(struct lfs *fs);
 /* Bytes became live (+) or dead (-) in the segment of lba. */
 void lfs_seg_use(struct lfs *fs, uint64_t lba, int64_t bytes);
@@ -322,7 +333,23 @@ void lfs_sut_dirty(struct lfs *fs, uint64_t seg);
 void lfs_seg_mark(struct lfs *fs, uint64_t seg);
 /* Segment s's entry, its usage table block read first if it was not yet
  * (a mount reads none: they come in as they are wanted). */
-struct lfs_seg *lfs_seg(struct lfs *fs, uint64_t s);
+struct lfs_seg *lfs_seg_load(struct lfs *fs, uint64_t s);
+/* Segment s's entry in memory, as it is: its block must be there. */
+static inline struct lfs_seg *lfs_sg(const struct lfs *fs, uint64_t s)
+{
+	return &fs->sutb[s / LFS_PER_BLK][s % LFS_PER_BLK];
+}
+static inline struct lfs_seg *lfs_seg(struct lfs *fs, uint64_t s)
+{
+	if (s < fs->hwm && fs->sutload[s / LFS_PER_BLK])
+		return lfs_sg(fs, s);
+	return lfs_seg_load(fs, s);
+}
+/* Segment s's entry to look at (reports, fsck): zeros for one never used. */
+const struct lfs_seg *lfs_seg_peek(const struct lfs *fs, uint64_t s);
+/* Have all the table's blocks that can matter been read (those below the
+ * high-water mark)? */
+int  lfs_sut_all_loaded(const struct lfs *fs);
 /* Every block of the table in memory (fsck, the cleaner's marks, statfs). */
 void lfs_sut_load_all(struct lfs *fs);
 /* Something of the segment changed (live bytes, flags, mtime, reserved,

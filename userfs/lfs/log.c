@@ -257,7 +257,7 @@ int lfs_log_start(struct lfs *fs, uint64_t seg, uint32_t pos, uint64_t next)
 	}
 	if (fs->next) {
 		lfs_seg(fs, fs->next)->reserved = 1;
-		fs->sut[fs->next].cpzero = 0;
+		lfs_sg(fs, fs->next)->cpzero = 0;
 		lfs_seg_mark(fs, fs->next);
 		lfs_seg_changed(fs, fs->next);
 	}
@@ -385,7 +385,7 @@ static int write_deltas(struct lfs *fs)
 		struct lfs_dsut *ds = (struct lfs_dsut *)(di + nimap);
 		for (uint32_t j = 0; j < nsut; j++, si++) {
 			ds[j].seg = fs->schg[si];
-			ds[j].e = fs->sut[fs->schg[si]].e;
+			ds[j].e = lfs_sg(fs, fs->schg[si])->e;
 		}
 		d->csum = lfs_sum32(p, (size_t)nsect * LFS_SECT);
 		if (fs->sh.a != NULL)
@@ -404,7 +404,7 @@ static void clear_changes(struct lfs *fs)
 	}
 	fs->nimchg = 0;
 	for (uint32_t i = 0; i < fs->nschg; i++)
-		fs->sut[fs->schg[i]].changed = 0;
+		lfs_sg(fs, fs->schg[i])->changed = 0;
 	fs->nschg = 0;
 }
 

@@ -279,8 +279,14 @@ static int begin(struct lfs *fs, uint64_t bytes, int freeing)
 {
 	if (fs->rdonly)
 		return -EROFS;
-	TRY(lfs_autoclean(fs));
-	return lfs_reserve(fs, bytes, freeing);
+	/* One clock read for what the operation changes (end forgets it). */
+	fs->optime = lfs_now();
+	int e = lfs_autoclean(fs);
+	if (e == 0)
+		e = lfs_reserve(fs, bytes, freeing);
+	if (e < 0)
+		fs->optime = 0;
+	return e;
 }
 
 /* After one: commit when LFS_COMMIT_SEGS segments' worth is waiting (or
@@ -292,6 +298,7 @@ static int begin(struct lfs *fs, uint64_t bytes, int freeing)
 #define LFS_COMMIT_SEGS 4
 static int end(struct lfs *fs, int e)
 {
+	fs->optime = 0;
 	uint64_t sb = lfs_segbytes(fs), limit = LFS_COMMIT_SEGS * sb;
 	uint64_t waiting = fs->pend + (uint64_t)fs->group * LFS_SECT * 64;
 	if (e >= 0 && waiting > sb && waiting > limit / 4) {
@@ -394,14 +401,16 @@ static int remove_name(struct lfs *fs, const char *path, int dir)
 	if (*path == 0)
 		return dir ? -EBUSY : -EISDIR;
 	TRY(begin(fs, LFS_BSIZE, 1));
-	TRY(lfs_walk_parent(fs, path, &d, &name, &len));
+	int e = lfs_walk_parent(fs, path, &d, &name, &len);
+	if (e < 0)
+		return end(fs, e);
 	uint32_t ino, type;
-	int e = lfs_dir_lookup(fs, d, name, len, &ino, &type);
+	e = lfs_dir_lookup(fs, d, name, len, &ino, &type);
 	if (e == 0)
 		e = lfs_get(fs, ino, &n);
 	if (e < 0) {
 		lfs_put(fs, d);
-		return e;
+		return end(fs, e);
 	}
 	if (dir && n->d.type != LIBFS_T_DIR)
 		e = -ENOTDIR;
@@ -474,11 +483,13 @@ static int o_rename(void *p, const char *from, const char *to)
 	struct lnode *sd, *dd, *n = NULL, *t = NULL;
 	const char *sname, *dname;
 	size_t slen, dlen;
-	TRY(lfs_walk_parent(fs, from, &sd, &sname, &slen));
-	int e = lfs_walk_parent(fs, to, &dd, &dname, &dlen);
+	int e = lfs_walk_parent(fs, from, &sd, &sname, &slen);
+	if (e < 0)
+		return end(fs, e);
+	e = lfs_walk_parent(fs, to, &dd, &dname, &dlen);
 	if (e < 0) {
 		lfs_put(fs, sd);
-		return e;
+		return end(fs, e);
 	}
 	uint32_t ino, type, tino, ttype;
 	e = lfs_dir_lookup(fs, sd, sname, slen, &ino, &type);
@@ -524,7 +535,7 @@ static int o_rename(void *p, const char *from, const char *to)
 		lfs_dirty(fs, dd);
 	}
 	if (e == 0) {
-		n->d.ctime = lfs_now();
+		n->d.ctime = lfs_optime(fs);
 		lfs_dirty(fs, n);
 	}
 out:
@@ -626,7 +637,7 @@ static long o_write(void *p, void *file, const void *buf, size_t n, uint64_t off
 			m = (size_t)lfs_segbytes(fs);
 		int e = begin(fs, m + (m / LFS_BSIZE + 2) * 16, 0);
 		long r = e < 0 ? e : lfs_fwrite(fs, f->n, (const uint8_t *)buf + done, m, off + (uint64_t)done);
-		if (r >= 0 && (e = end(fs, 0)) < 0)
+		if ((e = end(fs, r < 0 ? -1 : 0)) < 0 && r >= 0)
 			r = e;
 		if (r < 0)
 			return done ? done : r;

@@ -41,32 +41,30 @@
 
 int lfs_sut_init(struct lfs *fs)
 {
-	fs->sut = calloc(fs->sb.nsegs, sizeof *fs->sut);
-	/* Every segment may be reusable at once (a new volume): room for all. */
-	fs->free.v = malloc(fs->sb.nsegs * sizeof *fs->free.v);
-	fs->pool.v = malloc(fs->sb.nsegs * sizeof *fs->pool.v);
-	fs->free.cap = fs->pool.cap = (uint32_t)fs->sb.nsegs;
-	fs->hwm = fs->sb.nsegs;
-	if (fs->free.v == NULL || fs->pool.v == NULL)
-		return -ENOMEM;
+	/* Per usage table block (LFS_PER_BLK segments), a few bytes; the
+	 * segments' own entries and the sets come as they are wanted. */
 	fs->nsutblk = (uint32_t)((fs->sb.nsegs + LFS_PER_BLK - 1) / LFS_PER_BLK);
+	fs->sutb = calloc(fs->nsutblk, sizeof *fs->sutb);
+	fs->hwm = fs->sb.nsegs;
+	fs->nsutload = 0;
+	fs->free.n = fs->free.cap = fs->pool.n = fs->pool.cap = 0;
 	fs->sutaddr = calloc(fs->nsutblk, sizeof *fs->sutaddr);
 	fs->schgcap = 64;
 	fs->schg = malloc(fs->schgcap * sizeof *fs->schg);
 	fs->sutdirty = calloc(fs->nsutblk, 1);
 	fs->sutchg = malloc(fs->nsutblk * sizeof *fs->sutchg);
 	fs->sutload = calloc(fs->nsutblk, 1);
-	if (fs->sutload == NULL)
-		return -ENOMEM;
 	fs->cplcap = 64;
 	fs->cpl = malloc(fs->cplcap * sizeof *fs->cpl);
-	return fs->sut && fs->sutaddr && fs->schg && fs->sutdirty && fs->sutchg && fs->cpl ? 0
-	                                                                                  : -ENOMEM;
+	return fs->sutb && fs->sutload && fs->sutaddr && fs->schg && fs->sutdirty && fs->sutchg &&
+	       fs->cpl ? 0 : -ENOMEM;
 }
 
 void lfs_sut_free(struct lfs *fs)
 {
-	free(fs->sut);
+	for (uint32_t i = 0; fs->sutb != NULL && i < fs->nsutblk; i++)
+		free(fs->sutb[i]);
+	free(fs->sutb);
 	free(fs->sutaddr);
 	free(fs->schg);
 	free(fs->sutdirty);
@@ -82,21 +80,37 @@ void lfs_sut_free(struct lfs *fs)
 		fs->cand[b].n = fs->cand[b].cap = 0;
 	}
 	fs->free.v = fs->pool.v = NULL;
+	fs->free.n = fs->free.cap = fs->pool.n = fs->pool.cap = 0;
 	fs->sutdirty = NULL;
 	fs->sutchg = NULL;
 	fs->cpl = NULL;
-	fs->sut = NULL;
+	fs->sutb = NULL;
 	fs->sutaddr = NULL;
 	fs->schg = NULL;
+	fs->nsutload = 0;
 }
 
 /* ---- the usage table, read as it is wanted ------------------------------------------------ */
 
-/* Block i's entries into sut[]: as the last checkpoint wrote them, plus
- * the table blocks' own bytes (nsut, counted by the mount from the
- * checkpoint's pointers), then into their sets. */
-static void sut_load(struct lfs *fs, uint32_t i)
+/* Memory for block i's entries (zeros): 0 or -ENOMEM. */
+int lfs_sut_mem(struct lfs *fs, uint32_t i)
 {
+	if (fs->sutb[i] == NULL)
+		fs->sutb[i] = calloc(LFS_PER_BLK, sizeof(struct lfs_seg));
+	return fs->sutb[i] != NULL ? 0 : -ENOMEM;
+}
+
+/* Block i's entries into memory: as the last checkpoint wrote them, plus
+ * the table blocks' own bytes (nsut, counted by the mount from the
+ * checkpoint's pointers), then into their sets.  Without memory for them
+ * the file system cannot go on: read-only. */
+static int sut_load(struct lfs *fs, uint32_t i)
+{
+	if (lfs_sut_mem(fs, i) < 0) {
+		lfs_damaged(fs, "no memory for a block of the segment usage table", i);
+		fs->err = fs->err ? fs->err : -ENOMEM;
+		return -ENOMEM;
+	}
 	fs->sutload[i] = 1;
 	fs->nsutload++;
 	uint64_t s0 = (uint64_t)i * LFS_PER_BLK;
@@ -120,7 +134,7 @@ static void sut_load(struct lfs *fs, uint32_t i)
 		uint64_t s = s0 + j;
 		if (s >= fs->sb.nsegs)
 			break;
-		struct lfs_seg *g = &fs->sut[s];
+		struct lfs_seg *g = lfs_sg(fs, s);
 		if (se != NULL)
 			g->e = se[j];
 		if (g->nsut > 0) {
@@ -133,31 +147,59 @@ static void sut_load(struct lfs *fs, uint32_t i)
 			lfs_seg_changed(fs, s);
 	}
 	free(blk);
+	return 0;
 }
 
-struct lfs_seg *lfs_seg(struct lfs *fs, uint64_t s)
+/* A segment to stand for those whose block cannot be had (no memory: the
+ * file system is read-only by then), and for never-used ones (peek). */
+static struct lfs_seg no_seg;
+
+struct lfs_seg *lfs_seg_load(struct lfs *fs, uint64_t s)
 {
-	if (!fs->sutload[s / LFS_PER_BLK])
-		sut_load(fs, (uint32_t)(s / LFS_PER_BLK));
+	if (!fs->sutload[s / LFS_PER_BLK] && sut_load(fs, (uint32_t)(s / LFS_PER_BLK)) < 0) {
+		memset(&no_seg, 0, sizeof no_seg);
+		return &no_seg;
+	}
 	if (s >= fs->hwm && s < fs->sb.nsegs) {
 		/* Used from now on: it, and any skipped below it, are in their
 		 * sets like every other segment (free, the skipped ones). */
 		uint64_t old = fs->hwm;
 		fs->hwm = s + 1;
 		for (uint64_t t = old; t <= s; t++) {
-			if (!fs->sutload[t / LFS_PER_BLK])
-				sut_load(fs, (uint32_t)(t / LFS_PER_BLK));
+			if (!fs->sutload[t / LFS_PER_BLK] && sut_load(fs, (uint32_t)(t / LFS_PER_BLK)) < 0)
+				break;
 			lfs_seg_changed(fs, t);
 		}
 	}
-	return &fs->sut[s];
+	return lfs_sg(fs, s);
+}
+
+const struct lfs_seg *lfs_seg_peek(const struct lfs *fs, uint64_t s)
+{
+	static const struct lfs_seg zero;
+	if (s >= fs->sb.nsegs || s >= fs->hwm || !fs->sutload[s / LFS_PER_BLK])
+		return &zero;
+	return lfs_sg(fs, s);
+}
+
+/* Blocks that can hold a used segment: those below the high-water mark. */
+static uint32_t sut_used_blocks(const struct lfs *fs)
+{
+	return (uint32_t)((fs->hwm + LFS_PER_BLK - 1) / LFS_PER_BLK);
+}
+
+int lfs_sut_all_loaded(const struct lfs *fs)
+{
+	return fs->nsutload >= sut_used_blocks(fs);
 }
 
 void lfs_sut_load_all(struct lfs *fs)
 {
-	for (uint32_t i = 0; i < fs->nsutblk && fs->nsutload < fs->nsutblk; i++)
-		if (!fs->sutload[i])
-			sut_load(fs, i);
+	/* Blocks wholly above the mark hold only never-used segments: zeros,
+	 * in no set; they stay out of memory. */
+	for (uint32_t i = 0; i < sut_used_blocks(fs) && !lfs_sut_all_loaded(fs); i++)
+		if (!fs->sutload[i] && sut_load(fs, i) < 0)
+			return;
 }
 
 void lfs_seg_mark(struct lfs *fs, uint64_t s)
@@ -223,16 +265,24 @@ void lfs_seg_use(struct lfs *fs, uint64_t lba, int64_t bytes)
 	if (bytes > 0) {
 		if (g->where >= LFS_IN_CAND)
 			lfs_seg_unlist(fs, s);     /* its key changes */
-		g->e.mtime = lfs_now();
+		/* The time of the operation (or of the last PS closed): a clock
+		 * read per block was a tenth of writing a small file, and the
+		 * cleaner's ages are seconds. */
+		g->e.mtime = lfs_optime(fs);
 		g->cpzero = 0;
 	}
-	lfs_seg_touch(fs, s);
-	lfs_seg_changed(fs, s);
+	/* Most blocks go to the log's own segment, already on every list
+	 * (changed, checkpoint, dirty table block) and in no set: nothing
+	 * more to do for it. */
+	if (!g->changed || !g->dirty || !fs->sutdirty[s / LFS_PER_BLK])
+		lfs_seg_touch(fs, s);
+	if (!g->reserved || g->where != LFS_IN_NONE)
+		lfs_seg_changed(fs, s);
 }
 
 int lfs_seg_reusable(const struct lfs *fs, uint64_t s)
 {
-	const struct lfs_seg *g = &fs->sut[s];
+	const struct lfs_seg *g = lfs_sg(fs, s);
 	return s != 0 && g->cpzero && g->e.live == 0 && !g->reserved && g->tag < fs->cpseq;
 }
 
@@ -249,13 +299,13 @@ static struct lfs_segset *set_of(struct lfs *fs, uint8_t where)
 
 static uint64_t key(const struct lfs *fs, uint32_t s)
 {
-	return fs->sut[s].e.mtime;
+	return lfs_sg(fs, s)->e.mtime;
 }
 
 static void put_at(struct lfs *fs, struct lfs_segset *h, uint32_t i, uint32_t s)
 {
 	h->v[i] = s;
-	fs->sut[s].pos = i;
+	lfs_sg(fs, s)->pos = i;
 }
 
 /* The heap h after entry i's key fell (up) or rose (down). */
@@ -283,7 +333,7 @@ static void sift(struct lfs *fs, struct lfs_segset *h, uint32_t i)
 
 void lfs_seg_unlist(struct lfs *fs, uint64_t s)
 {
-	struct lfs_seg *g = &fs->sut[s];
+	struct lfs_seg *g = lfs_sg(fs, s);
 	if (g->where == LFS_IN_NONE)
 		return;
 	struct lfs_segset *h = set_of(fs, g->where);
@@ -292,17 +342,17 @@ void lfs_seg_unlist(struct lfs *fs, uint64_t s)
 	if (i == h->n)
 		return;
 	put_at(fs, h, i, last);
-	if (fs->sut[last].where >= LFS_IN_CAND)
+	if (lfs_sg(fs, last)->where >= LFS_IN_CAND)
 		sift(fs, h, i);
 }
 
 /* Where segment s belongs now. */
 static uint8_t belongs(const struct lfs *fs, uint64_t s)
 {
-	const struct lfs_seg *g = &fs->sut[s];
 	uint64_t sb = lfs_segbytes(fs);
 	if (s >= fs->hwm || !fs->sutload[s / LFS_PER_BLK])
 		return LFS_IN_NONE;          /* never used, or not read yet */
+	const struct lfs_seg *g = lfs_sg(fs, s);
 	if (lfs_seg_reusable(fs, s))
 		return (g->e.flags & LFS_SEG_MAPPED) ? LFS_IN_POOL : LFS_IN_FREE;
 	if (s == 0 || !(g->e.flags & LFS_SEG_MAPPED) || g->reserved || g->stuck || g->e.live == 0 ||
@@ -313,7 +363,9 @@ static uint8_t belongs(const struct lfs *fs, uint64_t s)
 
 void lfs_seg_changed(struct lfs *fs, uint64_t s)
 {
-	struct lfs_seg *g = &fs->sut[s];
+	if (!fs->sutload[s / LFS_PER_BLK])
+		return;                      /* not read yet: in no set */
+	struct lfs_seg *g = lfs_sg(fs, s);
 	uint8_t w = belongs(fs, s);
 	if (w == g->where)
 		return;
@@ -322,8 +374,9 @@ void lfs_seg_changed(struct lfs *fs, uint64_t s)
 		return;
 	struct lfs_segset *h = set_of(fs, w);
 	if (h->n == h->cap) {
-		/* Only a band can be full (free and pool have room for every
-		 * segment); without memory the segment is no candidate. */
+		/* The sets grow with the segments used.  Without memory a
+		 * segment is in none: no candidate, or not reused until it
+		 * changes again (the checkpoint after next settles it). */
 		uint32_t cap = h->cap ? 2 * h->cap : 16;
 		uint32_t *v = realloc(h->v, cap * sizeof *v);
 		if (v == NULL)
@@ -339,9 +392,9 @@ void lfs_seg_changed(struct lfs *fs, uint64_t s)
 
 int lfs_seg_sets_build(struct lfs *fs)
 {
-	/* A new file system: every block known (zeros), no segment used. */
-	memset(fs->sutload, 1, fs->nsutblk);
-	fs->nsutload = fs->nsutblk;
+	/* A new file system: no segment used; every block of the table is
+	 * zeros, and comes into memory (unread) when one of its segments is
+	 * first wanted. */
 	fs->hwm = 1;
 	fs->live_total = 0;
 	fs->av_valid = 0;
@@ -352,9 +405,9 @@ uint64_t lfs_seg_sets_check(struct lfs *fs)
 {
 	uint64_t bad = 0, live = 0;
 	for (uint64_t s = 1; s < fs->sb.nsegs; s++) {
-		const struct lfs_seg *g = &fs->sut[s];
 		if (!fs->sutload[s / LFS_PER_BLK])
 			continue;
+		const struct lfs_seg *g = lfs_sg(fs, s);
 		live += g->e.live;
 		uint8_t w = belongs(fs, s);
 		/* A candidate without memory for its band is left out. */
@@ -388,7 +441,7 @@ int lfs_seg_choose(struct lfs *fs, uint64_t now, uint64_t budget, uint64_t *out,
 			struct lfs_segset *h = &fs->cand[b];
 			for (uint32_t i = 0; i < 3 && i < h->n; i++) {
 				uint32_t s = h->v[i];
-				const struct lfs_seg *g = &fs->sut[s];
+				const struct lfs_seg *g = lfs_sg(fs, s);
 				if (fs->buf[0].seg == s || fs->buf[1].seg == s)
 					continue;
 				uint64_t live = g->e.live + g->e.live / 16 + LFS_BSIZE;
@@ -418,9 +471,9 @@ uint64_t lfs_seg_waiting(struct lfs *fs, uint64_t *mapped)
 	uint64_t n = 0, m = 0;
 	if (fs->cpl_all) {
 		for (uint64_t s = 1; s < fs->hwm; s++) {
-			const struct lfs_seg *g = &fs->sut[s];
 			if (!fs->sutload[s / LFS_PER_BLK])
 				continue;
+			const struct lfs_seg *g = lfs_sg(fs, s);
 			if (g->e.live == 0 && !g->reserved && !lfs_seg_reusable(fs, s)) {
 				n++;
 				m += (g->e.flags & LFS_SEG_MAPPED) != 0;
@@ -430,7 +483,7 @@ uint64_t lfs_seg_waiting(struct lfs *fs, uint64_t *mapped)
 		/* Emptied since the last checkpoint: on its list. */
 		for (uint32_t i = 0; i < fs->ncpl; i++) {
 			uint32_t s = fs->cpl[i];
-			const struct lfs_seg *g = &fs->sut[s];
+			const struct lfs_seg *g = lfs_sg(fs, s);
 			if (s != 0 && g->e.live == 0 && !g->reserved && !lfs_seg_reusable(fs, s)) {
 				n++;
 				m += (g->e.flags & LFS_SEG_MAPPED) != 0;
@@ -449,7 +502,7 @@ uint64_t lfs_seg_take(struct lfs *fs)
 	/* A mapped one first; else map a free one (0: the disk is full). */
 	if (fs->pool.n > 0)
 		return fs->pool.v[fs->pool.n - 1];
-	if (fs->free.n == 0 && fs->hwm >= fs->sb.nsegs && fs->nsutload < fs->nsutblk) {
+	if (fs->free.n == 0 && fs->hwm >= fs->sb.nsegs && !lfs_sut_all_loaded(fs)) {
 		lfs_sut_load_all(fs);       /* the rest of the table may have some */
 		if (fs->pool.n > 0)
 			return fs->pool.v[fs->pool.n - 1];
@@ -461,12 +514,13 @@ uint64_t lfs_seg_take(struct lfs *fs)
 		s = fs->hwm;                  /* one never used (lfs_seg below moves hwm) */
 	else
 		return 0;
-	lfs_seg(fs, s);
+	if (lfs_seg(fs, s) == &no_seg)
+		return 0;                     /* (no memory for its table block) */
 	struct vvol_place pl;
 	int r = vvol_chunk(&fs->v, s, 1, &pl);
 	if (r <= 0)
 		return 0;
-	fs->sut[s].e.flags |= LFS_SEG_MAPPED;
+	lfs_sg(fs, s)->e.flags |= LFS_SEG_MAPPED;
 	lfs_seg_touch(fs, s);
 	lfs_seg_changed(fs, s);
 	fs->st.segs_mapped++;
@@ -524,7 +578,7 @@ int lfs_reserve(struct lfs *fs, uint64_t bytes, int freeing)
 		fs->av_valid = 0;            /* look again before cleaning ... */
 		if (lfs_avail(fs) >= need)
 			return 0;
-		if (fs->nsutload < fs->nsutblk) {
+		if (!lfs_sut_all_loaded(fs)) {
 			lfs_sut_load_all(fs);     /* ... with every segment known */
 			fs->av_valid = 0;
 			if (lfs_avail(fs) >= need)
@@ -557,8 +611,8 @@ int lfs_release(struct lfs *fs)
 		int e = vvol_discard(&fs->v, s * fs->sb.seg_sect, fs->sb.seg_sect);
 		if (e < 0)
 			return e;
-		fs->sut[s].e.flags &= ~LFS_SEG_MAPPED;
-		fs->sut[s].e.mtime = 0;
+		lfs_sg(fs, s)->e.flags &= ~LFS_SEG_MAPPED;
+		lfs_sg(fs, s)->e.mtime = 0;
 		lfs_sut_dirty(fs, s);
 		lfs_seg_changed(fs, s);
 		fs->st.segs_released++;
@@ -581,7 +635,7 @@ void lfs_sut_block(struct lfs *fs, uint32_t i, void *blk)
 		if (s >= fs->sb.nsegs)
 			break;
 		/* Without the table blocks' own bytes (a mount adds them). */
-		const struct lfs_seg *g = &fs->sut[s];
+		const struct lfs_seg *g = lfs_sg(fs, s);
 		uint32_t own = (uint32_t)g->nsut * LFS_BSIZE;
 		e[j] = g->e;
 		e[j].live = g->e.live > own ? g->e.live - own : 0;
