@@ -419,11 +419,14 @@ int lfs_flush_inodes(struct lfs *fs)
 		if (m->loc != 0)
 			lfs_seg_use(fs, LFS_LOC_LBA(m->loc), -(int64_t)LFS_ISIZE);
 		m->loc = LFS_LOC(lba, slot);
-		lfs_seg_use(fs, lba, LFS_ISIZE);
 		lfs_imap_changed(fs, n->ino);
 		n->dirty = 0;
-		slot++;
+		/* The sector's bytes become live once it is full (or the last). */
+		if (++slot == LFS_IPERSECT)
+			lfs_seg_use(fs, lba, LFS_IPERSECT * LFS_ISIZE);
 	}
+	if (slot > 0 && slot < LFS_IPERSECT)
+		lfs_seg_use(fs, lba, (int64_t)slot * LFS_ISIZE);
 	if (e < 0)
 		return e;
 	/* Everything of theirs is written: off the dirty list. */

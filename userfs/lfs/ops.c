@@ -257,11 +257,15 @@ int lfs_walk_parent(struct lfs *fs, const char *path, struct lnode **dir, const 
 {
 	if (*path == 0)
 		return -EINVAL;                 /* the root has no parent */
-	const char *slash = strrchr(path, '/');
+	/* The last '/', looked for from the end (strrchr scans the whole path,
+	 * one strchr after another). */
+	size_t plen = strlen(path), cut = plen;
+	while (cut > 0 && path[cut - 1] != '/')
+		cut--;
 	struct lnode *d;
-	TRY(walk_to(fs, path, slash ? (size_t)(slash - path) : 0, &d));
-	*name = slash ? slash + 1 : path;
-	*len = strlen(*name);
+	TRY(walk_to(fs, path, cut > 0 ? cut - 1 : 0, &d));
+	*name = path + cut;
+	*len = plen - cut;
 	if (d->d.type != LIBFS_T_DIR) {
 		lfs_put(fs, d);
 		return -ENOTDIR;
@@ -298,7 +302,6 @@ static int begin(struct lfs *fs, uint64_t bytes, int freeing)
 #define LFS_COMMIT_SEGS 4
 static int end(struct lfs *fs, int e)
 {
-	fs->optime = 0;
 	uint64_t sb = lfs_segbytes(fs), limit = LFS_COMMIT_SEGS * sb;
 	uint64_t waiting = fs->pend + (uint64_t)fs->group * LFS_SECT * 64;
 	if (e >= 0 && waiting > sb && waiting > limit / 4) {
@@ -309,8 +312,9 @@ static int end(struct lfs *fs, int e)
 	if (e >= 0 && waiting > limit) {
 		int c = lfs_commit_mode(fs, 0);
 		if (c < 0)
-			return c;
+			e = c;
 	}
+	fs->optime = 0;
 	return e;
 }
 
