@@ -40,14 +40,23 @@ struct run {
 	int xblk;                 /* a block of nodes: shared by up to four */
 };
 
+/* A set of 64-bit values: open addressing, at most half full, so adding
+ * and asking cost O(1) however many there are (a million-file image has a
+ * million file ids; a list searched from the start made fsck quadratic:
+ * 60,000 files were its practical limit). */
+struct set {
+	uint64_t *v;              /* 0: an empty slot                    */
+	uint64_t cap, n;          /* cap: a power of two, or 0           */
+	int zero;                 /* 0 itself is in the set              */
+};
+
 struct ck {
 	struct ufs *fs;
 	int repair;
 	ufs_report_fn report;
 	void *arg;
 	struct ufs_fsck_stats *st;
-	uint64_t *ids, *xrefs;    /* file ids and node places reached */
-	uint32_t nids, idcap, nx, xcap;
+	struct set ids, xrefs;    /* file ids and node places reached */
 	struct run *runs;         /* sectors owned by the file system */
 	uint32_t nruns, runcap;
 	char path[LIBFS_PATH_MAX + UFS_NAME_MAX + 2];
@@ -73,29 +82,47 @@ static int add_run(struct ck *k, uint64_t start, uint64_t n, int xblk)
 	return 0;
 }
 
-/* Add v to a set (linear: fsck is not the fast path); 1 if it was there. */
-static int set_add(uint64_t **v, uint32_t *n, uint32_t *cap, uint64_t x)
+static uint64_t set_slot(const struct set *s, uint64_t x)
 {
-	for (uint32_t i = 0; i < *n; i++)
-		if ((*v)[i] == x)
-			return 1;
-	if (*n == *cap) {
-		uint32_t c = *cap ? *cap * 2 : 256;
-		uint64_t *m = realloc(*v, c * sizeof *m);
-		if (m == NULL)
-			return -ENOMEM;
-		*v = m;
-		*cap = c;
-	}
-	(*v)[(*n)++] = x;
-	return 0;
+	uint64_t h = x * 0x9e3779b97f4a7c15ull;
+	uint64_t i = (h ^ (h >> 29)) & (s->cap - 1);
+	while (s->v[i] != 0 && s->v[i] != x)
+		i = (i + 1) & (s->cap - 1);
+	return i;
 }
 
-static int has(const uint64_t *v, uint32_t n, uint64_t x)
+static int set_has(const struct set *s, uint64_t x)
 {
-	for (uint32_t i = 0; i < n; i++)
-		if (v[i] == x)
-			return 1;
+	if (x == 0)
+		return s->zero;
+	return s->cap != 0 && s->v[set_slot(s, x)] == x;
+}
+
+/* Add x; 1 if it was there already, 0 if not, or -ENOMEM. */
+static int set_add(struct set *s, uint64_t x)
+{
+	if (x == 0) {
+		int was = s->zero;
+		s->zero = 1;
+		return was;
+	}
+	if (2 * (s->n + 1) > s->cap) {
+		struct set g = { .cap = s->cap ? 2 * s->cap : 1024, .zero = s->zero };
+		g.v = calloc(g.cap, sizeof *g.v);
+		if (g.v == NULL)
+			return -ENOMEM;
+		for (uint64_t i = 0; i < s->cap; i++)
+			if (s->v[i] != 0)
+				g.v[set_slot(&g, s->v[i])] = s->v[i];
+		g.n = s->n;
+		free(s->v);
+		*s = g;
+	}
+	uint64_t i = set_slot(s, x);
+	if (s->v[i] == x)
+		return 1;
+	s->v[i] = x;
+	s->n++;
 	return 0;
 }
 
@@ -165,7 +192,7 @@ static int walk(struct ck *k, struct uinode *dir, size_t plen, int depth)
 			continue;
 		snprintf(k->path + plen, sizeof k->path - plen, "/%s", e->name);
 		size_t nlen = strlen(k->path);
-		int dup = set_add(&k->ids, &k->nids, &k->idcap, e->r.id);
+		int dup = set_add(&k->ids, e->r.id);
 		if (dup < 0)
 			return dup;
 		if (dup && !ufs_intent_explains(k->fs, e->r.id)) {
@@ -173,7 +200,7 @@ static int walk(struct ck *k, struct uinode *dir, size_t plen, int depth)
 			continue;
 		}
 		if (e->r.where == UFS_W_NODE) {
-			int seen = set_add(&k->xrefs, &k->nx, &k->xcap, e->r.loc);
+			int seen = set_add(&k->xrefs, e->r.loc);
 			if (seen < 0)
 				return seen;
 			if (seen) {
@@ -251,7 +278,7 @@ static int orphans(struct ck *k, int repair)
 			continue;
 		for (uint16_t slot = 0; slot < UFS_XPB; slot++) {
 			uint64_t x = ufs_xref(s, slot);
-			if (has(k->xrefs, k->nx, x))
+			if (set_has(&k->xrefs, x))
 				continue;
 			struct uxn xn;
 			ufs_xn_set(&xn, s, slot);
@@ -288,9 +315,9 @@ int unixfs_fsck(const char *opts, ufs_report_fn report, void *arg, struct ufs_fs
 	k.arg = arg;
 	k.st = st;
 	st->dirs = 1;
-	err = set_add(&k.ids, &k.nids, &k.idcap, fs->sb.root_id);
+	err = set_add(&k.ids, fs->sb.root_id);
 	if (err == 0)
-		err = set_add(&k.xrefs, &k.nx, &k.xcap, fs->sb.root);
+		err = set_add(&k.xrefs, fs->sb.root);
 	if (err == 0)
 		err = add_run(&k, fs->sb_sector, 1, 0);
 	if (err == 0)
@@ -311,8 +338,8 @@ int unixfs_fsck(const char *opts, ufs_report_fn report, void *arg, struct ufs_fs
 	if (err == 0 && repair)
 		err = ufs_writeback_all(fs);
 	int e = ufs_unmount_common(fs);
-	free(k.ids);
-	free(k.xrefs);
+	free(k.ids.v);
+	free(k.xrefs.v);
 	free(k.runs);
 	if (err == 0)
 		err = e;
