@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "libos/crc32c.h"
 #include "libos/stack/lz.h"
 #include "libos/stack/stack.h"
 
@@ -47,8 +48,6 @@
 static const char magic[8] = "EXCOMP2";
 static const char magic1[8] = "EXCOMP1";  /* one slot per block: refused        */
 
-/* CRC-32C (userfs/unixfs/csum.c; one implementation for the whole tree). */
-uint32_t ufs_crc32c(uint32_t crc, const void *p, size_t n);
 
 /* One version of a block.  gen 0: the slot was never written (all zero). */
 struct zslot {
@@ -323,8 +322,8 @@ static uint32_t slot_sum(uint64_t b, const struct zslot *s, const uint8_t *bytes
 	uint8_t h[8 + ZSLOT];
 	stack_put_le64(h, b);
 	slot_put(h + 8, s);
-	uint32_t c = ufs_crc32c(0, h, 8 + 12);
-	return ufs_crc32c(c, bytes, s->len);
+	uint32_t c = crc32c(0, h, 8 + 12);
+	return crc32c(c, bytes, s->len);
 }
 
 static int newer(const struct zslot *e)          /* the slot with the larger generation */
