@@ -189,37 +189,52 @@ static int sync_below(struct zmount *z)
 }
 
 /* Block blk of file ino goes into the table, before its new version is
- * written.  A full table is emptied first by a sync (everything so far
- * durable); the block then goes in all the same, its version being new. */
-static int track(struct zmount *z, uint64_t ino, uint64_t blk)
+ * written.  The table never fills here: put_blocks makes room for its
+ * whole batch first (a sync in the middle of a batch would let the batch's
+ * earlier blocks leave the table while their new versions are not yet
+ * written, and their next rewrite would go over the durable version). */
+static void track(struct zmount *z, uint64_t ino, uint64_t blk)
 {
-	if (z->nt >= ZTRACKED) {
-		int r = sync_below(z);
-		if (r < 0)
-			return r;
-	}
 	uint64_t h = track_hash(ino, blk) % ZTRACK;
 	while (z->t[h].ino != 0)
 		h = (h + 1) % ZTRACK;
 	z->t[h] = (struct ztrack){ ino + 1, blk };
 	z->nt++;
-	return 0;
+}
+
+/* Keep only the entries `keep` says to (the table probes linearly, so it
+ * is rebuilt rather than holed). */
+static void retrack(struct zmount *z, int (*keep)(const struct ztrack *, uint64_t, uint64_t, uint64_t),
+                    uint64_t ino, uint64_t b, uint64_t n)
+{
+	if (z->nt == 0)
+		return;
+	struct ztrack kept[ZTRACKED];
+	int k = 0;
+	for (int i = 0; i < ZTRACK; i++)
+		if (z->t[i].ino != 0 && keep(&z->t[i], ino, b, n))
+			kept[k++] = z->t[i];
+	memset(z->t, 0, ZTRACK * sizeof *z->t);
+	z->nt = 0;
+	for (int i = 0; i < k; i++)
+		track(z, kept[i].ino - 1, kept[i].blk);
+}
+
+static int other_file(const struct ztrack *t, uint64_t ino, uint64_t b, uint64_t n)
+{
+	(void)b, (void)n;
+	return t->ino != ino + 1;
+}
+
+static int outside(const struct ztrack *t, uint64_t ino, uint64_t b, uint64_t n)
+{
+	return t->ino != ino + 1 || t->blk < b || t->blk >= b + n;
 }
 
 /* File ino was made durable: forget its blocks. */
 static void forget(struct zmount *z, uint64_t ino)
 {
-	if (z->nt == 0)
-		return;
-	struct ztrack keep[ZTRACKED];
-	int k = 0;
-	for (int i = 0; i < ZTRACK; i++)
-		if (z->t[i].ino != 0 && z->t[i].ino != ino + 1)
-			keep[k++] = z->t[i];
-	memset(z->t, 0, ZTRACK * sizeof *z->t);
-	z->nt = 0;
-	for (int i = 0; i < k; i++)
-		track(z, keep[i].ino - 1, keep[i].blk);
+	retrack(z, other_file, ino, 0, 0);
 }
 
 /* ---- the index ------------------------------------------------------------------------ */
@@ -457,6 +472,10 @@ static int put_blocks(struct zcall *c, uint64_t b, uint64_t n, const uint8_t *pt
 	struct zslot e[ZBATCH][2];
 	uint64_t append_at = c->end, appended = 0;
 	int r = get_ents(c, b, n, e);
+	/* Room in the table for the whole batch, made before any block of it
+	 * is decided (see track). */
+	if (r == 0 && !z->atomic && !c->wt && z->nt + n > ZTRACKED)
+		r = sync_below(z);
 	uint8_t *cz = malloc(ZB);
 	if (cz == NULL)
 		return -ENOMEM;
@@ -480,8 +499,8 @@ static int put_blocks(struct zcall *c, uint64_t b, uint64_t n, const uint8_t *pt
 			t = st == ZS_OK ? !cur : cur;
 			add = st == ZS_OK && !c->wt;
 		}
-		if (add && (r = track(z, c->ino, blk)) < 0)
-			break;
+		if (add)
+			track(z, c->ino, blk);
 		struct zslot *s = &e[i][t];
 		if (!own && s->gen != 0 && s->room != 0) {
 			int st = slot_state(c, blk, s, NULL);
@@ -530,6 +549,10 @@ static int put_blocks(struct zcall *c, uint64_t b, uint64_t n, const uint8_t *pt
 	c->end += appended;
 	if (r == 0)
 		r = put_ents(c, b, n, e);
+	/* Written through: these versions are durable now, so a block the
+	 * table held must leave it, or its next rewrite would go over them. */
+	if (r == 0 && c->wt)
+		retrack(z, outside, c->ino, b, n);
 	return r;
 }
 
@@ -769,9 +792,14 @@ static int z_fsync(void *fs, void *file)
 	if (!z->s.below.ops->fsync)
 		return sync_below(z);
 	int r = z->s.below.ops->fsync(z->s.below.fs, f->sf.lower);
-	if (r == 0 && !f->isdir && z->s.below.ops->fstat(z->s.below.fs, f->sf.lower, &st) == 0)
-		forget(z, st.ino);
-	return r;
+	if (r != 0 || f->isdir)
+		return r;
+	/* The file's blocks must leave the table now that their versions are
+	 * acknowledged; if the file cannot be named, empty it all. */
+	if (z->s.below.ops->fstat(z->s.below.fs, f->sf.lower, &st) != 0)
+		return sync_below(z);
+	forget(z, st.ino);
+	return 0;
 }
 
 static int z_sync(void *fs)
