@@ -313,6 +313,19 @@ static int sync_below(struct crypt *c)
 	return c->s.below.ops->sync ? c->s.below.ops->sync(c->s.below.fs) : stack_sync_files(&c->s);
 }
 
+/* Everything sealed so far is durable once the layer below is synced: the
+ * table of per-file marks starts empty again. */
+static int sync_all(struct crypt *c)
+{
+	uint64_t now = c->counter;
+	int r = sync_below(c);
+	if (r == 0) {
+		c->synced = now;
+		c->ndur = 0;
+	}
+	return r;
+}
+
 /* Every slot of file id sealed before `upto` is durable.  When the table
  * is full, a sync of the layer below makes everything durable instead. */
 static int note_durable(struct crypt *c, const uint8_t id[16], uint64_t upto)
@@ -334,13 +347,7 @@ static int note_durable(struct crypt *c, const uint8_t id[16], uint64_t upto)
 		c->ndur++;
 		return 0;
 	}
-	uint64_t now = c->counter;
-	int r = sync_below(c);
-	if (r == 0) {
-		c->synced = now;
-		c->ndur = 0;
-	}
-	return r;
+	return sync_all(c);
 }
 
 /* Size from the layer below; *wt: its writes are durable when they return. */
@@ -556,14 +563,7 @@ static int crypt_fsync(void *fs, void *file)
 
 static int crypt_sync(void *fs)
 {
-	struct crypt *c = fs;
-	uint64_t now = c->counter;
-	int r = sync_below(c);
-	if (r == 0) {
-		c->synced = now;
-		c->ndur = 0;
-	}
-	return r;
+	return sync_all(fs);
 }
 
 static int crypt_truncate(void *fs, void *file, uint64_t len)
