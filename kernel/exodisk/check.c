@@ -537,13 +537,7 @@ int ed_check_live(struct exodisk *ed, int unit, ed_check_report_fn report, void 
 			return ED_E_BUSY;
 		}
 		ed->idle_waiters++;
-		ed_unlock(ed);
-		int stop = 0;
-		if (ed->env.sleep != NULL)
-			stop = ed->env.sleep(ed->env.ctx);
-		else
-			ed->env.wait(ed->env.ctx);
-		ed_lock(ed);
+		int stop = ed_block(ed);
 		ed->idle_waiters--;
 		d = stop == 0 ? ed_disk_get(ed, (uint32_t)unit, &err) : NULL;
 		if (d == NULL) {

@@ -631,6 +631,10 @@ void  ed_dpage_free(struct ed_disk *d, void *p);
 void ed_meta_loaded(struct exodisk *ed, struct ed_disk *d);
 /* A checkpoint or log write ended: wake whoever sleeps until none is under way. */
 void ed_idle_wake(struct exodisk *ed);
+/* With the lock held: let it go, sleep until a completion (env.sleep, or
+ * env.wait where the environment has no sleep), take it again.  Nonzero
+ * when the sleep was cut short (the caller stops). */
+int ed_block(struct exodisk *ed);
 
 /* unwritten.c: application sectors not written since they were allocated */
 void ed_unw_init(struct ed_disk *d);

@@ -533,6 +533,18 @@ static int64_t dispatch(struct exodisk *ed, struct ed_client *c, int op, struct 
 	return r;
 }
 
+int ed_block(struct exodisk *ed)
+{
+	ed_unlock(ed);
+	int stop = 0;
+	if (ed->env.sleep != NULL)
+		stop = ed->env.sleep(ed->env.ctx);
+	else
+		ed->env.wait(ed->env.ctx);
+	ed_lock(ed);
+	return stop;
+}
+
 /* A request that needs a page of the binding tree that is not in memory
  * starts reading it and is answered ED_E_WAIT, having changed nothing; it
  * is made again once a page has come in. */
@@ -547,13 +559,7 @@ int64_t ed_request(struct exodisk *ed, struct ed_client *c, int op, struct ed_ar
 			break;
 		if (ed->meta_loads != loads)
 			continue;          /* it came in already (a synchronous device) */
-		ed_unlock(ed);
-		int stop = 0;
-		if (ed->env.sleep != NULL)
-			stop = ed->env.sleep(ed->env.ctx);
-		else
-			ed->env.wait(ed->env.ctx);
-		ed_lock(ed);
+		int stop = ed_block(ed);
 		if (stop != 0) {
 			r = stop;
 			break;
