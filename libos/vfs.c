@@ -517,24 +517,54 @@ void vfs_unpin(struct vfs_lower *lo)
 
 /* Take the libFS's lock for one operation; `change`: it may change what
  * other processes see.  A layer calls the libFS below it directly, so a
- * layer's mount takes the lock of the one it is over, bottom first. */
-static void leave(struct mount *m);
+ * layer's mount takes the lock of the one it is over, bottom first.
+ *
+ * A mount's `below` always has a lock of its own (vfs_pin skips the
+ * layers in between), and the file systems that have one are over
+ * nothing, so the usual case is one lock: the mount's own, or, for a
+ * layer, its below's.  That case is a call, not a walk: a null layer
+ * over unixfs paid a level of recursion here on each of its four calls
+ * per small file read.  A mount with a lock of its own over another
+ * (no such libFS today) takes both, bottom first. */
+static void leave_all(struct mount *m);
 
-static int enter(struct mount *m, int change)
+static int enter_all(struct mount *m, int change)
 {
-	int r = m->below != NULL ? enter(m->below, change) : 0;
+	int r = m->below != NULL ? enter_all(m->below, change) : 0;
 	if (r >= 0 && m->ops->enter != NULL && (r = m->ops->enter(m->fs, change)) < 0 &&
 	    m->below != NULL)
-		leave(m->below);
+		leave_all(m->below);
 	return r < 0 ? r : 0;
 }
 
-static void leave(struct mount *m)
+static void leave_all(struct mount *m)
 {
 	if (m->ops->enter != NULL)
 		m->ops->leave(m->fs);
 	if (m->below != NULL)
-		leave(m->below);
+		leave_all(m->below);
+}
+
+static inline int enter(struct mount *m, int change)
+{
+	struct mount *l = m->ops->enter != NULL ? m : m->below;
+	if (l == NULL)
+		return 0;
+	if (l->below != NULL)
+		return enter_all(l, change);
+	int r = l->ops->enter(l->fs, change);
+	return r < 0 ? r : 0;
+}
+
+static inline void leave(struct mount *m)
+{
+	struct mount *l = m->ops->enter != NULL ? m : m->below;
+	if (l == NULL)
+		return;
+	if (l->below != NULL)
+		leave_all(l);
+	else
+		l->ops->leave(l->fs);
 }
 
 /* r = call, inside enter/leave. */

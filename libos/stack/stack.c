@@ -174,6 +174,7 @@ int stack_mount(const char *opts, size_t size, void **fs)
 		s->below.ops = live[k]->below.ops;
 		s->below.fs = live[k]->below.fs;
 	}
+	s->direct = s->sublen == 0 && s->below.ops->file_size == 0 && s->below.ops->sync != NULL;
 	live[slot] = s;
 	*fs = s;
 	return 0;
@@ -322,9 +323,11 @@ static void pass_untrack(struct stack_mount *s, void *h)
 		}
 }
 
-int stack_pass_open(void *fs, const char *path, int flags, uint32_t perm, void **file)
+/* The general open (a directory inside the mount, handles to allocate or
+ * to track); kept out of line so the usual case saves no registers. */
+static __attribute__((noinline)) int pass_open(struct stack_mount *s, const char *path, int flags,
+                                               uint32_t perm, void **file)
 {
-	struct stack_mount *s = fs;
 	size_t fsz = s->below.ops->file_size;
 	void *h = NULL;
 	int r = paths(s, path, NULL);
@@ -346,15 +349,32 @@ int stack_pass_open(void *fs, const char *path, int flags, uint32_t perm, void *
 	return 0;
 }
 
-int stack_pass_close(void *fs, void *file)
+int stack_pass_open(void *fs, const char *path, int flags, uint32_t perm, void **file)
 {
 	struct stack_mount *s = fs;
+	/* The usual case (null over unixfs): nothing to translate, allocate
+	 * or track, so the open is the layer below's, called directly. */
+	if (s->direct)
+		return s->below.ops->open(s->below.fs, path, flags, perm, file);
+	return pass_open(s, path, flags, perm, file);
+}
+
+static __attribute__((noinline)) int pass_close(struct stack_mount *s, void *file)
+{
 	if (s->below.ops->sync == NULL)
 		pass_untrack(s, file);
 	int r = s->below.ops->close(s->below.fs, file);
 	if (s->below.ops->file_size != 0)
 		put_spare(s, file);
 	return r;
+}
+
+int stack_pass_close(void *fs, void *file)
+{
+	struct stack_mount *s = fs;
+	if (s->direct)
+		return s->below.ops->close(s->below.fs, file);
+	return pass_close(s, file);
 }
 
 void stack_pass_forget(void *fs, void *file)

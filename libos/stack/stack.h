@@ -68,6 +68,10 @@ struct stack_mount {
 	 * handles open through it, which its sync must fsync. */
 	void **passed;
 	int npassed, passcap;
+	/* A pass-through layer whose open and close are the layer below's
+	 * with the same arguments: over its root, below a libFS that
+	 * allocates its own handles and has a sync (set by stack_mount). */
+	int direct;
 };
 
 /* The first member of every layer's open-file handle. */
