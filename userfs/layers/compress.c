@@ -565,6 +565,51 @@ static uint64_t step(uint64_t b, uint64_t want)
 	return n;
 }
 
+/* Does block b (its entry e) read as zeros, whatever a cut leaves of what
+ * is not durable: never written, or its newest version is a hole that
+ * checks (a hole not yet durable is as good as the one a rewrite would
+ * write: that one would go over it, in the same slot). */
+static int is_hole(struct zcall *c, uint64_t b, const struct zslot *e)
+{
+	const struct zslot *s = &e[newer(e)];
+	return s->gen == 0 || (s->len == 0 && slot_state(c, b, s, NULL) == ZS_OK);
+}
+
+/* Blocks [from, to) read as zeros from now on: each that is not a hole
+ * gets a hole version.  The blocks of an index page that does not exist
+ * were never written and cost nothing, so cutting a large sparse file
+ * short writes only where it had bytes. */
+static int make_holes(struct zcall *c, uint64_t from, uint64_t to)
+{
+	int r = 0;
+	for (uint64_t b = from; r == 0 && b < to; ) {
+		uint64_t pg;
+		r = page_at(c, b / ZPER, 0, &pg);
+		if (r == 0 && pg == 0) {
+			b = (b / ZPER + 1) * ZPER;
+			continue;
+		}
+		uint64_t nb = step(b, to - b);
+		struct zslot e[ZBATCH][2];
+		if (r == 0)
+			r = get_ents(c, b, nb, e);
+		for (uint64_t i = 0; r == 0 && i < nb; ) {
+			if (is_hole(c, b + i, e[i])) {
+				i++;
+				continue;
+			}
+			uint64_t j = i + 1;
+			while (j < nb && !is_hole(c, b + j, e[j]))
+				j++;
+			memset(c->z->pt, 0, (j - i) * ZB);
+			r = put_blocks(c, b + i, j - i, c->z->pt);
+			i = j;
+		}
+		b += nb;
+	}
+	return r;
+}
+
 /* The file grows from c->size to `to`: the blocks wholly between read as
  * zeros, which they may not below when a truncation was cut short; make
  * holes of those that are not, and store the block holding the old end
@@ -579,20 +624,7 @@ static int clear_gap(struct zcall *c, uint64_t to)
 		if (r == 0)
 			r = put_blocks(c, bp, 1, c->z->pt);
 	}
-	for (uint64_t b = (c->size + ZB - 1) / ZB; r == 0 && b < to / ZB; ) {
-		uint64_t nb = step(b, to / ZB - b);
-		struct zslot e[ZBATCH][2];
-		r = get_ents(c, b, nb, e);
-		int stale = 0;
-		for (uint64_t i = 0; i < nb; i++)
-			stale |= e[i][newer(e[i])].len != 0;
-		if (r == 0 && stale) {
-			memset(c->z->pt, 0, nb * ZB);
-			r = put_blocks(c, b, nb, c->z->pt);
-		}
-		b += nb;
-	}
-	return r;
+	return r < 0 ? r : make_holes(c, (c->size + ZB - 1) / ZB, to / ZB);
 }
 
 static int end_call(struct zcall *c, int r)
@@ -696,12 +728,8 @@ static int z_truncate(void *fs, void *file, uint64_t len)
 	 * Reads stop at the size anyway, but when the file grows again a cut
 	 * may make the larger size durable and not the blocks of that write:
 	 * the versions before them must be zeros there, as the file was. */
-	for (uint64_t b = (len + ZB - 1) / ZB; r == 0 && b * ZB < c.size; ) {
-		uint64_t nb = step(b, (c.size - b * ZB + ZB - 1) / ZB);
-		memset(z->pt, 0, nb * ZB);
-		r = put_blocks(&c, b, nb, z->pt);
-		b += nb;
-	}
+	if (r == 0 && len < c.size)
+		r = make_holes(&c, (len + ZB - 1) / ZB, (c.size + ZB - 1) / ZB);
 	if (r == 0 && len < c.size && len % ZB != 0) {
 		r = get_blocks(&c, len / ZB, 1, z->pt);
 		if (r == 0) {
