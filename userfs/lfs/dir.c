@@ -154,10 +154,9 @@ int lfs_dir_init(struct lfs *fs, struct lnode *n)
 	return hx_rebuild(d);
 }
 
-int lfs_dir_load(struct lfs *fs, struct lnode *n)
+/* Read the directory in and index it (lfs_dir_load: not yet in memory). */
+static __attribute__((noinline)) int dir_read(struct lfs *fs, struct lnode *n)
 {
-	if (n->dir != NULL)
-		return 0;
 	if (n->d.type != LIBFS_T_DIR)
 		return -ENOTDIR;
 	if (n->d.size % LFS_BSIZE != 0 || n->d.size > (64ull << 20)) {
@@ -199,6 +198,11 @@ int lfs_dir_load(struct lfs *fs, struct lnode *n)
 	}
 	n->dir = d;
 	return 0;
+}
+
+int lfs_dir_load(struct lfs *fs, struct lnode *n)
+{
+	return n->dir != NULL ? 0 : dir_read(fs, n);
 }
 
 int lfs_dir_lookup(struct lfs *fs, struct lnode *n, const char *name, size_t len, uint32_t *ino,

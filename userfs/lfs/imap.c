@@ -37,7 +37,7 @@ int lfs_imap_init(struct lfs *fs, uint32_t nblk)
 	fs->nimdirty = 0;
 	fs->imchgcap = 16;
 	fs->imchg = malloc(fs->imchgcap * sizeof *fs->imchg);
-	fs->nih = 4096;
+	fs->nih = 256;               /* doubled as inodes come in (node_new) */
 	fs->ih = calloc(fs->nih, sizeof *fs->ih);
 	return fs->im && fs->imaddr && fs->imchg && fs->ih ? 0 : -ENOMEM;
 }
@@ -56,29 +56,35 @@ void lfs_imap_free(struct lfs *fs)
 	fs->ih = NULL;
 }
 
+/* Block i into memory (lfs_imap_block: not there yet). */
+static __attribute__((noinline)) int imap_read(struct lfs *fs, uint32_t i)
+{
+	struct lfs_imblk *m = calloc(1, sizeof *m);
+	if (m == NULL)
+		return -ENOMEM;
+	if (fs->imaddr[i] != 0) {
+		static uint8_t blk[LFS_BSIZE];
+		int e = lfs_read_block(fs, fs->imaddr[i], blk);
+		if (e == 0 && !lfs_check_block(blk, LFS_IMAP_MAGIC, i)) {
+			lfs_damaged(fs, "inode map block fails its check", i);
+			e = -EIO;
+		}
+		if (e < 0) {
+			free(m);
+			return e;
+		}
+		memcpy(m->e, blk + sizeof(struct lfs_blkhdr), sizeof m->e);
+	}
+	fs->im[i] = m;
+	return 0;
+}
+
 int lfs_imap_block(struct lfs *fs, uint32_t i, struct lfs_imblk **out)
 {
 	if (i >= fs->nimblk)
 		return -EINVAL;
-	if (fs->im[i] == NULL) {
-		struct lfs_imblk *m = calloc(1, sizeof *m);
-		if (m == NULL)
-			return -ENOMEM;
-		if (fs->imaddr[i] != 0) {
-			static uint8_t blk[LFS_BSIZE];
-			int e = lfs_read_block(fs, fs->imaddr[i], blk);
-			if (e == 0 && !lfs_check_block(blk, LFS_IMAP_MAGIC, i)) {
-				lfs_damaged(fs, "inode map block fails its check", i);
-				e = -EIO;
-			}
-			if (e < 0) {
-				free(m);
-				return e;
-			}
-			memcpy(m->e, blk + sizeof(struct lfs_blkhdr), sizeof m->e);
-		}
-		fs->im[i] = m;
-	}
+	if (fs->im[i] == NULL)
+		TRY(imap_read(fs, i));
 	*out = fs->im[i];
 	return 0;
 }
@@ -108,7 +114,7 @@ int lfs_imap_grow(struct lfs *fs, uint32_t i)
 	return 0;
 }
 
-struct lfs_imapent *lfs_imap(struct lfs *fs, uint32_t ino, int *err)
+struct lfs_imapent *lfs_imap_load(struct lfs *fs, uint32_t ino, int *err)
 {
 	*err = -ENOENT;
 	if (ino == 0 || ino >= fs->max_ino)
@@ -118,7 +124,7 @@ struct lfs_imapent *lfs_imap(struct lfs *fs, uint32_t ino, int *err)
 	return *err < 0 ? NULL : &m->e[ino % LFS_PER_BLK];
 }
 
-void lfs_imap_changed(struct lfs *fs, uint32_t ino)
+void lfs_imap_note(struct lfs *fs, uint32_t ino)
 {
 	uint32_t i = ino / LFS_PER_BLK, j = ino % LFS_PER_BLK;
 	struct lfs_imblk *m = fs->im[i];
@@ -217,8 +223,32 @@ static struct lnode *find(struct lfs *fs, uint32_t ino)
 	return NULL;
 }
 
+/* Twice the chains, once there are as many inodes in memory as chains
+ * (without memory for it, chains grow longer: slower, no worse). */
+static void hash_grow(struct lfs *fs)
+{
+	uint32_t nn = fs->nih * 2;
+	struct lnode **ih = calloc(nn, sizeof *ih);
+	if (ih == NULL)
+		return;
+	struct lnode **old = fs->ih;
+	uint32_t on = fs->nih;
+	fs->ih = ih;
+	fs->nih = nn;
+	for (uint32_t i = 0; i < on; i++)
+		for (struct lnode *n = old[i], *nx; n != NULL; n = nx) {
+			nx = n->hnext;
+			uint32_t h = hslot(fs, n->ino);
+			n->hnext = ih[h];
+			ih[h] = n;
+		}
+	free(old);
+}
+
 static struct lnode *node_new(struct lfs *fs, uint32_t ino)
 {
+	if (fs->nnodes >= fs->nih && fs->nih < (1u << 24))
+		hash_grow(fs);
 	if (fs->nfree == NULL) {
 		struct lfs_nslab *s = malloc(sizeof *s);
 		if (s == NULL)
@@ -232,18 +262,21 @@ static struct lnode *node_new(struct lfs *fs, uint32_t ino)
 	}
 	struct lnode *n = fs->nfree;
 	fs->nfree = n->hnext;
-	memset(n, 0, sizeof *n);
+	/* All but the inode itself, which the caller fills (field by field:
+	 * a memset of the whole node was a tenth of allocating an inode). */
 	n->ino = ino;
+	n->gen = 0;
+	n->dirty = n->mapdirty = n->indirty = n->freed = n->gone = 0;
+	n->nref = 0;
+	n->ind = n->dind = NULL;
+	n->dc = NULL;
+	n->dir = NULL;
+	n->dnext = n->lprev = n->lnext = NULL;
 	uint32_t h = hslot(fs, ino);
 	n->hnext = fs->ih[h];
 	fs->ih[h] = n;
 	fs->nnodes++;
 	return n;
-}
-
-void lfs_hold(struct lnode *n)
-{
-	n->nref++;
 }
 
 int lfs_get(struct lfs *fs, uint32_t ino, struct lnode **out)
@@ -335,12 +368,16 @@ int lfs_ialloc(struct lfs *fs, uint32_t type, uint32_t perm, struct lnode **out)
 	m->next_free = 0;
 	lfs_imap_changed(fs, ino);
 	n->gen = gen;
-	n->d.ino = ino;
-	n->d.gen = gen;
-	n->d.type = (uint16_t)type;
-	n->d.perm = perm;
-	n->d.nlink = type == LIBFS_T_DIR ? 2 : 1;
-	n->d.mtime = n->d.ctime = lfs_optime(fs);
+	uint64_t now = lfs_optime(fs);
+	n->d = (struct lfs_dinode){
+		.ino = ino,
+		.gen = gen,
+		.type = (uint16_t)type,
+		.perm = perm,
+		.nlink = type == LIBFS_T_DIR ? 2 : 1,
+		.mtime = now,
+		.ctime = now,
+	};
 	n->nref = 1;
 	fs->nfiles++;
 	lfs_dirty(fs, n);
@@ -372,10 +409,8 @@ void lfs_iunlink(struct lfs *fs, struct lnode *n)
 	n->freed = 1;
 }
 
-void lfs_put(struct lfs *fs, struct lnode *n)
+void lfs_put_last(struct lfs *fs, struct lnode *n)
 {
-	if (--n->nref > 0)
-		return;
 	if (n->freed) {
 		ifree(fs, n);
 		return;
@@ -461,5 +496,6 @@ void lfs_nodes_free(struct lfs *fs)
 	}
 	fs->nfree = NULL;
 	fs->nnodes = 0;
+	fs->root = NULL;
 	fs->dirty = fs->lru = fs->lru_tail = NULL;
 }

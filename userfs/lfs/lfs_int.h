@@ -203,6 +203,7 @@ struct lfs {
 	uint32_t nnodes;
 	struct lnode *dirty;      /* changed inodes                                 */
 	struct lnode *lru, *lru_tail;
+	struct lnode *root;       /* held from the first walk (ops.c) on          */
 	struct lfs_nslab *slabs;  /* inodes in memory come from these ...           */
 	struct lnode *nfree;      /* ... and go back here (a node per create, and C
 	                             libraries' malloc is slow with many blocks)   */
@@ -375,14 +376,46 @@ uint64_t lfs_seg_take(struct lfs *fs);
 /* Make sure `bytes` more can be written, and the commit and checkpoint
  * after them, cleaning if need be.  0 or -ENOSPC.  freeing: the change
  * frees space (unlink), and may use the last segment of slack. */
-int  lfs_reserve(struct lfs *fs, uint64_t bytes, int freeing);
+static inline int lfs_reserve(struct lfs *fs, uint64_t bytes, int freeing);
 /* Segments the file system could still write: free on the disk, plus
  * reusable ones of its own. */
 uint64_t lfs_free_segs(struct lfs *fs);
-/* Log bytes that can be written before a checkpoint frees anything. */
-uint64_t lfs_avail(struct lfs *fs);
-/* The most the next commit and checkpoint can take with `bytes` more. */
-uint64_t lfs_worst(struct lfs *fs, uint64_t bytes);
+/* Count the writable segments again (fs->av_segs: lfs_avail). */
+void lfs_avail_count(struct lfs *fs);
+/* Log bytes that can be written before a checkpoint frees anything: the
+ * rest of the current segment, the next one, and the writable segments
+ * counted when the log last entered one (or a checkpoint freed some). */
+static inline uint64_t lfs_avail(struct lfs *fs)
+{
+	if (!fs->av_valid)
+		lfs_avail_count(fs);
+	uint64_t sb = lfs_segbytes(fs);
+	return (uint64_t)(fs->sb.seg_sect - fs->fill) * LFS_SECT + (fs->next ? sb : 0) +
+	       fs->av_segs * sb;
+}
+/* What the next commit and checkpoint may take, with `bytes` more, in the
+ * worst case: headers and trailers (1/16), a block's worth lost at each
+ * segment's end, the inode map blocks changed and two more, every SUT
+ * block, and a segment to spare. */
+static inline uint64_t lfs_worst(struct lfs *fs, uint64_t bytes)
+{
+	uint64_t sb = lfs_segbytes(fs);
+	uint64_t b = fs->pend + bytes;
+	b += b / 16 + (b / sb + 2) * LFS_BSIZE;
+	b += (fs->nimdirty + 2 + fs->nsutblk) * LFS_BSIZE + 8 * LFS_SECT;
+	return b + sb;
+}
+/* lfs_reserve when the room is not there as counted: look again, clean. */
+int  lfs_reserve_slow(struct lfs *fs, uint64_t bytes, int freeing);
+static inline int lfs_reserve(struct lfs *fs, uint64_t bytes, int freeing)
+{
+	/* A change that frees space may use the last segment of slack that
+	 * every other keeps, so that a full file system can be emptied. */
+	if (!fs->rdonly && !fs->err &&
+	    lfs_avail(fs) >= lfs_worst(fs, bytes) + (freeing ? 0 : lfs_segbytes(fs)))
+		return 0;
+	return lfs_reserve_slow(fs, bytes, freeing);
+}
 /* Give reusable segments beyond the pool back to the exodisk. */
 int  lfs_release(struct lfs *fs);
 /* The SUT block for checkpoints and fsck. */
@@ -406,8 +439,26 @@ int  lfs_cp_read(struct lfs *fs, int copy, struct lfs_cp *cp, uint64_t **ptrs);
 int  lfs_imap_init(struct lfs *fs, uint32_t nblk);
 void lfs_imap_free(struct lfs *fs);
 /* The map entry of ino (loading its block); NULL past max_ino or on error. */
-struct lfs_imapent *lfs_imap(struct lfs *fs, uint32_t ino, int *err);
-void lfs_imap_changed(struct lfs *fs, uint32_t ino);
+struct lfs_imapent *lfs_imap_load(struct lfs *fs, uint32_t ino, int *err);
+static inline struct lfs_imapent *lfs_imap(struct lfs *fs, uint32_t ino, int *err)
+{
+	uint32_t i = ino / LFS_PER_BLK;
+	if (ino != 0 && ino < fs->max_ino && i < fs->nimblk && fs->im[i] != NULL) {
+		*err = 0;
+		return &fs->im[i]->e[ino % LFS_PER_BLK];
+	}
+	return lfs_imap_load(fs, ino, err);        /* (its block read first) */
+}
+/* Entry ino changed: it goes in the next commit record (its block must be
+ * in memory).  The first change since the last commit is noted. */
+void lfs_imap_note(struct lfs *fs, uint32_t ino);
+static inline void lfs_imap_changed(struct lfs *fs, uint32_t ino)
+{
+	const struct lfs_imblk *m = fs->im[ino / LFS_PER_BLK];
+	uint32_t j = ino % LFS_PER_BLK;
+	if (!m->inlist || !m->dirty || !(m->changed[j / 64] >> (j % 64) & 1))
+		lfs_imap_note(fs, ino);
+}
 /* Block m of the map is to be written at the next checkpoint. */
 static inline void lfs_imap_dirty(struct lfs *fs, struct lfs_imblk *m)
 {
@@ -421,8 +472,17 @@ int  lfs_imap_block(struct lfs *fs, uint32_t i, struct lfs_imblk **out);
 int  lfs_imap_grow(struct lfs *fs, uint32_t i);
 /* Inode ino in memory, held (lfs_put when done). */
 int  lfs_get(struct lfs *fs, uint32_t ino, struct lnode **out);
-void lfs_hold(struct lnode *n);
-void lfs_put(struct lfs *fs, struct lnode *n);
+static inline void lfs_hold(struct lnode *n)
+{
+	n->nref++;
+}
+/* The last hold went (lfs_put). */
+void lfs_put_last(struct lfs *fs, struct lnode *n);
+static inline void lfs_put(struct lfs *fs, struct lnode *n)
+{
+	if (--n->nref <= 0)
+		lfs_put_last(fs, n);
+}
 /* A new inode of this type, held and dirty. */
 int  lfs_ialloc(struct lfs *fs, uint32_t type, uint32_t perm, struct lnode **out);
 /* Its last name is gone: free it once nobody holds it. */

@@ -420,6 +420,7 @@ static int reload(struct lfs *fs)
 	lfs_log_wait(fs);
 	forget_changes(fs);
 	struct lnode **ih = fs->ih;
+	uint32_t nih = fs->nih;
 	fs->ih = NULL;
 	lfs_imap_free(fs);
 	lfs_sut_free(fs);
@@ -441,7 +442,7 @@ static int reload(struct lfs *fs)
 		e = lfs_load(fs);
 	free(fs->ih);
 	fs->ih = ih;
-	fs->nih = 4096;
+	fs->nih = nih;
 	return e;
 }
 
@@ -625,15 +626,10 @@ static int catch_up(struct lfs *fs, int dead)
 	return e;
 }
 
-int lfs_multi_enter(void *p, int change)
+/* Taking the lock when we do not hold it, and catching up (the slow path:
+ * out of line, so the fast paths below save no registers for it). */
+static __attribute__((noinline)) int enter_slow(struct lfs *fs, int change)
 {
-	struct lfs *fs = p;
-	if (fs->sh.a == NULL)
-		return 0;
-	if (!fs->sh_stale && share_lease_again(&fs->sh)) {
-		fs->sh_change |= change;   /* our lease: nobody changed anything */
-		return 0;
-	}
 	int r = share_lease_enter(&fs->sh);
 	if (r < 0)
 		return r;
@@ -649,20 +645,39 @@ int lfs_multi_enter(void *p, int change)
 	return 0;
 }
 
-void lfs_multi_leave(void *p)
+static __attribute__((noinline)) void leave_slow(struct lfs *fs)
 {
-	struct lfs *fs = p;
-	if (fs->sh.a == NULL)
-		return;
-	if (fs->sh_change && fs->sh.held)
-		share_touch(&fs->sh);
-	if (share_lease_keep(&fs->sh)) {
-		fs->sh_change = 0;         /* alone: keep it (publish notes the head) */
-		return;
-	}
 	fs->sh_change = 0;
 	int d = dirty(fs);
 	if (fs->sh.held && !d && !fs->sh_stale)
 		note_head(fs);
 	share_lease_leave(&fs->sh, d);
+}
+
+/* A process alone keeps the lock between operations (share_lease_keep),
+ * so an operation's enter and leave are a few tests each. */
+int lfs_multi_enter(void *p, int change)
+{
+	struct lfs *fs = p;
+	if (fs->sh.a == NULL)
+		return 0;
+	if (!fs->sh_stale && share_lease_again(&fs->sh)) {
+		fs->sh_change |= change;   /* our lease: nobody changed anything */
+		return 0;
+	}
+	return enter_slow(fs, change);
+}
+
+void lfs_multi_leave(void *p)
+{
+	struct lfs *fs = p;
+	if (fs->sh.a == NULL)
+		return;
+	if (fs->sh_change && fs->sh.held && !fs->sh.touched)
+		share_touch(&fs->sh);      /* (once per hold of the lock) */
+	if (share_lease_keep(&fs->sh)) {
+		fs->sh_change = 0;         /* alone: keep it (publish notes the head) */
+		return;
+	}
+	leave_slow(fs);
 }

@@ -226,8 +226,12 @@ int lfs_mkfs(const char *opts, uint64_t *sbp)
  * separated by '/'): the directory or file they name, held. */
 static int walk_to(struct lfs *fs, const char *path, size_t stop, struct lnode **out)
 {
-	struct lnode *n;
-	TRY(lfs_get(fs, LFS_ROOT_INO, &n));
+	/* The root stays in memory, held, from the first walk to the unmount:
+	 * every walk starts there. */
+	if (fs->root == NULL)
+		TRY(lfs_get(fs, LFS_ROOT_INO, &fs->root));
+	struct lnode *n = fs->root;
+	lfs_hold(n);
 	const char *p = path, *endp = path + stop;
 	while (p < endp) {
 		const char *name = p;
@@ -322,16 +326,17 @@ static int end(struct lfs *fs, int e)
 
 static void fill_stat(struct lnode *n, struct libfs_stat *st)
 {
-	memset(st, 0, sizeof *st);
-	st->ino = n->ino;
-	st->type = n->d.type;
-	st->perm = n->d.perm;
-	st->nlink = n->d.nlink;
-	st->persist = LIBFS_P_WRITEBACK;
-	st->size = n->d.size;
-	st->blocks = (n->d.size + LFS_SECT - 1) / LFS_SECT + 1;
-	st->mtime = n->d.mtime;
-	st->ctime = n->d.ctime;
+	*st = (struct libfs_stat){
+		.ino = n->ino,
+		.type = n->d.type,
+		.perm = n->d.perm,
+		.nlink = n->d.nlink,
+		.persist = LIBFS_P_WRITEBACK,
+		.size = n->d.size,
+		.blocks = (n->d.size + LFS_SECT - 1) / LFS_SECT + 1,
+		.mtime = n->d.mtime,
+		.ctime = n->d.ctime,
+	};
 }
 
 static int o_mount(const char *opts, void **fsp)

@@ -527,50 +527,27 @@ uint64_t lfs_seg_take(struct lfs *fs)
 	return s;
 }
 
-/* Bytes the log can still take without a checkpoint: the rest of the
- * current segment, the next one, empty mapped ones, and as many more as
- * the disk has room for. */
-uint64_t lfs_avail(struct lfs *fs)
+/* The count of whole segments the log can still take (lfs_avail) costs
+ * a look at the disk's free count (a system call): it is kept until the
+ * log enters a segment or a checkpoint frees some (fs->av_valid cleared). */
+void lfs_avail_count(struct lfs *fs)
 {
-	uint64_t sb = lfs_segbytes(fs);
-	/* The count of whole segments costs a look at the disk's free count
-	 * (a system call): it is kept until the log enters a segment or a
-	 * checkpoint frees some (fs->av_valid cleared). */
-	if (!fs->av_valid) {
-		uint64_t own = fs->pool.n, unmapped = fs->free.n + (fs->sb.nsegs - fs->hwm);
-		uint64_t disk = edc_fm_count_free(&fs->k.fm) / fs->sb.seg_sect;
-		uint64_t more = disk < unmapped ? disk : unmapped;
-		/* Keep a few of the disk's free segments for its own metadata (the
-		 * volume's map nodes, the exodisk's). */
-		more = more > 2 ? more - 2 : 0;
-		fs->av_segs = own + more;
-		fs->av_valid = 1;
-	}
-	return (uint64_t)(fs->sb.seg_sect - fs->fill) * LFS_SECT + (fs->next ? sb : 0) +
-	       fs->av_segs * sb;
+	uint64_t own = fs->pool.n, unmapped = fs->free.n + (fs->sb.nsegs - fs->hwm);
+	uint64_t disk = edc_fm_count_free(&fs->k.fm) / fs->sb.seg_sect;
+	uint64_t more = disk < unmapped ? disk : unmapped;
+	/* Keep a few of the disk's free segments for its own metadata (the
+	 * volume's map nodes, the exodisk's). */
+	more = more > 2 ? more - 2 : 0;
+	fs->av_segs = own + more;
+	fs->av_valid = 1;
 }
 
-/* What the next commit and checkpoint may take, with `bytes` more, in the
- * worst case: headers and trailers (1/16), a block's worth lost at each
- * segment's end, the inode map blocks changed and two more, every SUT
- * block, and a segment to spare. */
-uint64_t lfs_worst(struct lfs *fs, uint64_t bytes)
-{
-	uint64_t sb = lfs_segbytes(fs);
-	uint64_t b = fs->pend + bytes;
-	b += b / 16 + (b / sb + 2) * LFS_BSIZE;
-	b += (fs->nimdirty + 2 + fs->nsutblk) * LFS_BSIZE + 8 * LFS_SECT;
-	return b + sb;
-}
-
-int lfs_reserve(struct lfs *fs, uint64_t bytes, int freeing)
+int lfs_reserve_slow(struct lfs *fs, uint64_t bytes, int freeing)
 {
 	if (fs->rdonly)
 		return -EROFS;
 	if (fs->err)
 		return fs->err;
-	/* A change that frees space may use the last segment of slack that
-	 * every other keeps, so that a full file system can be emptied. */
 	uint64_t need = lfs_worst(fs, bytes) + (freeing ? 0 : lfs_segbytes(fs));
 	for (int tries = 0; tries < 16; tries++) {
 		if (lfs_avail(fs) >= need)
