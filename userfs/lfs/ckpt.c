@@ -184,7 +184,9 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 			sut_copy(fs, LFS_PTR_LBA(fs->sutaddr[i]), -1);
 		sut_copy(fs, lba, 1);
 		fs->sutaddr[i] = LFS_PTR(lba, LFS_BSECT);
-		lfs_sut_block(fs, i, p);
+		e = lfs_sut_block(fs, i, p);
+		if (e < 0)
+			break;               /* the record is never written */
 		fs->st.cp_sut_blocks++;
 		fs->st.cp_bytes += LFS_BSIZE;
 	}

@@ -418,8 +418,12 @@ static inline int lfs_reserve(struct lfs *fs, uint64_t bytes, int freeing)
 }
 /* Give reusable segments beyond the pool back to the exodisk. */
 int  lfs_release(struct lfs *fs);
-/* The SUT block for checkpoints and fsck. */
-void lfs_sut_block(struct lfs *fs, uint32_t i, void *blk);
+/* The SUT block for checkpoints: 0, or -ENOMEM if its entries could not
+ * be read into memory (then the file system is read-only). */
+int  lfs_sut_block(struct lfs *fs, uint32_t i, void *blk);
+/* Tests set it: while it is not 0, allocations of a usage table block's
+ * entries fail, as without memory (each failure adds one to it). */
+extern int lfs_debug_sut_nomem;
 
 /* ---- ckpt.c ------------------------------------------------------------------------------------ */
 int  lfs_checkpoint(struct lfs *fs, int clean);

@@ -152,6 +152,8 @@ int lfs_unmount(struct lfs *fs)
 	e = fs->rdonly ? 0 : lfs_checkpoint(fs, 1);
 	if (e == 0 && !fs->rdonly)
 		e = lfs_harden(fs);
+	if (e == 0)
+		e = fs->err;              /* what changed since then is not written */
 	release(fs, 1);
 	return e;
 }
@@ -356,6 +358,8 @@ static int o_unmount(void *p)
 static int o_sync(void *p)
 {
 	struct lfs *fs = p;
+	if (fs->err)
+		return fs->err;           /* changes since the last commit are lost */
 	return fs->rdonly ? 0 : lfs_commit(fs);
 }
 

@@ -92,9 +92,15 @@ void lfs_sut_free(struct lfs *fs)
 
 /* ---- the usage table, read as it is wanted ------------------------------------------------ */
 
+int lfs_debug_sut_nomem;
+
 /* Memory for block i's entries (zeros): 0 or -ENOMEM. */
 int lfs_sut_mem(struct lfs *fs, uint32_t i)
 {
+	if (fs->sutb[i] == NULL && lfs_debug_sut_nomem) {
+		lfs_debug_sut_nomem++;        /* (the test counts the failures) */
+		return -ENOMEM;
+	}
 	if (fs->sutb[i] == NULL)
 		fs->sutb[i] = calloc(LFS_PER_BLK, sizeof(struct lfs_seg));
 	return fs->sutb[i] != NULL ? 0 : -ENOMEM;
@@ -151,7 +157,9 @@ static int sut_load(struct lfs *fs, uint32_t i)
 }
 
 /* A segment to stand for those whose block cannot be had (no memory: the
- * file system is read-only by then), and for never-used ones (peek). */
+ * file system is read-only by then, fs->err set).  Whatever is done to it
+ * goes nowhere: it is put on no list and no table block is marked for the
+ * checkpoint (which would find no entries to write: lfs_sut_block). */
 static struct lfs_seg no_seg;
 
 struct lfs_seg *lfs_seg_load(struct lfs *fs, uint64_t s)
@@ -205,7 +213,7 @@ void lfs_sut_load_all(struct lfs *fs)
 void lfs_seg_mark(struct lfs *fs, uint64_t s)
 {
 	struct lfs_seg *g = lfs_seg(fs, s);
-	if (g->dirty || fs->cpl_all)
+	if (g->dirty || fs->cpl_all || g == &no_seg)
 		return;
 	if (fs->ncpl == fs->cplcap) {
 		uint32_t *v = realloc(fs->cpl, 2 * fs->cplcap * sizeof *v);
@@ -223,6 +231,8 @@ void lfs_seg_mark(struct lfs *fs, uint64_t s)
 void lfs_sut_dirty(struct lfs *fs, uint64_t s)
 {
 	uint32_t b = (uint32_t)(s / LFS_PER_BLK);
+	if (lfs_seg(fs, s) == &no_seg)
+		return;
 	lfs_seg_mark(fs, s);
 	if (!fs->sutdirty[b]) {
 		fs->sutdirty[b] = 1;
@@ -233,6 +243,8 @@ void lfs_sut_dirty(struct lfs *fs, uint64_t s)
 void lfs_seg_touch(struct lfs *fs, uint64_t s)
 {
 	struct lfs_seg *g = lfs_seg(fs, s);
+	if (g == &no_seg)
+		return;
 	lfs_sut_dirty(fs, s);
 	if (g->changed)
 		return;
@@ -254,6 +266,8 @@ void lfs_seg_use(struct lfs *fs, uint64_t lba, int64_t bytes)
 	if (s == 0 || s >= fs->sb.nsegs)
 		return;
 	struct lfs_seg *g = lfs_seg(fs, s);
+	if (g == &no_seg)
+		return;
 	uint32_t old = g->e.live;
 	if (bytes < 0 && (uint64_t)-bytes > g->e.live) {
 		lfs_damaged(fs, "segment usage below zero", s);
@@ -601,11 +615,11 @@ int lfs_release(struct lfs *fs)
 	return released ? lfs_harden(fs) : 0;
 }
 
-void lfs_sut_block(struct lfs *fs, uint32_t i, void *blk)
+int lfs_sut_block(struct lfs *fs, uint32_t i, void *blk)
 {
-	if (!fs->sutload[i])
-		sut_load(fs, i);              /* (the cleaner moves blocks unread) */
 	memset(blk, 0, LFS_BSIZE);
+	if (!fs->sutload[i] && sut_load(fs, i) < 0)   /* (the cleaner moves blocks unread) */
+		return -ENOMEM;
 	struct lfs_sutent *e = (struct lfs_sutent *)((uint8_t *)blk + sizeof(struct lfs_blkhdr));
 	for (uint32_t j = 0; j < LFS_PER_BLK; j++) {
 		uint64_t s = (uint64_t)i * LFS_PER_BLK + j;
@@ -618,4 +632,5 @@ void lfs_sut_block(struct lfs *fs, uint32_t i, void *blk)
 		e[j].live = g->e.live > own ? g->e.live - own : 0;
 	}
 	lfs_seal_block(blk, LFS_SUT_MAGIC, i);
+	return 0;
 }

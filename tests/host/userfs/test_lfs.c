@@ -38,6 +38,11 @@
  *              and cleaned on demand, cut at every request (LFS_PC_ALL=1)
  *              or 200 of them: every acknowledged version survives, the
  *              long-lived files the cleaner moved are intact, fsck clean
+ *   nomem      no memory for a block of the usage table (the allocation
+ *              made to fail), when a change needs it and when a checkpoint
+ *              does: read-only with -ENOMEM, no table block or segment of
+ *              it marked for a checkpoint, never a crash; after a remount
+ *              everything committed before is there, fsck clean
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -918,6 +923,78 @@ static void t_mountcost(void)
 	printf("mountcost: ok\n");
 }
 
+/* Is every segment and table block marked for the next checkpoint one
+ * whose entries are in memory? */
+static int marks_loaded(const struct lfs *fs)
+{
+	for (uint32_t i = 0; i < fs->nsutchg; i++)
+		if (!fs->sutload[fs->sutchg[i]] || fs->sutb[fs->sutchg[i]] == NULL)
+			return 0;
+	for (uint32_t i = 0; i < fs->ncpl; i++)
+		if (!fs->sutload[fs->cpl[i] / LFS_PER_BLK])
+			return 0;
+	for (uint32_t i = 0; i < fs->nschg; i++)
+		if (!fs->sutload[fs->schg[i] / LFS_PER_BLK])
+			return 0;
+	return 1;
+}
+
+static void t_nomem(void)
+{
+	/* 300 files of 64 KiB take the log past segment 255: the usage table's
+	 * second block.  A mount reads only the blocks it needs. */
+	const char *o = "key=nm,seg=64,segs=2000,cp=64";
+	ufx_new(&u, 65536, HD_POLLED, 8);
+	uint64_t sb;
+	CHECK_EQ(lfs_mkfs(o, &sb), 0);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	char p[64];
+	for (int i = 0; i < 300; i++) {
+		snprintf(p, sizeof p, "/l/f%d", i);
+		put(p, 65536, (uint64_t)i);
+	}
+	CHECK_EQ(vfs_umount("/l"), 0);
+	/* A change that needs the first block (f0's segments are in it). */
+	struct lfs *fs;
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	CHECK(!fs->sutload[0]);
+	lfs_debug_sut_nomem = 1;
+	lfs_ops.unlink(fs, "f0");
+	CHECK(lfs_debug_sut_nomem > 1);          /* the allocation was tried */
+	CHECK(fs->rdonly && fs->err == -ENOMEM);
+	CHECK(!fs->sutload[0] && marks_loaded(fs));
+	CHECK_EQ(lfs_ops.sync(fs), -ENOMEM);
+	CHECK_EQ(lfs_ops.unlink(fs, "f1"), -EROFS);
+	CHECK_EQ(lfs_unmount(fs), -ENOMEM);
+	lfs_debug_sut_nomem = 0;
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	CHECK(same("/l/f0", 65536, 0));          /* the unlink was never committed */
+	CHECK(same("/l/f299", 65536, 299));
+	CHECK_EQ(vfs_umount("/l"), 0);
+	fsck_clean(o);
+	/* A checkpoint that must write the block without having read it (as
+	 * after the cleaner moved the block's old copy). */
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	CHECK(!fs->sutload[0] && fs->sutaddr[0] != 0);
+	fs->sutdirty[0] = 1;
+	fs->sutchg[fs->nsutchg++] = 0;
+	lfs_debug_sut_nomem = 1;
+	CHECK_EQ(lfs_checkpoint(fs, 0), -ENOMEM);
+	CHECK(lfs_debug_sut_nomem > 1);
+	CHECK(fs->rdonly && fs->err == -ENOMEM);
+	CHECK_EQ(lfs_unmount(fs), -ENOMEM);
+	lfs_debug_sut_nomem = 0;
+	fsck_clean(o);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	CHECK(same("/l/f0", 65536, 0));
+	CHECK(same("/l/f150", 65536, 150));
+	put("/l/new", 5000, 7);                  /* writable again */
+	CHECK_EQ(vfs_umount("/l"), 0);
+	fsck_clean(o);
+	ufx_free(&u);
+	printf("nomem: ok\n");
+}
+
 int main(int argc, char **argv)
 {
 	const char *only = argc > 1 ? argv[1] : NULL;
@@ -946,6 +1023,8 @@ int main(int argc, char **argv)
 		t_mountcost();
 	if (!only || !strcmp(only, "cleancut"))
 		t_cleancut();
+	if (!only || !strcmp(only, "nomem"))
+		t_nomem();
 	printf("test_lfs: ok\n");
 	return 0;
 }
