@@ -22,7 +22,8 @@
  * from the layer below (whose cache holds them), so the file read through
  * this layer and directly below are always the same bytes, whichever side
  * changed them last.  What it keeps is its own knowledge of which blocks
- * it rewrote since they were last made durable (struct ztrack).
+ * it rewrote since they were last made durable (struct ztable: one per
+ * file system below, shared by this program's compress mounts over it).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,14 +66,27 @@ struct ztrack {
 	uint64_t ino, blk;
 };
 
+/* The table of rewritten blocks of one file system below, shared by every
+ * compress mount over it in this program: two mounts of one directory (or
+ * of two) writing the same file must each know what the other rewrote,
+ * or one would take the other's newest version for durable and write
+ * over the durable one.  A sync below empties it for all of them. */
+struct ztable {
+	void *below;                         /* the libFS state it is for           */
+	int refs;                            /* compress mounts over it             */
+	int nt;
+	struct ztable *next;
+	struct ztrack t[ZTRACK];             /* open addressing                     */
+};
+static struct ztable *tables;
+
 struct zmount {
 	struct stack_mount s;
 	uint8_t *io;                         /* ZBATCH * ZB of stored bytes         */
 	uint8_t *pt;                         /* ZBATCH * ZB of plaintext            */
 	uint8_t *one;                        /* ZB: one slot's bytes                */
 	int atomic;                          /* below: files change all at once     */
-	struct ztrack *t;                    /* ZTRACK places, open addressing      */
-	int nt;
+	struct ztable *tab;                  /* shared with the other mounts over it */
 };
 
 struct zfile {
@@ -91,6 +105,9 @@ struct zcall {
 	uint64_t ino;
 	int wt;                              /* writes are durable when they return */
 	uint64_t lost;                       /* room given up by this call          */
+	int watch;                           /* the call makes the file longer:     */
+	int stale;                           /* it met bytes past the size (a cut   *
+	                                      * truncation's): see grow_durable     */
 };
 
 /* ---- the layer below ------------------------------------------------------------ */
@@ -170,10 +187,10 @@ static uint64_t track_hash(uint64_t ino, uint64_t blk)
 
 static int tracked(struct zmount *z, uint64_t ino, uint64_t blk)
 {
-	if (z->nt == 0)
+	if (z->tab->nt == 0)
 		return 0;
-	for (uint64_t h = track_hash(ino, blk) % ZTRACK; z->t[h].ino != 0; h = (h + 1) % ZTRACK)
-		if (z->t[h].ino == ino + 1 && z->t[h].blk == blk)
+	for (uint64_t h = track_hash(ino, blk) % ZTRACK; z->tab->t[h].ino != 0; h = (h + 1) % ZTRACK)
+		if (z->tab->t[h].ino == ino + 1 && z->tab->t[h].blk == blk)
 			return 1;
 	return 0;
 }
@@ -182,8 +199,8 @@ static int sync_below(struct zmount *z)
 {
 	int r = z->s.below.ops->sync ? z->s.below.ops->sync(z->s.below.fs) : stack_sync_files(&z->s);
 	if (r == 0) {
-		memset(z->t, 0, ZTRACK * sizeof *z->t);
-		z->nt = 0;
+		memset(z->tab->t, 0, sizeof z->tab->t);
+		z->tab->nt = 0;
 	}
 	return r;
 }
@@ -196,10 +213,10 @@ static int sync_below(struct zmount *z)
 static void track(struct zmount *z, uint64_t ino, uint64_t blk)
 {
 	uint64_t h = track_hash(ino, blk) % ZTRACK;
-	while (z->t[h].ino != 0)
+	while (z->tab->t[h].ino != 0)
 		h = (h + 1) % ZTRACK;
-	z->t[h] = (struct ztrack){ ino + 1, blk };
-	z->nt++;
+	z->tab->t[h] = (struct ztrack){ ino + 1, blk };
+	z->tab->nt++;
 }
 
 /* Keep only the entries `keep` says to (the table probes linearly, so it
@@ -207,15 +224,15 @@ static void track(struct zmount *z, uint64_t ino, uint64_t blk)
 static void retrack(struct zmount *z, int (*keep)(const struct ztrack *, uint64_t, uint64_t, uint64_t),
                     uint64_t ino, uint64_t b, uint64_t n)
 {
-	if (z->nt == 0)
+	if (z->tab->nt == 0)
 		return;
 	struct ztrack kept[ZTRACKED];
 	int k = 0;
 	for (int i = 0; i < ZTRACK; i++)
-		if (z->t[i].ino != 0 && keep(&z->t[i], ino, b, n))
-			kept[k++] = z->t[i];
-	memset(z->t, 0, ZTRACK * sizeof *z->t);
-	z->nt = 0;
+		if (z->tab->t[i].ino != 0 && keep(&z->tab->t[i], ino, b, n))
+			kept[k++] = z->tab->t[i];
+	memset(z->tab->t, 0, sizeof z->tab->t);
+	z->tab->nt = 0;
 	for (int i = 0; i < k; i++)
 		track(z, kept[i].ino - 1, kept[i].blk);
 }
@@ -395,6 +412,23 @@ static int older(struct zcall *c, uint64_t b, const struct zslot *e, int st, uin
 	return -EBADMSG;
 }
 
+static int all_zero(const uint8_t *p, size_t n)
+{
+	for (; n > 0 && ((uintptr_t)p & 7) != 0; p++, n--)
+		if (*p != 0)
+			return 0;
+	for (; n >= 8; p += 8, n -= 8) {
+		uint64_t w;
+		memcpy(&w, __builtin_assume_aligned(p, 8), 8);
+		if (w != 0)
+			return 0;
+	}
+	for (; n > 0; p++, n--)
+		if (*p != 0)
+			return 0;
+	return 1;
+}
+
 /* Plaintext of blocks [b, b + n) (one page's worth at most) into pt; the
  * bytes at and past the logical size read as zeros (a truncation cut
  * short may have left the blocks there as they were). */
@@ -439,9 +473,13 @@ static int get_blocks(struct zcall *c, uint64_t b, uint64_t n, uint8_t *pt)
 	}
 	for (uint64_t i = 0; r == 0 && i < n; i++) {
 		uint64_t at = (b + i) * ZB;
-		if (at + ZB > c->size)
-			memset(pt + i * ZB + (at >= c->size ? 0 : c->size - at), 0,
-			       at >= c->size ? ZB : (size_t)(at + ZB - c->size));
+		if (at + ZB > c->size) {
+			uint8_t *p = pt + i * ZB + (at >= c->size ? 0 : c->size - at);
+			size_t k = at >= c->size ? ZB : (size_t)(at + ZB - c->size);
+			if (c->watch && (e[i][0].len | e[i][1].len) != 0 && !all_zero(p, k))
+				c->stale = 1;
+			memset(p, 0, k);
+		}
 	}
 	return r;
 }
@@ -474,7 +512,7 @@ static int put_blocks(struct zcall *c, uint64_t b, uint64_t n, const uint8_t *pt
 	int r = get_ents(c, b, n, e);
 	/* Room in the table for the whole batch, made before any block of it
 	 * is decided (see track). */
-	if (r == 0 && !z->atomic && !c->wt && z->nt + n > ZTRACKED)
+	if (r == 0 && !z->atomic && !c->wt && z->tab->nt + n > ZTRACKED)
 		r = sync_below(z);
 	uint8_t *cz = malloc(ZB);
 	if (cz == NULL)
@@ -483,6 +521,8 @@ static int put_blocks(struct zcall *c, uint64_t b, uint64_t n, const uint8_t *pt
 		uint64_t blk = b + i;
 		const uint8_t *p = pt + i * ZB;
 		int cur = newer(e[i]), t, own = 0, add = 0;
+		if (blk * ZB >= c->size && e[i][cur].len != 0)
+			c->stale = 1;                  /* bytes past the end: see grow_durable */
 		if (e[i][cur].gen == 0) {
 			t = 0;                          /* never written                */
 		} else if (z->atomic || tracked(z, c->ino, blk)) {
@@ -613,18 +653,43 @@ static int make_holes(struct zcall *c, uint64_t from, uint64_t to)
 /* The file grows from c->size to `to`: the blocks wholly between read as
  * zeros, which they may not below when a truncation was cut short; make
  * holes of those that are not, and store the block holding the old end
- * again with zeros past it (get_blocks gives them so). */
+ * again with zeros past it if it has other bytes there. */
 static int clear_gap(struct zcall *c, uint64_t to)
 {
 	int r = 0;
 	uint64_t bp = c->size / ZB;
 	if (c->size % ZB != 0 && bp < to / ZB) {
-		/* The old last block: its bytes past the old end too. */
+		int was = c->stale;
+		c->watch = 1;
+		c->stale = 0;
 		r = get_blocks(c, bp, 1, c->z->pt);
-		if (r == 0)
+		if (r == 0 && c->stale)
 			r = put_blocks(c, bp, 1, c->z->pt);
+		c->stale |= was;
 	}
 	return r < 0 ? r : make_holes(c, (c->size + ZB - 1) / ZB, to / ZB);
+}
+
+/* Before a call makes the file longer: if it met bytes past the old size
+ * (c->stale), they are there because a truncation a cut stopped made its
+ * size durable and not all of its holes (or zeros past its last byte), or
+ * a write failed before its size; this call has overwritten them, but a
+ * second cut could make the larger size durable and not what overwrote
+ * them, and show the bytes cut off.  So what the call wrote is made
+ * durable first (the file's fsync below; its blocks leave the table, as
+ * at z_fsync).  A file no cut or failure touched has only holes and zeros
+ * past its size, and never pays for this. */
+static int grow_durable(struct zcall *c)
+{
+	struct zmount *z = c->z;
+	if (!c->stale)
+		return 0;
+	if (z->s.below.ops->fsync == NULL)
+		return sync_below(z);
+	int r = z->s.below.ops->fsync(z->s.below.fs, c->f->sf.lower);
+	if (r == 0)
+		forget(z, c->ino);
+	return r;
 }
 
 static int end_call(struct zcall *c, int r)
@@ -678,6 +743,7 @@ static long z_write(void *fs, void *file, const void *buf, size_t n, uint64_t of
 		return 0;
 	if ((off + n + ZB - 1) / ZB > ZMAXBLK)
 		return -EFBIG;
+	c.watch = off + n > c.size;
 	if (off > c.size)
 		r = clear_gap(&c, off);
 	size_t done = 0;
@@ -697,6 +763,8 @@ static long z_write(void *fs, void *file, const void *buf, size_t n, uint64_t of
 		}
 		done += r == 0 ? k : 0;
 	}
+	if (r == 0 && off + n > c.size)
+		r = grow_durable(&c);
 	if (r == 0 && off + n > c.size)
 		r = set_u64(&c, 8, off + n);
 	r = end_call(&c, r);
@@ -739,6 +807,8 @@ static int z_truncate(void *fs, void *file, uint64_t len)
 	}
 	if (r == 0 && len > c.size)
 		r = clear_gap(&c, (len + ZB - 1) / ZB * ZB);
+	if (r == 0 && len > c.size)
+		r = grow_durable(&c);
 	if (r == 0)
 		r = set_u64(&c, 8, len);
 	return end_call(&c, r);
@@ -841,8 +911,23 @@ static int z_sync(void *fs)
 static int z_rename(void *fs, const char *from, const char *to)
 {
 	struct zmount *z = fs;
-	int r = z->nt > 0 ? sync_below(z) : 0;
+	int r = z->tab->nt > 0 ? sync_below(z) : 0;
 	return r < 0 ? r : stack_bypass_rename(fs, from, to);
+}
+
+static void z_free(struct zmount *z)
+{
+	free(z->io);
+	free(z->pt);
+	free(z->one);
+	if (z->tab != NULL && --z->tab->refs == 0) {
+		struct ztable **pp = &tables;
+		while (*pp != z->tab)
+			pp = &(*pp)->next;
+		*pp = z->tab->next;
+		free(z->tab);
+	}
+	z->tab = NULL;
 }
 
 static int z_mount(const char *opts, void **fs)
@@ -854,12 +939,17 @@ static int z_mount(const char *opts, void **fs)
 	z->io = malloc(ZBATCH * ZB);
 	z->pt = malloc(ZBATCH * ZB);
 	z->one = malloc(ZB);
-	z->t = calloc(ZTRACK, sizeof *z->t);
-	if (z->io == NULL || z->pt == NULL || z->one == NULL || z->t == NULL) {
-		free(z->io);
-		free(z->pt);
-		free(z->one);
-		free(z->t);
+	for (z->tab = tables; z->tab != NULL && z->tab->below != z->s.below.fs; z->tab = z->tab->next)
+		;
+	if (z->tab == NULL && (z->tab = calloc(1, sizeof *z->tab)) != NULL) {
+		z->tab->below = z->s.below.fs;
+		z->tab->next = tables;
+		tables = z->tab;
+	}
+	if (z->tab != NULL)
+		z->tab->refs++;
+	if (z->io == NULL || z->pt == NULL || z->one == NULL || z->tab == NULL) {
+		z_free(z);
 		stack_unmount(z);
 		return -ENOMEM;
 	}
@@ -877,13 +967,6 @@ static int z_mount(const char *opts, void **fs)
 	return 0;
 }
 
-static void z_free(struct zmount *z)
-{
-	free(z->io);
-	free(z->pt);
-	free(z->one);
-	free(z->t);
-}
 
 /* The table is this mount's: what it names is made durable before it
  * goes (a later mount takes every newest version for durable). */
