@@ -27,8 +27,9 @@
  *   "phase":"overwrite" all of it: MB/s, the write cost of the overwriting
  *                       alone (Sprite LFS's: bytes the log wrote, new and
  *                       the cleaner's, plus the bytes the cleaner read, per
- *                       new byte), segments cleaned, and the slowest
- *                       interval against the empty-disk figure
+ *                       new byte), segments cleaned and their
+ *                       utilization when chosen (u_cleaned), and the
+ *                       slowest interval against the empty-disk figure
  * tools/bench/lfsclean.py runs it, and draws the table and the plot.
  * Every file's contents are checked at the end.
  */
@@ -192,17 +193,22 @@ static int one(int unit, long pct, long segs, long segkib, long filekib, long ti
 	}
 	lfs_get_stats(fs, &s2, NULL);
 	double ow = mbps(done, all_ns), wc = cost(&s1, &s2);
+	/* The utilization of the segments cleaned, when chosen: what Sprite
+	 * LFS's 2/(1-u) takes (the write cost adds the summaries, inodes and
+	 * checkpoints the moves cost). */
+	uint64_t crd = s2.clean_read - s1.clean_read;
+	double ucl = crd ? (double)(s2.clean_live - s1.clean_live) / (double)crd : 0;
 	emit("\"bench\":\"lfsclean\",\"util\":%ld,\"hot\":%ld,\"phase\":\"overwrite\",\"bytes\":%llu,\"ns\":%llu,"
 	     "\"mbps\":%.3f,\"wcost\":%.3f,\"cleaned\":%llu,\"clean_read\":%llu,\"clean_moved\":%llu,"
-	     "\"new\":%llu,\"worst_mbps\":%.3f,\"worst_vs_fill\":%.3f",
+	     "\"new\":%llu,\"u_cleaned\":%.3f,\"worst_mbps\":%.3f,\"worst_vs_fill\":%.3f",
 	     pct, hot, (unsigned long long)done, (unsigned long long)all_ns, ow, wc,
 	     (unsigned long long)(s2.segs_cleaned - s1.segs_cleaned),
 	     (unsigned long long)(s2.clean_read - s1.clean_read),
 	     (unsigned long long)(s2.clean_moved - s1.clean_moved),
-	     (unsigned long long)(s2.new_bytes - s1.new_bytes), worst, fill > 0 ? worst / fill : 0);
+	     (unsigned long long)(s2.new_bytes - s1.new_bytes), ucl, worst, fill > 0 ? worst / fill : 0);
 	printf("  %ld%%: fill %.2f MB/s; overwrite %.2f MB/s, slowest part %.2f MB/s (%.0f%% of the "
-	       "fill); write cost %.2f, %llu segments cleaned\n", pct, fill, ow, worst,
-	       fill > 0 ? 100 * worst / fill : 0, wc, (unsigned long long)(s2.segs_cleaned - s1.segs_cleaned));
+	       "fill); write cost %.2f, %llu segments cleaned at u %.2f\n", pct, fill, ow, worst,
+	       fill > 0 ? 100 * worst / fill : 0, wc, (unsigned long long)(s2.segs_cleaned - s1.segs_cleaned), ucl);
 	/* Every file as last written. */
 	for (uint32_t f = 0; f < nfiles && e == 0; f++)
 		if ((e = check(fs, f, fbytes, tmp)) < 0)

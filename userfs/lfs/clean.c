@@ -115,29 +115,37 @@ static int clean_seg(struct lfs *fs, uint64_t s, uint8_t *mem)
 	return 0;
 }
 
+/* The most segments one round cleans (each round ends with a checkpoint,
+ * whose inode map and table blocks are shared by the segments cleaned). */
+#define ROUND_MAX 32
+
 int lfs_clean(struct lfs *fs, int max)
 {
 	if (fs->cleaning || fs->rdonly || fs->in_commit || fs->in_ckpt)
 		return 0;
 	if (fs->err)
 		return fs->err;
-	if (max <= 0 || max > 16)
-		max = 16;
+	if (max <= 0 || max > ROUND_MAX)
+		max = ROUND_MAX;
 	/* Everything in memory to the log first: a new inode's blocks are
 	 * live only once the map points at it. */
 	TRY(lfs_commit(fs));
-	uint64_t now = lfs_now(), chosen[16];
+	uint64_t now = lfs_now(), chosen[ROUND_MAX];
 	int n = 0;
 	/* What the moved blocks may take: what the log can still write, less
-	 * what the round's commit and checkpoint need. */
-	uint64_t have = lfs_avail(fs), keep = lfs_worst(fs, 0);
+	 * what the round's commit and checkpoint need - with every inode map
+	 * block, since the files moved may touch any of them. */
+	fs->av_valid = 0;
+	uint64_t have = lfs_avail(fs);
+	uint64_t keep = lfs_worst(fs, 0);
+	if (fs->nimblk > fs->nimdirty)
+		keep += (uint64_t)(fs->nimblk - fs->nimdirty) * LFS_BSIZE;
 	uint64_t budget = have > keep ? have - keep : 0;
 	/* The best that still fit (with their share of summaries), from the
 	 * candidate sets (seg.c): no look at every segment. */
 	n = lfs_seg_choose(fs, now, budget, chosen, max);
 	if (n == 0 && lfs_seg_waiting(fs, NULL) == 0)
 		return 0;
-	uint64_t before = lfs_free_segs(fs);
 	uint8_t *mem = n ? malloc(lfs_segbytes(fs)) : NULL;
 	if (n && mem == NULL) {
 		for (int i = 0; i < n; i++)
@@ -146,6 +154,8 @@ int lfs_clean(struct lfs *fs, int max)
 	}
 	fs->cleaning = 1;
 	int e = 0;
+	for (int i = 0; i < n; i++)
+		fs->st.clean_live += lfs_sg(fs, chosen[i])->e.live;
 	for (int i = 0; i < n && e == 0; i++) {
 		e = lfs_read_seg(fs, chosen[i], fs->sb.seg_sect, mem);
 		fs->st.clean_read += lfs_segbytes(fs);
@@ -165,10 +175,13 @@ int lfs_clean(struct lfs *fs, int max)
 	}
 	if (e < 0)
 		return e;
-	/* What it gained: segments the file system can write now and could
-	 * not before (0 when cleaning only moved live bytes around). */
-	uint64_t after = lfs_free_segs(fs);
-	return after > before ? (int)(after - before) : 0;
+	/* What it gained: the room the log has now and had not before, in
+	 * segments, a part of one counting as one (0 when cleaning only moved
+	 * live bytes around).  A round that gains less than a whole segment
+	 * still helps: the next one starts from there. */
+	fs->av_valid = 0;
+	uint64_t after = lfs_avail(fs), sb = lfs_segbytes(fs);
+	return after > have ? (int)((after - have + sb - 1) / sb) : 0;
 }
 
 int lfs_autoclean(struct lfs *fs)
@@ -180,8 +193,11 @@ int lfs_autoclean(struct lfs *fs)
 	/* Writable segments, as lfs_reserve counts them (kept between
 	 * segments: counting looks at every segment and the free map). */
 	uint64_t sb = lfs_segbytes(fs);
-	if (lfs_avail(fs) / sb >= fs->clean_low)
+	if (lfs_avail(fs) / sb >= fs->clean_low) {
+		if (lfs_avail(fs) / sb >= 2 * (uint64_t)fs->clean_keep)
+			fs->clean_keep = 0;      /* room again: empty segments go back */
 		return 0;
+	}
 	/* Cleaning: every segment known first (after a mount the table comes
 	 * in as it is wanted; what is left of it is read once, here). */
 	if (!lfs_sut_all_loaded(fs)) {
@@ -190,29 +206,37 @@ int lfs_autoclean(struct lfs *fs)
 		if (lfs_avail(fs) / sb >= fs->clean_low)
 			return 0;
 	}
-	/* The marks, but no more than a quarter and a half of the segments
-	 * the live data leaves free (and no less than what the next change
-	 * reserves, and two): on a small or full volume the high mark may be
-	 * out of reach, and chasing it would clean the same data over and
-	 * over (each round gains a little, at a write cost without end). */
+	/* The marks.  Every clean segment held back is room the live data
+	 * cannot spread into, so the segments cleaned are fuller: under
+	 * uniform overwrites at 80% the cleaned segments' utilization rises
+	 * with the share of the free space kept clean (docs/lfs.md, "The
+	 * cleaner").  So the low mark is what the next change reserves, plus
+	 * one, and at most a thirty-second of the segments the live data
+	 * leaves free more; the high mark at most a sixteenth of those above
+	 * it (at least two: a round of a few segments shares one checkpoint).
+	 * cleanlo and cleanhi may lower them, never below that floor. */
 	uint64_t live = fs->live_total;
 	uint64_t could = fs->sb.nsegs - 1 - (live + sb - 1) / sb;
+	uint64_t floor = (lfs_worst(fs, sb) + sb - 1) / sb + 1;   /* what lfs_reserve wants, and 1 */
 	uint64_t lo = fs->clean_low, hi = fs->clean_high;
-	uint64_t floor = (lfs_worst(fs, sb) + sb - 1) / sb + 2;   /* what lfs_reserve wants, and 2 */
-	if (lo > could / 4)
-		lo = could / 4;
+	if (lo > floor + could / 32)
+		lo = floor + could / 32;
 	if (lo < floor)
 		lo = floor;
-	if (hi > could / 2)
-		hi = could / 2;
+	uint64_t span = could / 16 > 2 ? could / 16 : 2;
+	if (hi > lo + span)
+		hi = lo + span;
 	if (hi < lo + 2)
 		hi = lo + 2;
 	if (lfs_avail(fs) / sb >= lo)
 		return 0;
+	/* What the rounds empty stays mapped (seg.c, lfs_release): the log
+	 * writes it next. */
+	fs->clean_keep = (uint32_t)hi;
 	/* Until the high mark, or until a round gains nothing (the disk is
 	 * full of live data: then writes get -ENOSPC). */
 	for (int round = 0; round < 256 && lfs_avail(fs) / sb < hi; round++) {
-		int r = lfs_clean(fs, 4);
+		int r = lfs_clean(fs, ROUND_MAX);
 		if (r <= 0)
 			return r < 0 ? r : 0;
 	}
@@ -224,14 +248,16 @@ int lfs_clean_now(struct lfs *fs, int max)
 	int total = 0;
 	if (max > 0)
 		return lfs_clean(fs, max);
-	/* On demand: as long as a round gains something. */
+	/* On demand: as long as a round gains a whole segment. */
 	for (int round = 0; round < 1024; round++) {
+		uint64_t before = lfs_free_segs(fs);
 		int r = lfs_clean(fs, 4);
 		if (r < 0)
 			return r;
-		if (r == 0)
+		uint64_t after = lfs_free_segs(fs);
+		if (after <= before)
 			break;
-		total += r;
+		total += (int)(after - before);
 	}
 	return total;
 }

@@ -55,6 +55,7 @@ struct lfs_stats {
 	uint64_t new_bytes;       /* log bytes written for the file system          */
 	uint64_t clean_read;      /* bytes the cleaner read                         */
 	uint64_t clean_moved;     /* live bytes the cleaner wrote again             */
+	uint64_t clean_live;      /* live bytes of the segments it chose, as chosen */
 	uint64_t segs_cleaned, segs_released, segs_mapped;
 	uint64_t ps_written, commits, checkpoints, flushes;
 	uint64_t rd_reqs, rd_sect, wr_reqs, wr_sect;

@@ -143,6 +143,7 @@ struct lfs {
 	uint64_t cp_interval;     /* bytes of log between checkpoints               */
 	int autoclean;
 	uint64_t ac_mark;         /* new_bytes when autoclean last looked           */
+	uint32_t clean_keep;      /* empty segments kept mapped while cleaning      */
 	/* checkpoints */
 	uint64_t cp_disk[2];      /* the copies' disk sectors (anchor extents)      */
 	uint64_t cpseq;           /* of the newest durable checkpoint               */

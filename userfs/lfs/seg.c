@@ -596,7 +596,11 @@ uint64_t lfs_free_segs(struct lfs *fs)
 int lfs_release(struct lfs *fs)
 {
 	uint64_t released = 0;
-	while (fs->pool.n > fs->pool_target) {
+	/* While the cleaner runs, the segments it empties are the next ones
+	 * the log writes: giving them back only to map them again costs two
+	 * volume map commits each (clean.c, clean_keep). */
+	uint32_t keep = fs->pool_target > fs->clean_keep ? fs->pool_target : fs->clean_keep;
+	while (fs->pool.n > keep) {
 		uint64_t s = fs->pool.v[fs->pool.n - 1];
 		lfs_rc_drop(fs, s);
 		int e = vvol_discard(&fs->v, s * fs->sb.seg_sect, fs->sb.seg_sect);
