@@ -220,10 +220,10 @@ static int files(struct edc *c, uint64_t n, uint64_t per_dir, uint64_t bytes, ui
 			uint64_t slept = mine.wait_time - last_mine.wait_time;
 			uint64_t busy = now - tlast > slept ? now - tlast - slept : 0;
 			emit("\"bench\":\"edscale\",\"what\":\"create\",\"unit\":%d,\"files\":%lu,\"per_dir\":%lu,"
-			     "\"bytes\":%lu,\"every\":%lu,\"us_per_file\":%lu,\"cpu_us_per_file\":%.2f,"
+			     "\"bytes\":%lu,\"every\":%lu,\"us_per_file\":%.2f,\"cpu_us_per_file\":%.2f,"
 			     "\"writes_per_kfile\":%lu,\"flushes_per_kfile\":%lu,\"heap_kib\":%lu,\"elapsed_ms\":%lu",
 			     unit, (unsigned long)(i + 1), (unsigned long)per_dir, (unsigned long)bytes,
-			     (unsigned long)every, (unsigned long)(us(now - tlast) / every),
+			     (unsigned long)every, hz ? (double)(now - tlast) * 1e6 / (double)hz / (double)every : 0.0,
 			     hz ? (double)busy * 1e6 / (double)hz / (double)every : 0.0,
 			     (unsigned long)((sys->disk_writes - sys_last.disk_writes) * 1000 / every),
 			     (unsigned long)((sys->disk_flushes - sys_last.disk_flushes) * 1000 / every),

@@ -18,6 +18,11 @@
 #                           formed (never the timings themselves); the Linux
 #                           comparison's quick round too when its packages
 #                           are cached or can be fetched, else one SKIP line
+#                           (and then a tiny `make manywall`: 2,000 files)
+#   make manywall           the many-files curve in elapsed time, unixfs
+#                           beside ext4 (tools/bench/manywall.py; long:
+#                           MANYWALL_ARGS='--files 1000000 --rounds 1'),
+#                           into $(BUILD)/manywall
 #
 # BENCH_ARGS passes more to tools/bench/run.py, e.g.
 # BENCH_ARGS='--platforms model --only ddio'.
@@ -45,7 +50,7 @@ COMMA := ,
 BENCH_PY := tools/bench/python.sh
 BENCH_NEEDS := deps bench-python $(KERNEL_ELF) $(KERNEL_IMAGE) $(INITRD)
 
-.PHONY: bench bench-linux bench-check bench-python
+.PHONY: bench bench-linux bench-check bench-python manywall
 bench-python: deps
 	@$(BENCH_PY) -c 'pass'
 
@@ -75,6 +80,17 @@ bench-check: $(BENCH_NEEDS)
 		     "(all of it in $(BUILD)/bench-quick/linux-deps.log)"; \
 	fi; \
 	BUILD=$(BUILD) $(BENCH_PY) tools/bench/run.py --out $(BUILD)/bench-quick --quick --quiet $$linux; \
-	s=$$?; $(BENCH_PY) tools/bench/report.py --results $(BUILD)/bench-quick --check || s=1; exit $$s
+	s=$$?; $(BENCH_PY) tools/bench/report.py --results $(BUILD)/bench-quick --check || s=1; \
+	if [ -z "$$linux" ]; then \
+		BUILD=$(BUILD) $(BENCH_PY) tools/bench/manywall.py --files 2000 --every 1000 --rounds 1 --size 1G \
+			--out $(BUILD)/bench-quick/manywall > $(BUILD)/bench-quick/manywall.log 2>&1 && \
+		echo "bench-check: manywall: 2,000 files on unixfs and ext4, the table and figure made" || \
+		{ echo "bench-check: FAIL manywall (see $(BUILD)/bench-quick/manywall.log)"; s=1; }; \
+	fi; exit $$s
+
+# The many-files curve in elapsed time beside ext4 (docs/benchmarks.md,
+# "Many files in elapsed time"): default 100,000 files, three rounds.
+manywall: $(BENCH_NEEDS) linux-guest
+	@BUILD=$(BUILD) $(BENCH_PY) tools/bench/manywall.py --out $(BUILD)/manywall $(MANYWALL_ARGS)
 
 test: bench-check

@@ -8,6 +8,7 @@ records read back from the log.
         status = boot("mkfs; edscale -n 100", log, d, env={"DISK_SIZE": "1T"},
                       bootargs="rawio=1", timeout=900)
     recs = records(log)                       # every EXOBENCH {...} line
+    boot(None, log, d, linux=["ext4", "-F", "1000"])   # Linux's side (tools/linux/run.sh)
 
 Every boot gets EXODISK_NO_DEPS=1 (the experiment runs after `make`, which
 checked the dependencies; tools/deps.sh would otherwise run once a boot),
@@ -39,15 +40,22 @@ def scratch(prefix="exodisk-", where=None):
         shutil.rmtree(d, ignore_errors=True)
 
 
-def boot(cmd, log, scratch_dir, env=None, bootargs="", timeout=3600):
+def boot(cmd, log, scratch_dir, env=None, bootargs="", timeout=3600, linux=None):
     """Boot once running `cmd`, console to the file `log`; the exit status
-    of tools/run-qemu.sh (the status of the guest's last command)."""
+    of tools/run-qemu.sh (the status of the guest's last command).  With
+    linux=[FS, OPTION...] the boot is Linux's instead (tools/linux/run.sh
+    FS OPTION..., the same machine and disk; cmd and bootargs unused), and
+    the status is lxbench's."""
     e = dict(os.environ)
     e.update(env or {})
-    e.update({"EXODISK_SCRATCH": scratch_dir, "EXODISK_NO_DEPS": "1", "CMD": cmd,
-              "BOOTARGS": bootargs})
+    e.update({"EXODISK_SCRATCH": scratch_dir, "EXODISK_NO_DEPS": "1"})
+    if linux is None:
+        e.update({"CMD": cmd, "BOOTARGS": bootargs})
+        argv = [os.path.join(ROOT, "tools", "run-qemu.sh")]
+    else:
+        argv = [os.path.join(ROOT, "tools", "linux", "run.sh")] + [str(x) for x in linux]
     with open(log, "w") as f:
-        p = subprocess.Popen([os.path.join(ROOT, "tools", "run-qemu.sh")], cwd=ROOT, env=e,
+        p = subprocess.Popen(argv, cwd=ROOT, env=e,
                              stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT,
                              start_new_session=True)
         try:

@@ -10,6 +10,14 @@
  *       `exobench fs` runs) on the file system FS mounted at DIR (/mnt);
  *       before every phase, not timed: sync() and drop_caches = 3 (page
  *       cache, dentries and inodes), so the phase starts cold
+ *   lxbench -t FS [-M DIR] -F FILES [-P PER_DIR] [-E EVERY]
+ *       many files (issue 11), as `edscale -n FILES -d PER_DIR -c EVERY`
+ *       does on our side (apps/edscale.c): FILES files of 1 KiB in
+ *       directories of PER_DIR (default 100), never a sync until the end;
+ *       a what=create line every EVERY files (default FILES/10) with the
+ *       elapsed and CPU time per file of the window, the disk's writes and
+ *       flushes per 1,000 files, and the kernel's memory (slabs: dentries
+ *       and inodes; page cache)
  *   lxbench -t raw [-D DEV] (the same options)
  *       the raw device DEV (/dev/vda) with O_DIRECT, as our raw path
  *       (`exobench smallfile/largefile -o raw -c`): small files at the
@@ -33,6 +41,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include "apps/exobench/common.h"
 #include "apps/exobench/fswork.h"
@@ -236,10 +245,112 @@ static void raw_large(int runs, long mib, long kops)
 	free(wrand);
 }
 
+/* ---- many files ------------------------------------------------------------------- */
+
+/* The disk's write and flush requests so far (/sys/block/vda/stat: the
+ * 5th field and, since Linux 5.5, the 16th). */
+static void disk_counts(uint64_t *writes, uint64_t *flushes)
+{
+	unsigned long long f[17] = { 0 };
+	FILE *fp = fopen("/sys/block/vda/stat", "r");
+	int n = 0;
+	while (fp != NULL && n < 17 && fscanf(fp, "%llu", &f[n]) == 1)
+		n++;
+	if (fp != NULL)
+		fclose(fp);
+	*writes = f[4];
+	*flushes = n >= 16 ? f[15] : 0;
+}
+
+/* A line of /proc/meminfo, in KiB (0 if missing). */
+static uint64_t meminfo(const char *key)
+{
+	char line[128];
+	unsigned long long v = 0;
+	size_t k = strlen(key);
+	FILE *fp = fopen("/proc/meminfo", "r");
+	while (fp != NULL && fgets(line, sizeof line, fp) != NULL)
+		if (strncmp(line, key, k) == 0 && line[k] == ':') {
+			sscanf(line + k + 1, "%llu", &v);
+			break;
+		}
+	if (fp != NULL)
+		fclose(fp);
+	return v;
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int many_files(long n, long per_dir, long every)
+{
+	char buf[1024], path[256];
+	memset(buf, 0x5c, sizeof buf);
+	if (cold() < 0)
+		die("drop_caches");
+	uint64_t t0 = now_ns(), tlast = t0, clast = cpu_ns(), w0, f0;
+	disk_counts(&w0, &f0);
+	for (long i = 0; i < n; i++) {
+		if (i % per_dir == 0) {
+			snprintf(path, sizeof path, "%s/d%ld", mnt, i / per_dir);
+			if (mkdir(path, 0755) < 0 && errno != EEXIST)
+				die(path);
+		}
+		snprintf(path, sizeof path, "%s/d%ld/f%ld", mnt, i / per_dir, i);
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0)
+			die(path);
+		if (write(fd, buf, sizeof buf) != (ssize_t)sizeof buf)
+			die("write");
+		if (close(fd) < 0)
+			die("close");
+		if ((i + 1) % every == 0) {
+			uint64_t now = now_ns(), c = cpu_ns(), w, f;
+			disk_counts(&w, &f);
+			emit("\"bench\":\"edscale\",\"os\":\"linux\",\"fs\":\"%s\",\"what\":\"create\",\"files\":%ld,"
+			     "\"per_dir\":%ld,\"bytes\":%zu,\"every\":%ld,\"us_per_file\":%.2f,\"cpu_us_per_file\":%.2f,"
+			     "\"writes_per_kfile\":%lu,\"flushes_per_kfile\":%lu,\"slab_kib\":%lu,\"cached_kib\":%lu,"
+			     "\"used_kib\":%lu,\"elapsed_ms\":%lu",
+			     fs_type, i + 1, per_dir, sizeof buf, every, (double)(now - tlast) / 1e3 / (double)every,
+			     (double)(c - clast) / 1e3 / (double)every, (unsigned long)((w - w0) * 1000 / (uint64_t)every),
+			     (unsigned long)((f - f0) * 1000 / (uint64_t)every), (unsigned long)meminfo("Slab"),
+			     (unsigned long)meminfo("Cached"),
+			     (unsigned long)(meminfo("MemTotal") - meminfo("MemFree")),
+			     (unsigned long)((now - t0) / 1000000));
+			tlast = now;
+			clast = c;
+			w0 = w;
+			f0 = f;
+		}
+	}
+	uint64_t ts = now_ns();
+	sync();
+	emit("\"bench\":\"edscale\",\"os\":\"linux\",\"fs\":\"%s\",\"what\":\"files\",\"files\":%ld,"
+	     "\"per_dir\":%ld,\"bytes\":%zu,\"create_ms\":%lu,\"sync_ms\":%lu",
+	     fs_type, n, per_dir, sizeof buf, (unsigned long)((ts - t0) / 1000000),
+	     (unsigned long)((now_ns() - ts) / 1000000));
+	printf("lxbench: %ld files in %s\n", n, mnt);
+	return 0;
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: lxbench -t FS|raw [-M DIR] [-D DEV] " FW_OPTIONS "\n");
+	fprintf(stderr, "usage: lxbench -t FS|raw [-M DIR] [-D DEV] " FW_OPTIONS "\n"
+	                "       lxbench -t FS [-M DIR] -F FILES [-P PER_DIR] [-E EVERY]\n");
 	exit(2);
+}
+
+static long count(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (*s == 0 || *end != 0 || v <= 0)
+		usage();
+	return v;
 }
 
 int main(int argc, char **argv)
@@ -247,6 +358,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	struct fw_args a;
 	fw_defaults(&a);
+	long many = 0, per_dir = 100, every = 0;
 	for (int i = 1; i < argc; i += 2) {
 		if (i + 1 >= argc)
 			usage();
@@ -256,12 +368,23 @@ int main(int argc, char **argv)
 			mnt = argv[i + 1];
 		else if (strcmp(argv[i], "-D") == 0)
 			devpath = argv[i + 1];
+		else if (strcmp(argv[i], "-F") == 0)
+			many = count(argv[i + 1]);
+		else if (strcmp(argv[i], "-P") == 0)
+			per_dir = count(argv[i + 1]);
+		else if (strcmp(argv[i], "-E") == 0)
+			every = count(argv[i + 1]);
 		else if (fw_option(&a, argv[i], argv[i + 1]) != 1)
 			usage();
 	}
 	if (fs_type == NULL || fw_check(&a) != 0)
 		usage();
 	meta(&a);
+	if (many > 0) {
+		if (strcmp(fs_type, "raw") == 0)
+			usage();
+		return many_files(many, per_dir, every ? every : (many >= 10 ? many / 10 : 1));
+	}
 	if (strcmp(fs_type, "raw") != 0) {
 		struct fw_sys sys = {
 			.os = "linux", .fs = fs_type, .dev = "virtio-blk", .unit = 0, .root = mnt,
