@@ -111,6 +111,10 @@ CASES = [
     Case("fs-survives-reboot", "cat /p; cat /dir/q; ls -l /dir; fsck",
          setup=first_boot("mkfs; echo persistent > /p; mkdir /dir; cp /p /dir/q"),
          expect=[r"^persistent\npersistent$", r"q$", r": 0 problems$"]),
+    Case("fs-df-file-count", "df /; rm /a/b; df /; fsck",
+         setup=first_boot("mkfs; mkdir /a; echo x > /a/b; edscale -n 2000 -d 100 -c 1000"),
+         expect=[r"^/ +unixfs +\d+ +\d+ +\d+ +\d+% +2023$", r"^/ +unixfs +\d+ +\d+ +\d+ +\d+% +2022$",
+                 r"2000 files, 22 directories.*: 0 problems$"]),
     Case("fs-two-owners",
          "capdemo make alice; capdemo make bob; capdemo write alice 5 & capdemo write bob 5; "
          "wait; capdemo attack alice; capdemo attack bob; capdemo check alice 5; "

@@ -200,8 +200,7 @@ void ufs_dir_dirty(struct ufs *fs, struct udir *d)
 	if (d->dirty)
 		return;
 	d->dirty = 1;
-	d->dnext = fs->dirty;
-	fs->dirty = d;
+	UFS_LIST_PUSH(&fs->dirty, d, dnext, dprev);
 }
 
 void ufs_ent_dirty(struct ufs *fs, struct uent *e)
@@ -237,6 +236,8 @@ int ufs_dir_add(struct ufs *fs, struct udir *d, const char *name, const struct u
 		return err;
 	}
 	ufs_dir_dirty(fs, d);
+	d->cntchg = 1;
+	fs->pending++;
 	*out = e;
 	return 0;
 }
@@ -250,6 +251,8 @@ void ufs_dir_remove(struct ufs *fs, struct udir *d, struct uent *e)
 	e->ongone = 1;
 	d->gone = e;
 	ufs_dir_dirty(fs, d);
+	d->cntchg = 1;
+	fs->pending--;
 }
 
 void ufs_doom_ent(struct ufs *fs, struct uent *e)
@@ -267,6 +270,7 @@ void ufs_dir_memonly(struct ufs *fs, struct udir *d, struct uent *e)
 	blk_take(d, e);
 	e->memonly = 1;
 	ufs_dir_dirty(fs, d);
+	d->cntchg = 1;
 }
 
 int ufs_dir_rename(struct ufs *fs, struct udir *d, struct uent *e, const char *name,
@@ -562,6 +566,7 @@ int ufs_dir_load(struct ufs *fs, struct udir *d, uint64_t id)
 		return err;
 	d->pm = d->m;
 	d->loaded = 1;
+	d->ndisk = d->nents;          /* (the file count: super.c) */
 	return 0;
 }
 
@@ -807,6 +812,7 @@ void ufs_dir_done(struct ufs *fs, struct udir *d)
 		d->blk[0].csum = d->m.head_csum;
 		d->blk[0].dirty = 0;
 	}
+	uint32_t records = 0, later = 0;
 	for (uint32_t i = 0; i < d->npos; i++) {
 		struct uent *e = d->pos[i];
 		if (e == NULL)
@@ -815,24 +821,49 @@ void ufs_dir_done(struct ufs *fs, struct udir *d)
 		if (v != NULL) {
 			e->dr = *v;
 			e->committed = 1;
+			records++;
 		} else if (e->memonly) {
 			e->committed = 0;
+		} else {
+			later++;          /* a new file whose bytes could not be placed */
 		}
 	}
 	ds_committed(&d->sp);
 	/* The removed names are gone from disk: what they named can go too,
-	 * unless another name has it (a rename) or it is still open. */
+	 * unless another name has it (a rename) or it is still open.  A
+	 * removed directory still open takes its durable records out of the
+	 * count now (one no longer in memory left them in d->dropw). */
+	uint64_t gone = 0;
 	while (d->gone) {
 		struct uent *e = d->gone;
 		d->gone = e->gnext;
 		e->gnext = NULL;
 		e->ongone = 0;
+		if (e->ip != NULL && e->ip->d != NULL && !e->moved) {
+			gone += ufs_dir_weight(e->ip->d);
+			e->ip->d->ndisk = 0;
+			e->ip->d->dropw = 0;
+		}
 		/* An open object keeps its node until its last close (inode.c). */
 		if (e->ip != NULL)
 			continue;
 		ufs_doom_ent(fs, e);
 		upool_free(fs, e);
 	}
+	ufs_count_dir(fs, d, records, gone);
+	if (later)
+		d->cntchg = 1;            /* its commit will change the count */
+}
+
+int64_t ufs_dir_count_change(const struct udir *d)
+{
+	int64_t n = 0;
+	for (uint32_t i = 0; i < d->npos; i++)
+		n += d->pos[i] != NULL && version(d->pos[i]) != NULL;
+	for (const struct uent *e = d->gone; e != NULL; e = e->gnext)
+		if (e->ip != NULL && e->ip->d != NULL && !e->moved)
+			n -= (int64_t)ufs_dir_weight(e->ip->d);
+	return n - (int64_t)d->ndisk - (int64_t)d->dropw;
 }
 
 void ufs_dir_abort(struct ufs *fs, struct udir *d)

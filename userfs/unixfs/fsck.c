@@ -17,6 +17,9 @@
  *     in it (map.c checks at every load), and no table line names an
  *     extent that is not there (fsck -r drops such lines); the holes of
  *     each file are counted;
+ *   - the superblock's file count (version 4), unless a cut commit left
+ *     it "not known", is the number of records plus the root; "repair"
+ *     sets it;
  *   - no orphans: dnodes or fnodes of this file system that no record
  *     names.  A crash between removing a name and freeing what it named
  *     leaves one; with the "repair" option fsck frees them.
@@ -57,6 +60,8 @@ struct ck {
 	void *arg;
 	struct ufs_fsck_stats *st;
 	struct set ids, xrefs;    /* file ids and node places reached */
+	uint64_t names;           /* records reached, plus the root   */
+	int unreadable;           /* a directory or file did not load */
 	struct run *runs;         /* sectors owned by the file system */
 	uint32_t nruns, runcap;
 	char path[LIBFS_PATH_MAX + UFS_NAME_MAX + 2];
@@ -190,6 +195,7 @@ static int walk(struct ck *k, struct uinode *dir, size_t plen, int depth)
 			return 0;
 		if (e->memonly)
 			continue;
+		k->names++;
 		snprintf(k->path + plen, sizeof k->path - plen, "/%s", e->name);
 		size_t nlen = strlen(k->path);
 		int dup = set_add(&k->ids, e->r.id);
@@ -226,6 +232,7 @@ static int walk(struct ck *k, struct uinode *dir, size_t plen, int depth)
 			snprintf(what, sizeof what, "unreadable: %s",
 			         k->fs->damage[0] ? k->fs->damage : "I/O error");
 			problem(k, what);
+			k->unreadable = 1;
 			continue;
 		}
 		if (ip->type == UFS_T_DIR) {
@@ -297,6 +304,38 @@ static int orphans(struct ck *k, int repair)
 	return 0;
 }
 
+/* The superblock's file count (version 4; as the mount resolved it, and
+ * kept since: a repair's mount may have finished renames) against the
+ * records the walk reached.  Not known (0 on disk: a commit of several
+ * directories was cut off; the next mount counts the tree when asked) is
+ * not a problem; repair sets it.  Damage the walk could not read makes
+ * the comparison meaningless: left alone. */
+static int check_count(struct ck *k)
+{
+	struct ufs *fs = k->fs;
+	uint64_t sb = fs->sb.version >= UFS_SB_FILES && fs->count_known ? fs->nfiles : 0;
+	k->st->names = k->names;
+	k->st->sb_files = sb;
+	if (fs->sb.version < UFS_SB_FILES || sb == k->names || k->unreadable)
+		return 0;
+	if (sb != 0) {
+		char what[120];
+		snprintf(what, sizeof what, "the superblock counts %llu files and directories, the tree holds %llu%s",
+		         (unsigned long long)sb, (unsigned long long)k->names, k->repair ? " (set)" : "");
+		k->path[0] = 0;
+		problem(k, what);
+	}
+	if (!k->repair || fs->readonly)
+		return 0;
+	fs->nfiles = k->names;
+	fs->pending = 0;
+	fs->count_known = fs->count_exact = 1;
+	fs->sb.files = k->names;
+	fs->sb.pend_dir = fs->sb.pend_seq = 0;
+	fs->sb.pend_delta = 0;
+	return ufs_push_sb(fs);
+}
+
 int unixfs_fsck(const char *opts, ufs_report_fn report, void *arg, struct ufs_fsck_stats *st)
 {
 	memset(st, 0, sizeof *st);
@@ -315,6 +354,7 @@ int unixfs_fsck(const char *opts, ufs_report_fn report, void *arg, struct ufs_fs
 	k.arg = arg;
 	k.st = st;
 	st->dirs = 1;
+	k.names = 1;
 	err = set_add(&k.ids, fs->sb.root_id);
 	if (err == 0)
 		err = set_add(&k.xrefs, fs->sb.root);
@@ -335,6 +375,8 @@ int unixfs_fsck(const char *opts, ufs_report_fn report, void *arg, struct ufs_fs
 			}
 		err = orphans(&k, repair);
 	}
+	if (err == 0)
+		err = check_count(&k);
 	if (err == 0 && repair)
 		err = ufs_writeback_all(fs);
 	int e = ufs_unmount_common(fs);

@@ -64,25 +64,19 @@ static struct uinode *onew(struct ufs *fs, struct uent *e, int type)
 
 static void file_undirty(struct ufs *fs, struct uinode *ip)
 {
+	(void)fs;
 	if (!ip->ondirty)
 		return;
-	struct uinode **pp = &fs->dfiles;
-	while (*pp && *pp != ip)
-		pp = &(*pp)->fnext;
-	if (*pp)
-		*pp = ip->fnext;
+	UFS_LIST_TAKE(ip, fnext, fprev);
 	ip->ondirty = 0;
 }
 
 static void dir_undirty(struct ufs *fs, struct udir *d)
 {
+	(void)fs;
 	if (!d->dirty)
 		return;
-	struct udir **pp = &fs->dirty;
-	while (*pp && *pp != d)
-		pp = &(*pp)->dnext;
-	if (*pp)
-		*pp = d->dnext;
+	UFS_LIST_TAKE(d, dnext, dprev);
 	d->dirty = 0;
 }
 
@@ -99,6 +93,14 @@ static void odestroy(struct ufs *fs, struct uinode *ip)
 	fs->dirty_bytes -= ip->counted < fs->dirty_bytes ? ip->counted : fs->dirty_bytes;
 	fs->resv -= ip->resv < fs->resv ? ip->resv : fs->resv;
 	if (ip->d) {
+		/* A removed directory whose removal is not yet durable: its
+		 * durable records leave the file count with it (super.c). */
+		if (ip->ent != NULL && ip->ent->ongone && ufs_dir_weight(ip->d) != 0) {
+			if (ip->parent != NULL)
+				ip->parent->dropw += ufs_dir_weight(ip->d);
+			else
+				fs->count_known = 0;     /* (not expected: count again) */
+		}
 		dir_undirty(fs, ip->d);
 		ufs_dir_free(fs, ip->d);
 		fs->ndirs--;
@@ -314,8 +316,7 @@ void ufs_file_dirty(struct ufs *fs, struct uinode *ip)
 		return;
 	if (!ip->ondirty) {
 		ip->ondirty = 1;
-		ip->fnext = fs->dfiles;
-		fs->dfiles = ip;
+		UFS_LIST_PUSH(&fs->dfiles, ip, fnext, fprev);
 	}
 	ufs_ent_dirty(fs, ip->ent);
 }
@@ -559,4 +560,5 @@ void ufs_idrop_all(struct ufs *fs)
 	fs->dirty = NULL;
 	fs->dfiles = NULL;
 	fs->root = NULL;
+	fs->pending = 0;              /* no name is in memory but the disk's */
 }

@@ -280,8 +280,8 @@ static int write_table(struct ufs *fs, struct uinode *ip, int node, uint64_t ext
 		if (r == ED_E_ENTRY)
 			r = 0;
 	} else {
-		if (fs->sb.version < UFS_SB_VERSION) {
-			fs->sb.version = UFS_SB_VERSION;
+		if (fs->sb.version < UFS_SB_HOLES) {
+			fs->sb.version = UFS_SB_HOLES;
 			int err = ufs_push_sb(fs);
 			if (err < 0) {
 				fs->sb.version = UFS_SB_VERSION_MIN;

@@ -143,9 +143,8 @@ static int u_statfs(void *fsp, struct libfs_statfs *st)
 	st->bsize = UFS_BSIZE;
 	st->blocks = fs->k.fm.nsectors / UFS_BSECT;
 	st->bfree = edc_fm_count_free(&fs->k.fm) / UFS_BSECT;
-	st->files = fs->nobj;
 	st->ffree = st->bfree * UFS_BSECT;
-	return 0;
+	return ufs_files(fs, &st->files);
 }
 
 static void fill_stat(struct uinode *ip, struct libfs_stat *st)
@@ -443,6 +442,13 @@ static int move_across(struct ufs *fs, struct uinode *s, struct uinode *d, struc
 	 * it, in memory first. */
 	struct uinode *ip = NULL;
 	int err = 0;
+	/* A crash is sorted out (below) by trusting a durable new name - so
+	 * the directory it is in must be one a walk from the root finds: a
+	 * new one, not yet named on disk, is committed first.  (Otherwise a
+	 * cut could leave the new name in an unnamed directory and the next
+	 * mount remove the old one: the file lost.) */
+	if (e->committed && !e->memonly && !ufs_dir_named(fs, d->d) && (err = ufs_sync(fs)) < 0)
+		return err;
 	if (e->r.type == UFS_T_REG && e->r.where == UFS_W_SMALL) {
 		err = ufs_iget(fs, e, &ip);
 		if (err == 0)

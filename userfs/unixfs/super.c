@@ -67,9 +67,12 @@ static int sb_damaged(struct ufs *fs, uint64_t sector, const char *what)
 	return -EIO;
 }
 
+static void count_resolve(struct ufs *fs);
+
 int ufs_read_sb(struct ufs *fs)
 {
 	fs->sb_sector = fs->k.anchor;
+	memset(&fs->sb, 0, sizeof fs->sb);
 	int64_t r = kit_xn_get(&fs->k, fs->sb_sector, 0, UFS_E_SUPER, &fs->sb, sizeof fs->sb);
 	if (r == ED_E_ENTRY)
 		return sb_damaged(fs, fs->sb_sector, "it holds no unixfs superblock entry");
@@ -78,9 +81,201 @@ int ufs_read_sb(struct ufs *fs)
 	if (r == sizeof fs->sb && fs->sb.magic == UFS_SUPER_MAGIC &&
 	    (fs->sb.version > UFS_SB_VERSION || fs->sb.version < UFS_SB_VERSION_MIN))
 		return sb_damaged(fs, fs->sb_sector,
-		                  "a unixfs format version this build does not read (it reads 2 and 3)");
-	if (r != sizeof fs->sb || !sb_valid(&fs->sb, fs->k.fm.nsectors))
+		                  "a unixfs format version this build does not read (it reads 2 to 4)");
+	uint64_t want = fs->sb.version >= UFS_SB_FILES ? sizeof fs->sb : UFS_SUPER_V3_BYTES;
+	if ((uint64_t)r != want || !sb_valid(&fs->sb, fs->k.fm.nsectors))
 		return sb_damaged(fs, fs->sb_sector, "its superblock entry is malformed");
+	count_resolve(fs);
+	return 0;
+}
+
+/* ---- the file count --------------------------------------------------------------------------
+ *
+ * statfs's number of files is the durable tree's (fs->nfiles, kept as
+ * commits change it) plus what is pending in memory (fs->pending: names
+ * added less names removed since).  The superblock keeps the durable
+ * count across a power cut with no walk of the tree at mount.  The hard
+ * part: the directories of a sync commit one by one (sync.c step 5), so a
+ * cut can leave any subset of them durable.  So before a commit that
+ * changes the count can be durable (ufs_count_begin, written back with
+ * sync.c's step 2, before the barrier), the superblock says either
+ *   - when one directory's commit changes it (an fsync, a removal, most
+ *     small syncs): the count before, and that directory's dnode with the
+ *     commit number it will have and the change - a mount reads that one
+ *     dnode and knows whether the commit happened (count_resolve).  No
+ *     write more than the sync made before;
+ *   - when several do: 0, "not known", and once their commits are durable
+ *     the new count (ufs_count_end, one more write-back at the end of the
+ *     sync).
+ * A mount that finds 0 - a cut during such a commit - or a version 2 or 3
+ * file system counts the tree the first time it is asked (ufs_files).
+ * Each directory knows the records of its durable version (d->ndisk, set
+ * at load and at each commit), so a commit's change is exact however its
+ * names came and went; a removed directory's durable records (it is empty
+ * in memory, but its own removals may not have committed) leave the count
+ * when the removal of its name commits (d->dropw carries them to its
+ * parent while it is gone from memory).  After a failed commit (some
+ * directories may be durable and some not) nothing is written until a
+ * whole sync goes well. */
+
+static void count_resolve(struct ufs *fs)
+{
+	struct ufs_super *sb = &fs->sb;
+	fs->nfiles = 0;
+	fs->count_known = fs->count_exact = 0;
+	fs->pend_d = NULL;
+	if (sb->version < UFS_SB_FILES || sb->files == 0)
+		return;
+	uint64_t n = sb->files;
+	if (sb->pend_dir != 0) {
+		struct ufs_xmeta m;
+		int64_t r = kit_xn_get(&fs->k, ufs_xref_sector(sb->pend_dir), ufs_xref_slot(sb->pend_dir),
+		                       UFS_E_META, &m, sizeof m);
+		if (r != sizeof m || m.magic != UFS_XMETA_MAGIC || m.kind != UFS_K_DIR) {
+			/* Cannot tell: count the tree when asked. */
+			sb->files = sb->pend_dir = sb->pend_seq = 0;
+			sb->pend_delta = 0;
+			return;
+		}
+		if (m.seq >= sb->pend_seq)
+			n += (uint64_t)(int64_t)sb->pend_delta;
+		/* Resolved: what is written next says so. */
+		sb->files = n;
+		sb->pend_dir = sb->pend_seq = 0;
+		sb->pend_delta = 0;
+	}
+	fs->nfiles = n;
+	fs->count_known = fs->count_exact = 1;
+}
+
+int ufs_count_begin(struct ufs *fs, struct udir **list, uint32_t n)
+{
+	struct ufs_super *sb = &fs->sb;
+	fs->pend_d = NULL;
+	if (sb->version < UFS_SB_FILES)
+		return 0;
+	struct udir *one = NULL;
+	int many = 0;
+	for (uint32_t i = 0; i < n && !many; i++)
+		if (list[i]->cntchg || list[i]->dropw) {
+			many = one != NULL;
+			one = list[i];
+		}
+	if (one == NULL)
+		return 0;
+	if (!many && !one->isnew && fs->count_known && fs->count_exact) {
+		int64_t delta = ufs_dir_count_change(one);
+		if (delta == 0)
+			return 0;         /* (a rename within it: no change) */
+		if (delta == (int32_t)delta) {
+			sb->files = fs->nfiles;
+			sb->pend_dir = ufs_xref(one->x.sector, one->x.slot);
+			sb->pend_seq = one->m.seq + 1;      /* what ufs_dir_publish makes it */
+			sb->pend_delta = (int32_t)delta;
+			fs->pend_d = one;
+			fs->pend_delta = delta;
+			/* In step 2's write-back with the dnodes, not after them: it
+			 * need only be durable before the barrier, and so costs no
+			 * log record of its own. */
+			return ufs_push_sb_at(fs, 0);
+		}
+	}
+	if (sb->files == 0 && sb->pend_dir == 0)
+		return 0;
+	sb->files = 0;
+	sb->pend_dir = sb->pend_seq = 0;
+	sb->pend_delta = 0;
+	return ufs_push_sb_at(fs, 0);
+}
+
+int ufs_count_end(struct ufs *fs, int ok, int whole)
+{
+	struct ufs_super *sb = &fs->sb;
+	fs->pend_d = NULL;
+	if (!ok) {
+		/* Some commits may be durable and not counted, or counted and
+		 * not reachable: exact again after a whole sync that goes well. */
+		fs->count_exact = 0;
+		return 0;
+	}
+	if (whole)
+		fs->count_exact = 1;
+	if (sb->version < UFS_SB_FILES)
+		return 0;
+	if (!fs->count_known) {
+		/* (Only if something went wrong: it is counted again when asked.) */
+		if (sb->files == 0)
+			return 0;
+		sb->files = 0;
+	} else if (!fs->count_exact || sb->files != 0) {
+		/* A count with a pending commit resolves itself; 0 is written
+		 * over once the count is the durable tree's again. */
+		return 0;
+	} else {
+		sb->files = fs->nfiles;
+	}
+	sb->pend_dir = sb->pend_seq = 0;
+	sb->pend_delta = 0;
+	return ufs_push_sb(fs);
+}
+
+void ufs_count_dir(struct ufs *fs, struct udir *d, uint32_t n, uint64_t gone)
+{
+	int64_t delta = (int64_t)n - (int64_t)d->ndisk - (int64_t)gone - (int64_t)d->dropw;
+	if (d == fs->pend_d && delta != fs->pend_delta)
+		fs->count_known = 0;      /* (a bug: the superblock's pending change is wrong) */
+	fs->nfiles += (uint64_t)delta;
+	fs->pending -= delta;
+	d->ndisk = n;
+	d->dropw = 0;
+	d->cntchg = 0;
+}
+
+/* Every directory's durable records and names now, below dir. */
+static int count_below(struct ufs *fs, struct uinode *dir, uint64_t *durable, uint64_t *live, int depth)
+{
+	if (depth > 4096)
+		return -ELOOP;
+	struct udir *d = dir->d;
+	*durable += ufs_dir_weight(d);
+	*live += d->nents;
+	for (uint64_t cookie = 0;;) {
+		struct uent *e;
+		if (ufs_dir_next(d, &cookie, &e) == 0)
+			return 0;
+		if (e->r.type != UFS_T_DIR || e->memonly)
+			continue;
+		struct uinode *ip;
+		int err = ufs_iget(fs, e, &ip);
+		if (err == 0) {
+			err = count_below(fs, ip, durable, live, depth + 1);
+			ufs_iput(fs, ip);
+		}
+		if (err < 0)
+			return err;
+	}
+}
+
+int ufs_files(struct ufs *fs, uint64_t *out)
+{
+	if (!fs->count_known) {
+		/* After a whole sync that went well every directory in memory
+		 * is its durable version, and every durable one is in the tree
+		 * as memory has it (read-only: nothing changed). */
+		int err = fs->readonly ? 0 : ufs_sync(fs);
+		uint64_t durable = 1, live = 1;
+		if (err == 0)
+			err = count_below(fs, fs->root, &durable, &live, 0);
+		if (err < 0)
+			return err;
+		fs->nfiles = durable;
+		fs->pending = (int64_t)(live - durable);
+		fs->count_known = 1;
+		if (!fs->readonly && ufs_count_end(fs, 1, 1) < 0)
+			fs->count_exact = 0;     /* (the superblock stays at 0) */
+	}
+	int64_t n = (int64_t)fs->nfiles + fs->pending;
+	*out = n > 0 ? (uint64_t)n : 0;
 	return 0;
 }
 
@@ -189,7 +384,8 @@ void ufs_abandon(struct ufs *fs)
 int unixfs_mkfs(const char *opts, uint64_t *sbp)
 {
 	/* version=2 makes the format before holes (for older builds'
-	 * tools); it becomes 3 when its first hole is made. */
+	 * tools); it becomes 3 when its first hole is made.  version=3:
+	 * without the file count (it stays 3). */
 	uint64_t version;
 	int verr = kit_opt_num(opts, "version", UFS_SB_VERSION, &version);
 	if (verr < 0 || version < UFS_SB_VERSION_MIN || version > UFS_SB_VERSION)
@@ -216,6 +412,7 @@ int unixfs_mkfs(const char *opts, uint64_t *sbp)
 	sb->bsize = UFS_BSIZE;
 	sb->root_id = 1;
 	sb->next_id = 2;
+	sb->files = version >= UFS_SB_FILES ? 1 : 0;   /* the root */
 	char label[32];
 	if (libfs_opt(opts, "label", label, sizeof label) == 1)
 		memcpy(sb->label, label, sizeof label);

@@ -57,9 +57,16 @@
 
 int ufs_push_sb(struct ufs *fs)
 {
+	return ufs_push_sb_at(fs, -1);
+}
+
+int ufs_push_sb_at(struct ufs *fs, int depth)
+{
 	struct uxn x;
 	ufs_xn_set(&x, fs->sb_sector, 0);
-	int64_t r = ufs_xn_add_data(fs, &x, UFS_E_SUPER, &fs->sb, sizeof fs->sb, -1);
+	/* (Versions 2 and 3: their shorter entry, as their builds read it.) */
+	uint32_t len = fs->sb.version >= UFS_SB_FILES ? sizeof fs->sb : UFS_SUPER_V3_BYTES;
+	int64_t r = ufs_xn_add_data(fs, &x, UFS_E_SUPER, &fs->sb, len, depth);
 	return r < 0 ? kit_err(r) : 0;
 }
 
@@ -161,7 +168,7 @@ static struct uinode **dirty_files(struct ufs *fs, struct udir *only, uint32_t *
 		struct uinode *ip = *pp;
 		struct uent *e = ip->ent;
 		if (ip->unlinked || e == NULL || e->memonly || e->dir == NULL) {
-			*pp = ip->fnext;
+			UFS_LIST_TAKE(ip, fnext, fprev);
 			ip->ondirty = 0;
 			continue;
 		}
@@ -258,7 +265,7 @@ int ufs_writebehind(struct ufs *fs)
 }
 
 /* Is d's name durable, and every ancestor's? */
-static int named(struct ufs *fs, struct udir *d)
+int ufs_dir_named(struct ufs *fs, struct udir *d)
 {
 	while (d != NULL && d->self != fs->root) {
 		struct uent *e = d->self->ent;
@@ -381,6 +388,11 @@ static int commit(struct ufs *fs, struct udir **list, uint32_t n, struct udir *o
 	 * a seek there and back (on the RZ25 model 1,000 10 KB files took 9%
 	 * longer to create). */
 	uio_send(&w);
+	/* The file count in the superblock: before a commit that changes it
+	 * can be durable, the superblock names that commit, or says "not
+	 * known" (super.c).  What each directory's commit holds is settled by
+	 * now (a write that fails keeps its directory out of the commit). */
+	int cerr = ufs_count_begin(fs, list, n);
 	if (fs->cnt.data_writes - writes0 <= EARLY_WRITES)
 		(void)ufs_writeback_all(fs);   /* (what failed stays in the set: below) */
 	err = uio_finish(&w);
@@ -396,7 +408,7 @@ static int commit(struct ufs *fs, struct udir **list, uint32_t n, struct udir *o
 		if (d->isnew && d->err == 0 && (err = ufs_dir_publish(fs, d)) < 0)
 			d->err = err;
 	}
-	err = ufs_writeback_all(fs);
+	err = cerr < 0 ? cerr : ufs_writeback_all(fs);
 	/* 3. The barrier. */
 	if (err == 0)
 		err = ufs_barrier(fs);
@@ -408,6 +420,7 @@ static int commit(struct ufs *fs, struct udir **list, uint32_t n, struct udir *o
 				list[i]->err = err;
 		/* New dnodes published their head: keep their blocks (a write-
 		 * back may still make them durable); they are committed again. */
+		ufs_count_end(fs, 0, 0);
 		return first ? first : err;
 	}
 	/* 5. The commit points. */
@@ -423,13 +436,15 @@ static int commit(struct ufs *fs, struct udir **list, uint32_t n, struct udir *o
 		/* Some commits may be durable, some not: keep every old and new
 		 * block (nothing freed, nothing reused) and report it; the next
 		 * sync writes back again. */
+		ufs_count_end(fs, 0, 0);
 		return first ? first : err;
 	}
 	/* 6. What the commits no longer name. */
-	int committed_any = 0;
+	int committed_any = 0, all = 1;
 	for (uint32_t i = 0; i < n; i++) {
 		struct udir *d = list[i];
 		if (d->err != 0) {
+			all = 0;
 			ufs_dir_abort(fs, d);
 			if (first == 0)
 				first = d->err;
@@ -462,7 +477,7 @@ static int commit(struct ufs *fs, struct udir **list, uint32_t n, struct udir *o
 			pp = &ip->fnext;
 			continue;
 		}
-		*pp = ip->fnext;
+		UFS_LIST_TAKE(ip, fnext, fprev);
 		ip->ondirty = 0;
 		if (ip->refs == 0) {
 			ip->refs = 1;
@@ -508,7 +523,7 @@ static int commit(struct ufs *fs, struct udir **list, uint32_t n, struct udir *o
 	for (struct udir **pp = &fs->dirty; *pp != NULL;) {
 		struct udir *d = *pp;
 		if (d->leave == 1) {
-			*pp = d->dnext;
+			UFS_LIST_TAKE(d, dnext, dprev);
 			d->dirty = 0;
 		} else {
 			pp = &d->dnext;
@@ -526,6 +541,9 @@ static int commit(struct ufs *fs, struct udir **list, uint32_t n, struct udir *o
 				if ((err = ufs_push_sb(fs)) < 0 && first == 0)
 					first = err;
 			}
+	/* The superblock gets the count the commits made durable. */
+	if ((err = ufs_count_end(fs, all, only == NULL)) < 0 && first == 0)
+		first = err;
 	err = ufs_writeback_all(fs);
 	if (err < 0 && first == 0)
 		first = err;
@@ -570,7 +588,7 @@ int ufs_fsync(struct ufs *fs, struct uinode *ip)
 	if (fs->readonly || ip->ent == NULL || ip->ent->memonly || ip->unlinked)
 		return 0;
 	struct udir *d = ip->type == UFS_T_DIR ? ip->d : ip->ent->dir;
-	if (d == NULL || !named(fs, d) || fs->in_sync)
+	if (d == NULL || !ufs_dir_named(fs, d) || fs->in_sync)
 		return ufs_sync(fs);
 	fs->in_sync = 1;
 	ufs_dir_dirty(fs, d);

@@ -204,9 +204,17 @@ struct udir {
 	uint32_t nlive;           /* objects of its entries in memory            */
 	uint32_t nsubdirs;
 	struct udir *dnext;       /* dirty list                                  */
+	struct udir **dprev;      /* and what points at it there                 */
 	uint8_t  leave;           /* the end of a commit: 1 leaves the list      */
 	uint64_t newhead;         /* the commit being prepared                   */
 	uint32_t newcsum, newnblocks;
+	/* The file count (super.c): records its durable version holds; the
+	 * durable records of removed directories below it that are gone from
+	 * memory, to drop at its next commit; a name added, removed or made
+	 * memory-only since its last commit. */
+	uint32_t ndisk;
+	uint64_t dropw;
+	uint8_t  cntchg;
 };
 
 /* ---- objects ------------------------------------------------------------------ */
@@ -229,6 +237,7 @@ struct uinode {
 	uint8_t unlinked;         /* no name: freed at the last close            */
 	uint8_t bigdirty;         /* large file: blocks or extents to write      */
 	struct uinode *fnext;     /* dirty file list                             */
+	struct uinode **fprev;    /* and what points at it there                 */
 	/* large files */
 	struct uxn x;             /* the fnode                                   */
 	struct ubig *b;
@@ -267,6 +276,23 @@ struct upool {
 	size_t bytes;             /* held in names, objects and small files' bytes */
 };
 
+/* The dirty lists (fs->dirty, fs->dfiles) link each member both ways - its
+ * next, and the pointer that points at it - so taking one off is O(1). */
+#define UFS_LIST_PUSH(head, x, next, prev) do {                                 \
+		(x)->next = *(head);                                            \
+		if ((x)->next != NULL)                                          \
+			(x)->next->prev = &(x)->next;                           \
+		(x)->prev = (head);                                             \
+		*(head) = (x);                                                  \
+	} while (0)
+#define UFS_LIST_TAKE(x, next, prev) do {                                       \
+		*(x)->prev = (x)->next;                                         \
+		if ((x)->next != NULL)                                          \
+			(x)->next->prev = (x)->prev;                            \
+		(x)->next = NULL;                                               \
+		(x)->prev = NULL;                                               \
+	} while (0)
+
 /* ---- the mount -------------------------------------------------------------------- */
 
 #define UFS_OHASH 1024
@@ -279,6 +305,16 @@ struct ufs {
 	int readonly;             /* fsck                                        */
 	struct uinode *otab[UFS_OHASH];
 	uint32_t nobj, ndirs;
+	/* The file count (super.c): of the durable tree (its records + 1, if
+	 * count_known), and how many more there are now (names added less
+	 * removed since, memory-only ones included).  count_exact: no commit
+	 * failed since the last whole sync that went well, so nfiles is the
+	 * durable tree's and may go to the superblock. */
+	uint64_t nfiles;
+	int64_t  pending;
+	int      count_known, count_exact;
+	struct udir *pend_d;      /* the one directory whose commit changes it, */
+	int64_t  pend_delta;      /* by this much, in the sync under way        */
 	uint64_t trim_syncs;      /* ufs_itrim: syncs when it last walked,       */
 	uint32_t trim_left;       /* and the objects it left                     */
 	struct uinode *root;
@@ -600,9 +636,32 @@ int  ufs_namei(struct ufs *fs, const char *path, struct uinode **ipp);
 struct uinode *ufs_onew(struct ufs *fs, struct uent *e, int type);
 void ufs_odestroy(struct ufs *fs, struct uinode *ip);
 
+/* The file count (super.c; ufs_format.h, struct ufs_super's files). */
+/* Files and directories now (statfs): the durable count plus what is
+ * pending; counted afresh (a sync, then a walk of the tree) when not known. */
+int  ufs_files(struct ufs *fs, uint64_t *out);
+/* A commit of list (n directories) is about to be made durable: if any of
+ * them changes its number of records, the superblock says "not known"
+ * until the commit is over (before the barrier of sync.c step 3). */
+int  ufs_count_begin(struct ufs *fs, struct udir **list, uint32_t n);
+/* After the commit's step 6: ok, every listed directory committed; whole,
+ * a whole sync (every dirty directory was listed).  The superblock gets the
+ * count when it is the durable tree's. */
+int  ufs_count_end(struct ufs *fs, int ok, int whole);
+/* Directory d's commit is durable: its records went from d->ndisk to n,
+ * and removed directories' records (gone) with it. */
+void ufs_count_dir(struct ufs *fs, struct udir *d, uint32_t n, uint64_t gone);
+/* What the commit being prepared will change the count by (sync.c step 2,
+ * after its files are written). */
+int64_t ufs_dir_count_change(const struct udir *d);
+/* The durable records in and below d that go when its name's removal commits. */
+static inline uint64_t ufs_dir_weight(const struct udir *d) { return d->ndisk + d->dropw; }
+
 /* ---- sync.c ------------------------------------------------------------------------------------- */
 int  ufs_sync(struct ufs *fs);
 int  ufs_fsync(struct ufs *fs, struct uinode *ip);
+/* Is d's name durable, and every ancestor's? */
+int  ufs_dir_named(struct ufs *fs, struct udir *d);
 /* Small files' bytes (and large files' blocks) out without a commit: memory
  * or the buffer cache is full. */
 int  ufs_writebehind(struct ufs *fs);
@@ -612,5 +671,8 @@ int  ufs_intent_set(struct ufs *fs, int slot, const struct ufs_intent *in);
 int  ufs_intent_recover(struct ufs *fs);
 int  ufs_intent_explains(struct ufs *fs, uint64_t id);
 int  ufs_push_sb(struct ufs *fs);
+/* The superblock with the nodes of depth (not after them): what it says
+ * then must not depend on their being durable first (sync.c step 2). */
+int  ufs_push_sb_at(struct ufs *fs, int depth);
 
 #endif

@@ -1,5 +1,6 @@
 /*
- * ufs_format.h - unixfs on disk, version 3 (version 2 and holes).  docs/unixfs.md ("On disk")
+ * ufs_format.h - unixfs on disk, version 4 (version 3 and a file count;
+ * 3 is version 2 and holes).  docs/unixfs.md ("On disk")
  * draws the pictures and gives the crash argument; this header is the
  * reference for every number and layout.
  *
@@ -14,9 +15,10 @@
  *              entry 0 is the kit's struct kit_anchor (type "unixfs", the
  *              lock sector after it) and entry 1 struct ufs_super: where
  *              the root directory is, the file id counter, renames in
- *              progress.  A mount tries the places in order (or is told:
- *              sb=SECTOR); the mount lock is an exonode at the lock sector,
- *              never written back (libos/kit/lock.c).
+ *              progress, the number of files (version 4).  A mount
+ *              tries the places in order (or is told: sb=SECTOR); the
+ *              mount lock is an exonode at the lock sector, never written
+ *              back (libos/kit/lock.c).
  *  dnode       a directory: an exonode of UFS_XN_BYTES (two to a 2-sector
  *              block, with fnodes).  Entry 0 is struct ufs_xmeta (its id,
  *              attributes, and where its head block is, with the head's
@@ -54,9 +56,14 @@
 #define UFS_VERSION        2                        /* dnodes' and fnodes' layout */
 /* The file system's version, in its superblock: 3 lets large files have
  * holes (position tables, below); a version 2 file system has none, mounts
- * as it is, and becomes version 3 when its first hole is made. */
-#define UFS_SB_VERSION     3
+ * as it is, and becomes version 3 when its first hole is made.  4 keeps
+ * the number of files in the superblock (struct ufs_super's files); a
+ * version 2 or 3 file system has none there, mounts as it is, and is
+ * counted afresh (a walk of the tree) the first time a mount is asked. */
+#define UFS_SB_VERSION     4
 #define UFS_SB_VERSION_MIN 2
+#define UFS_SB_HOLES       3                        /* the first with holes      */
+#define UFS_SB_FILES       4                        /* the first with the count  */
 #define UFS_SUPER_MAGIC    0x32534658494e55ull      /* "UNIXFS2" little-endian */
 #define UFS_XMETA_MAGIC    0x58534655u              /* "UFSX" */
 #define UFS_DBLK_MAGIC     0x42534655u              /* "UFSB" */
@@ -104,11 +111,25 @@ struct ufs_super {
 	uint64_t root;            /* the root directory's dnode (xref)               */
 	uint64_t root_id;         /* and its id                                      */
 	uint64_t next_id;         /* no file has an id at or above this              */
-	uint64_t reserved;        /* zero                                            */
+	uint64_t files;           /* version 4: the file count (below); before: zero */
 	char     label[32];
 	struct ufs_intent intent[UFS_NINTENT];
+	/* Version 4 only (the entry of versions 2 and 3 ends here).  files:
+	 * the files and directories the durable tree holds, the root included
+	 * (its records + 1), once the commit of one directory that changes it
+	 * is resolved: if the dnode at pend_dir has a commit number (struct
+	 * ufs_xmeta seq) of at least pend_seq, that commit is durable and
+	 * pend_delta is to be added.  pend_dir 0: nothing pending.  files 0:
+	 * not known (a commit of several directories that changes it was under
+	 * way, or the count was never made): count the tree. */
+	uint64_t pend_dir;
+	uint64_t pend_seq;
+	int32_t  pend_delta;
+	uint32_t pad;             /* zero                                            */
 };
-_Static_assert(sizeof(struct ufs_super) == 80 + UFS_NINTENT * 24, "superblock size");
+#define UFS_SUPER_V3_BYTES 176u                     /* the entry before version 4 */
+_Static_assert(sizeof(struct ufs_super) == 104 + UFS_NINTENT * 24 &&
+               UFS_SUPER_V3_BYTES == 80 + UFS_NINTENT * 24, "superblock size");
 /* The anchor exonode holds the kit's record (80 bytes) and this, each with
  * an 8-byte entry header, after the 56-byte exonode header. */
 _Static_assert(56 + 8 + 80 + 8 + sizeof(struct ufs_super) <= UFS_SB_BYTES, "superblock fits its exonode");

@@ -41,6 +41,8 @@ struct ufs_fsck_stats {
 	uint64_t files, dirs, bytes, extents, mapnodes, sectors;
 	uint64_t sparse, hole_bytes;   /* large files with holes; bytes the holes span */
 	uint32_t version;              /* the superblock's format version             */
+	uint64_t names;                /* records reached, plus the root              */
+	uint64_t sb_files;             /* the superblock's count of them (0: none)    */
 	uint64_t problems;
 };
 typedef void (*ufs_report_fn)(void *arg, const char *path, const char *what);

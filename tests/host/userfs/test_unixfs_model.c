@@ -9,8 +9,9 @@
  * rename (files and directories, replacing), reads, listings, fsync, sync -
  * and operations that must fail (missing names, existing names, non-empty
  * directories, names too long, paths through files, a directory into
- * itself), comparing every result and error with the model.  Between
- * stretches it unmounts and reboots (everything must be there), or pulls
+ * itself), comparing every result and error (and statfs's file count) with
+ * the model.  Between stretches it unmounts and reboots (everything must
+ * be there), or pulls
  * the power (unflushed writes are lost at random, sector by sector): then
  * fsck must find nothing wrong but orphans from unfinished removals (and
  * after a clean unmount not even those),
@@ -212,8 +213,18 @@ static void check_dir(const struct ent *d)
 	CHECK_EQ(vfs_close(f), 0);
 }
 
+/* statfs's file count: every name in the model, the root included. */
+static void check_count(void)
+{
+	struct libfs_statfs st;
+	CHECK_EQ(vfs_statfs("/", &st), 0);
+	if (st.files != (uint64_t)cur.n)
+		FAIL("statfs counts %llu files, the model has %d", (unsigned long long)st.files, cur.n);
+}
+
 static void check_all(void)
 {
+	check_count();
 	for (int i = 0; i < cur.n; i++) {
 		if (cur.e[i].dir)
 			check_dir(&cur.e[i]);
@@ -678,6 +689,7 @@ static void run(uint64_t seed, long ops, int cache, int mode)
 		case 32: if (rn(5) == 0) crash(&u); break;
 		default: op_write(); break;
 		}
+		check_count();
 		if (cur.n > MAXN - 20) {
 			/* Keep the tree bounded: remove some files. */
 			for (int k = 0; k < 20; k++)
