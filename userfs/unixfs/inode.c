@@ -62,18 +62,16 @@ static struct uinode *onew(struct ufs *fs, struct uent *e, int type)
 	return ip;
 }
 
-static void file_undirty(struct ufs *fs, struct uinode *ip)
+static void file_undirty(struct uinode *ip)
 {
-	(void)fs;
 	if (!ip->ondirty)
 		return;
 	UFS_LIST_TAKE(ip, fnext, fprev);
 	ip->ondirty = 0;
 }
 
-static void dir_undirty(struct ufs *fs, struct udir *d)
+static void dir_undirty(struct udir *d)
 {
-	(void)fs;
 	if (!d->dirty)
 		return;
 	UFS_LIST_TAKE(d, dnext, dprev);
@@ -89,7 +87,7 @@ static void odestroy(struct ufs *fs, struct uinode *ip)
 	if (*pp)
 		*pp = ip->hnext;
 	fs->nobj--;
-	file_undirty(fs, ip);
+	file_undirty(ip);
 	fs->dirty_bytes -= ip->counted < fs->dirty_bytes ? ip->counted : fs->dirty_bytes;
 	fs->resv -= ip->resv < fs->resv ? ip->resv : fs->resv;
 	if (ip->d) {
@@ -101,7 +99,7 @@ static void odestroy(struct ufs *fs, struct uinode *ip)
 			else
 				fs->count_known = 0;     /* (not expected: count again) */
 		}
-		dir_undirty(fs, ip->d);
+		dir_undirty(ip->d);
 		ufs_dir_free(fs, ip->d);
 		fs->ndirs--;
 	}
@@ -289,7 +287,7 @@ void ufs_iput(struct ufs *fs, struct uinode *ip)
 			/* A removed directory: names removed from it before it went
 			 * are not committed by it any more - what they named goes
 			 * with it. */
-			dir_undirty(fs, ip->d);
+			dir_undirty(ip->d);
 			for (struct uent *g = ip->d->gone; g; g = g->gnext)
 				if (g->ip == NULL)
 					ufs_doom_ent(fs, g);

@@ -30,7 +30,9 @@
  *   2. every changed node is written back, deepest first, the superblock
  *      last - while the writes of step 1 are in flight when they are few
  *      (all of it may become durable at any moment anyway, rule 1); then
- *      new dnodes get their first head, written back too;
+ *      new dnodes get their first head, written back too.  The superblock
+ *      goes with the dnodes when the file count changes: it names the one
+ *      commit that changes it, or says "not known" (super.c);
  *   3. barrier (the device's cache is flushed): steps 1 and 2 are durable;
  *   4. (nothing: the waits of 1 and 2 are done);
  *   5. each changed directory's dnode gets its new head and is written
@@ -38,7 +40,8 @@
  *   6. what the commits stopped naming is freed: old directory blocks,
  *      old small files' sectors, nodes of removed names, space a directory
  *      no longer needs; renames whose old name is now gone are forgotten;
- *      written back again.
+ *      the file count, if several directories changed it; written back
+ *      again.
  * A directory whose files or blocks could not be written is not committed
  * (its durable state stays the last one), and nothing of it is dropped:
  * it stays dirty for the next sync, and the sync reports the error.  A
