@@ -91,7 +91,7 @@ static int load_node(struct vvol *v, struct vv_node *n)
 	const struct ed_xnmap_hdr *h = (const void *)page;
 	const struct ed_xnmap_ent *e = (const void *)(h + 1);
 	int bad = sizeof *h + (size_t)h->nent * sizeof *e > 4096 || h->length != VV_NODE_LEN;
-	int seen_hdr = 0;
+	int seen_hdr = 0, dirty = h->dirty != 0;
 	for (uint32_t i = 0; !bad && i < h->nent; i++) {
 		if (e[i].type == ED_ENT_DATA && e[i].idx == VV_HDR_ENT) {
 			struct vv_nodehdr nh;
@@ -136,6 +136,16 @@ static int load_node(struct vvol *v, struct vv_node *n)
 		return -EIO;
 	}
 	n->loaded = 1;
+	/* Changes to the node that nobody committed: a process sharing the
+	 * volume changed it and died before it could.  The exodisk keeps them
+	 * only while someone holds the node and undoes them when the last
+	 * holder goes - under whoever has since used the chunks they map.  So
+	 * whoever finds them commits them with its own (as new mappings:
+	 * after the flush). */
+	if (dirty && !v->readonly) {
+		v->fresh++;
+		return touch(v, n);
+	}
 	return 0;
 }
 

@@ -422,7 +422,9 @@ int lfs_commit_mode(struct lfs *fs, int durable)
 	if (fs->err)
 		return fs->err;
 	if (fs->dirty == NULL && fs->nimchg == 0 && fs->nschg == 0 && fs->nent == 0 && fs->group == 0) {
-		if (durable && fs->undurable) {
+		/* (Map nodes left uncommitted by a process that died, found
+		 * dirty when loaded: libos/vvol/map.c.) */
+		if ((durable && fs->undurable) || fs->v.dirty.n > 0) {
 			TRY(lfs_harden(fs));
 			fs->undurable = 0;
 		}

@@ -34,6 +34,7 @@
 #include "tests/host/userfs/ufsfix.h"
 #include "libos/kit/kit.h"
 #include "userfs/lfs/lfs_int.h"
+#include "libos/vvol/vvol.h"
 
 extern uint32_t share_host_pid;
 void share_host_kill(uint32_t pid);
@@ -506,12 +507,92 @@ static void lfs_case(void)
 	printf("test_share: lfs: two processes, the log handed over, open files, a death: ok\n");
 }
 
+/* ---- the virtual volume's map: a change its maker never committed -------------------- */
+
+/* One process's view of a volume (no mount lock: as lfs attaches). */
+struct vview {
+	struct kit k;
+	struct vvol v;
+};
+
+static void vview_open(struct process *p, struct vview *w)
+{
+	as(p);
+	CHECK_EQ(kit_open(&w->k, "vvt", "key=orphan"), 0);
+	CHECK_EQ(kit_anchor_find(&w->k, "key=orphan"), 0);
+	CHECK_EQ(vvol_open(&w->v, &w->k, 1, 1u << 20), 0);
+}
+
+/* Chunk 5 is mapped and holds what a wrote there. */
+static void chunk_holds(struct process *p, struct vview *w, const uint8_t *want)
+{
+	static uint8_t got[4096];
+	struct vvol_place pl;
+	as(p);
+	CHECK_EQ(vvol_chunk(&w->v, 5, 0, &pl), 1);
+	CHECK_EQ(kit_io(&w->k, pl.leaf, pl.slot, 0, pl.phys, got, sizeof got), 0);
+	CHECK(memcmp(got, want, sizeof got) == 0);
+}
+
+/* Process a maps a chunk, writes it (durably) and dies before committing
+ * the map.  Process b, which found the volume's map with a's change in it,
+ * reads the chunk (as lfs processes go on writing the log in a segment a
+ * dead process mapped).  The exodisk keeps an uncommitted change only while
+ * someone holds the map node: when b exits too it would be undone under
+ * b's use - unless b, having found the node changed and not committed,
+ * commits it with its own.  Then a third process, and a reboot, find the
+ * chunk mapped with its bytes. */
+static void vvol_orphan_case(void)
+{
+	struct process a = { .pid = 41 }, b = { .pid = 42 }, c = { .pid = 43 };
+	ufx_new(&u, 65536, HD_POLLED, 9);
+	struct vview w0, wa, wb, wc;
+	CHECK_EQ(kit_mkfs(&w0.k, "vvt", "key=orphan", 480), 0);
+	CHECK_EQ(vvol_make(&w0.v, &w0.k, 1, 64 * 128, 128, 1u << 20), 0);
+	CHECK_EQ(vvol_sync(&w0.v, VV_ALL), 0);
+	vvol_close(&w0.v);
+	ufx_stop(&u);
+	edc_host_init(&a.h, &u.f.h, u.f.ed);
+	edc_host_init(&b.h, &u.f.h, u.f.ed);
+	vview_open(&a, &wa);
+	static uint8_t data[4096];
+	for (size_t i = 0; i < sizeof data; i++)
+		data[i] = (uint8_t)(i * 7 + 1);
+	struct vvol_place pl;
+	CHECK_EQ(vvol_chunk(&wa.v, 5, 1, &pl), 1);
+	CHECK_EQ(kit_io(&wa.k, pl.leaf, pl.slot, 1, pl.phys, data, sizeof data), 0);
+	CHECK_EQ(kit_barrier(&wa.k), 0);
+	vview_open(&b, &wb);
+	chunk_holds(&b, &wb, data);
+	CHECK_EQ(vvol_harden(&wb.v), 0);
+	as(&a);
+	vvol_close(&wa.v);
+	edc_host_exit(&a.h);                 /* dies: its map change not written back */
+	as(&b);
+	vvol_close(&wb.v);
+	edc_host_exit(&b.h);
+	edc_host_init(&c.h, &u.f.h, u.f.ed);
+	vview_open(&c, &wc);
+	chunk_holds(&c, &wc, data);
+	vvol_close(&wc.v);
+	edc_host_exit(&c.h);
+	fx_remount(&u.f);
+	edc_host_init(&c.h, &u.f.h, u.f.ed);
+	vview_open(&c, &wc);
+	chunk_holds(&c, &wc, data);
+	vvol_close(&wc.v);
+	edc_host_exit(&c.h);
+	fx_free(&u.f);
+	printf("test_share: vvol: a map change left by a dead process is committed by the next\n");
+}
+
 int main(void)
 {
 	one_type(libfs_type("kvfs"));
 	one_type(libfs_type("flatfs"));
 	unixfs_case();
 	lfs_case();
+	vvol_orphan_case();
 	printf("test_share: ok\n");
 	return 0;
 }

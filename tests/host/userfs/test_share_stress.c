@@ -26,7 +26,8 @@
  * end every process unmounts, fsck must find nothing wrong, and after a
  * reboot every file is as the model says.
  *
- *   test_share_stress [SEEDS [STEPS [FIRST]]]    default 12 seeds x 600 steps
+ *   test_share_stress [SEEDS [STEPS [FIRST]]]    default 12 seeds x 600 steps,
+ *                                                 then the seeds that once failed
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -577,6 +578,12 @@ int main(int argc, char **argv)
 	int bad = 0;
 	for (int i = 0; i < seeds; i++)
 		bad |= run(first + (uint64_t)i, steps);
+	/* And, by default, seeds that once failed (2201: a segment mapped by a
+	 * process that died before committing the map, then written by the
+	 * others - the map change was undone when the last of them exited). */
+	static const uint64_t once[] = { 2201 };
+	for (size_t i = 0; argc == 1 && i < sizeof once / sizeof once[0]; i++)
+		bad |= run(once[i], 800);
 	printf("test_share_stress: %s\n", bad ? "FAILED" : "ok");
 	return bad;
 }
