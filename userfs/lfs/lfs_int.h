@@ -222,6 +222,7 @@ struct lfs {
 	int sh_stale;             /* catching up failed: read everything again      */
 	uint64_t sh_jepoch, sh_jpos;   /* the shared journal of commit records,
 	                             as far as we have applied it (multi.c)        */
+	uint64_t sh_deaths;       /* holders seen dead, as the area counts them     */
 	uint8_t scratch[LFS_BSIZE];
 };
 

@@ -215,8 +215,14 @@ static int close_ps(struct lfs *fs, int flags, int filler)
 		fs->unflushed = 1;
 	}
 	int e = issue(fs, from, n);
-	if (e == 0 && fs->ps + LFS_PS_MIN > fs->sb.seg_sect)
+	if (e == 0 && fs->ps + LFS_PS_MIN > fs->sb.seg_sect) {
 		e = enter_next(fs);
+		/* The log is at its segment's end: nothing more can be
+		 * appended until it has moved on (a shared lfs reads
+		 * everything again, which clears this). */
+		if (e < 0 && fs->err == 0)
+			fs->err = e;
+	}
 	return e;
 }
 

@@ -78,6 +78,7 @@ struct lfs_multi_area {
 	uint64_t jepoch;          /* bumped each time it starts again               */
 	uint64_t jlen, jdone;     /* bytes in it; bytes handed over                 */
 	uint32_t jfull, pad;      /* it ran out of room: incomplete                 */
+	uint64_t deaths;          /* holders that died (see catch_up)               */
 	uint8_t j[JOURNAL];
 };
 struct jent {
@@ -205,8 +206,11 @@ int lfs_multi_attach(struct lfs *fs, const char *opts)
 		return e;
 	}
 	took_lock(fs);
-	if (e == SHARE_DEAD)
+	if (e == SHARE_DEAD) {
 		area(fs)->jcp = 0;        /* the dead one's commits may not be there */
+		area(fs)->deaths++;
+	}
+	fs->sh_deaths = area(fs)->deaths;
 	/* The mount reads everything from the disk, which is all a death
 	 * (SHARE_DEAD) asks of it. */
 	return 0;
@@ -577,6 +581,16 @@ static int roll_on(struct lfs *fs)
 static int catch_up(struct lfs *fs, int dead)
 {
 	struct lfs_multi_area *a = area(fs);
+	/* A holder that died may have changed more than the log: the
+	 * volume's map in the exodisk's shared cache (a segment it mapped,
+	 * one it gave back), which no record and no head says.  Whoever
+	 * takes the lock from it reads everything again - and so does every
+	 * other process, when it next catches up: the one that found the
+	 * lock DEAD may have been a new mount, which told nobody. */
+	if (dead)
+		a->deaths++;
+	dead |= a->deaths != fs->sh_deaths;
+	fs->sh_deaths = a->deaths;
 	int stale = fs->sh_stale || dirty(fs) || fs->err;
 	int full = dead || stale || a->cpseq != fs->cpseq;
 	/* After a death or our own failed publish the log may hold commits
