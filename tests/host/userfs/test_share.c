@@ -14,19 +14,21 @@
  *     not there, while every durable file is;
  *   - the files are there after a clean reboot.
  *
- * And unixfs, which takes the lock as a lease (userfs/unixfs/share.c):
- * what one process changed the other sees once it takes the lock; an open
- * file is found again after the other renames it within its directory,
- * reads as empty once the other removed it; a process that dies holding
- * the lease loses what it had not published, and nothing else.
+ * And, with one body for both (lease_case, a row per type), unixfs and lfs,
+ * which take the lock as a lease (userfs/unixfs/share.c, userfs/lfs/multi.c:
+ * lfs hands its log over): a process alone keeps the lock between
+ * operations even with nothing to publish, and lets go once another has
+ * attached; what one process changed the other sees once it takes the
+ * lock, both ways; an open file the other renames is the same file, one it
+ * removes reads as empty and a write to it goes nowhere (not onto the file
+ * that takes its place); large files written by one and read by the other;
+ * a third process's mount, change and unmount - and for lfs the cleaner
+ * and a checkpoint - under an open file; a process that dies holding the
+ * lease loses what it had not published, and nothing else; fsck clean
+ * after a reboot.
  *
- * And lfs (userfs/lfs/multi.c), which hands its log over: the same, plus
- * a large file across segments, a checkpoint and the cleaner run by one
- * process under the other's open file (which then reloads everything or
- * rolls forward), a write to a file the other removed (dropped), and fsck
- * clean after the death and a reboot.  A process alone keeps the lock
- * between operations even with nothing to publish, and lets go once
- * another has attached.
+ * And the virtual volume's map (libos/vvol): a change a dying process
+ * never committed is committed by the next process that finds it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,6 +36,7 @@
 #include "tests/host/userfs/ufsfix.h"
 #include "libos/kit/kit.h"
 #include "userfs/lfs/lfs_int.h"
+#include "userfs/unixfs/ufs.h"
 #include "libos/vvol/vvol.h"
 
 extern uint32_t share_host_pid;
@@ -213,127 +216,15 @@ static void one_type(const struct libfs_ops *t)
 	printf("test_share: %s: two processes, names, open files, a death: ok\n", t->name);
 }
 
-static int rename2(void *fs, const char *a, const char *b)
-{
-	return libfs_type("unixfs")->rename(fs, a, b);
-}
-
-static int unlink_u(void *fs, const char *a, const char *b)
-{
-	(void)b;
-	return libfs_type("unixfs")->unlink(fs, a);
-}
-
-static int mkdir_u(void *fs, const char *a, const char *b)
-{
-	(void)b;
-	return libfs_type("unixfs")->mkdir(fs, a, 0755);
-}
-
 static void say(void *arg, const char *path, const char *what)
 {
 	(void)arg;
 	printf("  fsck: %s: %s\n", path, what);
 }
 
-static void unixfs_case(void)
-{
-	const struct libfs_ops *t = libfs_type("unixfs");
-	char buf[128];
-	struct process a = { .pid = 11 }, b = { .pid = 22 };
-	ufx_new(&u, 65536, HD_POLLED, 6);
-	uint64_t sb;
-	CHECK_EQ(t->mkfs("key=share", &sb), 0);
-	edc_host_init(&a.h, &u.f.h, u.f.ed);
-	edc_host_init(&b.h, &u.f.h, u.f.ed);
-	as(&a);
-	CHECK_EQ(t->mount("key=share", &a.fs), 0);
-	as(&b);
-	CHECK_EQ(t->mount("key=share", &b.fs), 0);      /* no -EBUSY */
+/* ---- unixfs and lfs: the lock taken as a lease --------------------------------------- */
 
-	/* a works alone (keeping the lease), b then sees all of it. */
-	as(&a);
-	CHECK_EQ(call(t, a.fs, mkdir_u, "d", NULL), 0);
-	put(t, a.fs, "d/x", "hello");
-	put(t, a.fs, "d/k", "kept");
-	as(&b);
-	CHECK_EQ(get(t, b.fs, "d/x", buf), 5);
-	CHECK(strcmp(buf, "hello") == 0);
-
-	/* b has d/x open; a renames it within d: b's file is found again. */
-	void *fb = open_file(t, b.fs, "d/x", LIBFS_O_READ);
-	as(&a);
-	CHECK_EQ(call(t, a.fs, rename2, "d/x", "d/y"), 0);
-	put(t, a.fs, "d/x", "another");
-	as(&b);
-	CHECK_EQ(t->enter(b.fs, 0), 0);
-	CHECK_EQ(t->read(b.fs, fb, buf, 100, 0), 5);
-	t->leave(b.fs);
-	CHECK(memcmp(buf, "hello", 5) == 0);
-	CHECK_EQ(get(t, b.fs, "d/x", buf), 7);
-	/* a removes it: b's open file reads as empty, not another file. */
-	as(&a);
-	CHECK_EQ(call(t, a.fs, unlink_u, "d/y", NULL), 0);
-	put(t, a.fs, "d/w", "www");
-	as(&b);
-	CHECK_EQ(t->enter(b.fs, 0), 0);
-	CHECK_EQ(t->read(b.fs, fb, buf, 100, 0), 0);
-	t->leave(b.fs);
-	close_file(t, b.fs, fb);
-	CHECK_EQ(get(t, b.fs, "d/y", buf), -1);
-	CHECK_EQ(get(t, b.fs, "d/w", buf), 3);
-
-	/* A large file (its own extents, the buffer cache): written by a,
-	 * read by b, rewritten in place by a, read again by b. */
-	static char big[100000], back[100000];
-	for (int k = 0; k < 2; k++) {
-		memset(big, 'a' + k, sizeof big);
-		as(&a);
-		void *fa = open_file(t, a.fs, "d/big", LIBFS_O_WRITE | LIBFS_O_CREAT);
-		CHECK_EQ(t->enter(a.fs, 1), 0);
-		CHECK_EQ(t->write(a.fs, fa, big, sizeof big, 0), (long)sizeof big);
-		t->leave(a.fs);
-		close_file(t, a.fs, fa);
-		as(&b);
-		void *fb2 = open_file(t, b.fs, "d/big", LIBFS_O_READ);
-		CHECK_EQ(t->enter(b.fs, 0), 0);
-		CHECK_EQ(t->read(b.fs, fb2, back, sizeof back, 0), (long)sizeof back);
-		t->leave(b.fs);
-		close_file(t, b.fs, fb2);
-		CHECK(memcmp(big, back, sizeof big) == 0);
-	}
-
-	/* a changes more, keeping the lease, and dies: that change is lost,
-	 * the rest is there. */
-	as(&a);
-	put(t, a.fs, "d/ghost", "boo");
-	share_host_kill(a.pid);
-	edc_host_exit(&a.h);
-	t->abandon(a.fs);
-	as(&b);
-	CHECK_EQ(get(t, b.fs, "d/ghost", buf), -1);
-	CHECK_EQ(get(t, b.fs, "d/k", buf), 4);
-	CHECK_EQ(get(t, b.fs, "d/w", buf), 3);
-	put(t, b.fs, "d/v", "after");
-	CHECK_EQ(t->unmount(b.fs), 0);
-	edc_host_exit(&b.h);
-
-	ufx_reboot(&u);
-	void *fs;
-	CHECK_EQ(t->mount("key=share", &fs), 0);
-	CHECK_EQ(get(t, fs, "d/v", buf), 5);
-	CHECK_EQ(get(t, fs, "d/x", buf), 7);
-	CHECK_EQ(get(t, fs, "d/ghost", buf), -1);
-	CHECK_EQ(t->unmount(fs), 0);
-	struct ufs_fsck_stats fst;
-	CHECK_EQ(unixfs_fsck("key=share", say, NULL, &fst), 0);
-	CHECK_EQ(fst.problems, 0);
-	ufx_free(&u);
-	printf("test_share: unixfs: two processes, names, open files, a death: ok\n");
-}
-
-/* ---- lfs ------------------------------------------------------------------------------ */
-
+/* The type under test, for the wrappers that call it through call(). */
 static const struct libfs_ops *lt;
 
 static int rename_l(void *fs, const char *a, const char *b)
@@ -374,11 +265,43 @@ static void big_round(struct process *p, struct process *q, int k)
 	CHECK(memcmp(big, back, sizeof big) == 0);
 }
 
-static void lfs_case(void)
+/* A file system that keeps the lock as a lease, and what its design adds
+ * to the case. */
+struct lease_fs {
+	const char *type, *opts;
+	struct share *(*sh)(void *fs);          /* its shared area's lock        */
+	const char *what;                       /* for the report                */
+	/* While another process holds a file open: work that makes the
+	 * others read everything again (lfs: the cleaner, a checkpoint). */
+	void (*upheaval)(struct process *p);
+};
+
+static struct share *ufs_sh(void *fs)
 {
-	const struct libfs_ops *t = lt = libfs_type("lfs");
-	lfs_debug_sets = 1;               /* every checkpoint checks the segment sets */
-	const char *o = "key=share,seg=64,cpkib=256";
+	return &((struct ufs *)fs)->sh;
+}
+
+static struct share *lfs_sh(void *fs)
+{
+	return &((struct lfs *)fs)->sh;
+}
+
+static void lfs_upheaval(struct process *p)
+{
+	struct lfs *fs = p->fs;
+	as(p);
+	CHECK_EQ(lt->enter(p->fs, 1), 0);
+	uint64_t cp0 = fs->cpseq;
+	CHECK(lfs_clean(fs, 8) >= 0);
+	CHECK_EQ(lfs_checkpoint(fs, 0), 0);
+	CHECK(fs->cpseq > cp0);
+	lt->leave(p->fs);
+}
+
+static void lease_case(const struct lease_fs *L)
+{
+	const struct libfs_ops *t = lt = libfs_type(L->type);
+	const char *o = L->opts;
 	char buf[128];
 	struct process a = { .pid = 11 }, b = { .pid = 22 }, c = { .pid = 33 };
 	ufx_new(&u, 65536, HD_POLLED, 6);
@@ -391,14 +314,14 @@ static void lfs_case(void)
 	CHECK_EQ(t->mount(o, &a.fs), 0);
 	/* Alone, a keeps the lock even after an operation that changed
 	 * nothing (the lone fast path); with b attached it lets go. */
-	struct lfs *la = a.fs;
+	struct share *sa = L->sh(a.fs);
 	CHECK_EQ(get(t, a.fs, "nothing", buf), -1);
-	CHECK(la->sh.held && (la->sh.a->k.lock & SHSEG_LOCK_PID) == a.pid);
+	CHECK(sa->held && (sa->a->k.lock & SHSEG_LOCK_PID) == a.pid);
 	as(&b);
 	CHECK_EQ(t->mount(o, &b.fs), 0);      /* no -EBUSY */
 	as(&a);
 	CHECK_EQ(get(t, a.fs, "nothing", buf), -1);
-	CHECK(!la->sh.held);
+	CHECK(!sa->held);
 
 	/* a works alone (keeping the lease), b then sees all of it. */
 	as(&a);
@@ -408,12 +331,12 @@ static void lfs_case(void)
 	as(&b);
 	CHECK_EQ(get(t, b.fs, "d/x", buf), 5);
 	CHECK(strcmp(buf, "hello") == 0);
-	/* ... and the other way round, b's changes appended after a's. */
+	/* ... and the other way round. */
 	put(t, b.fs, "d/fromb", "bbb");
 	as(&a);
 	CHECK_EQ(get(t, a.fs, "d/fromb", buf), 3);
 
-	/* b has d/x open; a renames it: b's file is the same file. */
+	/* b has d/x open; a renames it within d: b's file is the same file. */
 	as(&b);
 	void *fb = open_file(t, b.fs, "d/x", LIBFS_O_READ);
 	as(&a);
@@ -427,7 +350,7 @@ static void lfs_case(void)
 	CHECK_EQ(get(t, b.fs, "d/x", buf), 7);
 	CHECK_EQ(get(t, b.fs, "d/y", buf), 5);
 	/* a removes it: b's open file reads as empty, and a write to it goes
-	 * nowhere (it must not land on whatever reuses the inode). */
+	 * nowhere (it must not land on whatever takes the file's place). */
 	as(&a);
 	CHECK_EQ(call(t, a.fs, unlink_l, "d/y", NULL), 0);
 	put(t, a.fs, "d/w", "www");
@@ -440,19 +363,20 @@ static void lfs_case(void)
 	CHECK_EQ(get(t, b.fs, "d/y", buf), -1);
 	CHECK_EQ(get(t, b.fs, "d/w", buf), 3);
 	as(&a);
-	put(t, a.fs, "d/reuse", "mine");     /* takes the freed inode number */
+	put(t, a.fs, "d/reuse", "mine");     /* (lfs: takes the freed inode number) */
 	as(&b);
 	CHECK_EQ(get(t, b.fs, "d/reuse", buf), 4);
 	CHECK(strcmp(buf, "mine") == 0);
 
-	/* Large files across segments, written by one, read by the other,
-	 * rewritten (cpkib=256: checkpoints come along the way). */
+	/* Large files (lfs: across segments, with checkpoints along the way;
+	 * unixfs: their own extents, the buffer cache), written by one, read
+	 * by the other, rewritten in place. */
 	for (int k = 0; k < 4; k++)
 		big_round(k & 1 ? &b : &a, k & 1 ? &a : &b, k);
 
-	/* b holds d/k open while a third process mounts and unmounts (a
-	 * checkpoint) and a runs the cleaner: b reads everything again and
-	 * its open file still reads right. */
+	/* b holds d/k open while a third process mounts, changes and
+	 * unmounts, and (lfs) a cleans and checkpoints: b's open file still
+	 * reads right. */
 	as(&b);
 	fb = open_file(t, b.fs, "d/k", LIBFS_O_READ);
 	as(&c);
@@ -460,13 +384,8 @@ static void lfs_case(void)
 	put(t, c.fs, "d/fromc", "cc");
 	CHECK_EQ(t->unmount(c.fs), 0);
 	edc_host_exit(&c.h);
-	as(&a);
-	CHECK_EQ(t->enter(a.fs, 1), 0);
-	uint64_t cp0 = la->cpseq;
-	CHECK(lfs_clean(la, 8) >= 0);
-	CHECK_EQ(lfs_checkpoint(la, 0), 0);
-	CHECK(la->cpseq > cp0);
-	t->leave(a.fs);
+	if (L->upheaval)
+		L->upheaval(&a);
 	as(&b);
 	CHECK_EQ(t->enter(b.fs, 0), 0);
 	CHECK_EQ(t->read(b.fs, fb, buf, 100, 0), 4);
@@ -497,6 +416,7 @@ static void lfs_case(void)
 	CHECK_EQ(get(t, fs, "d/v", buf), 5);
 	CHECK_EQ(get(t, fs, "d/x", buf), 7);
 	CHECK_EQ(get(t, fs, "d/fromb", buf), 3);
+	CHECK_EQ(get(t, fs, "d/fromc", buf), 2);
 	CHECK_EQ(get(t, fs, "d/ghost", buf), -1);
 	CHECK_EQ(t->unmount(fs), 0);
 	struct libfs_fsck ck = { .report = say };
@@ -504,8 +424,13 @@ static void lfs_case(void)
 	printf("  fsck: %s: %llu problems\n", ck.summary, (unsigned long long)ck.problems);
 	CHECK_EQ(ck.problems, 0);
 	ufx_free(&u);
-	printf("test_share: lfs: two processes, the log handed over, open files, a death: ok\n");
+	printf("test_share: %s: two processes, %s, open files, a death: ok\n", L->type, L->what);
 }
+
+static const struct lease_fs leases[] = {
+	{ "unixfs", "key=share", ufs_sh, "the lease published as a sync", NULL },
+	{ "lfs", "key=share,seg=64,cpkib=256", lfs_sh, "the log handed over", lfs_upheaval },
+};
 
 /* ---- the virtual volume's map: a change its maker never committed -------------------- */
 
@@ -590,8 +515,9 @@ int main(void)
 {
 	one_type(libfs_type("kvfs"));
 	one_type(libfs_type("flatfs"));
-	unixfs_case();
-	lfs_case();
+	lfs_debug_sets = 1;               /* every lfs checkpoint checks the segment sets */
+	for (size_t i = 0; i < sizeof leases / sizeof leases[0]; i++)
+		lease_case(&leases[i]);
 	vvol_orphan_case();
 	printf("test_share: ok\n");
 	return 0;
