@@ -77,7 +77,7 @@ $(DEPS_STAMP): tools/deps.sh $(if $(filter x86_64,$(ARCH)),tools/newlib.sh)
 
 # --- running ------------------------------------------------------------------
 # tools/run-qemu.sh assembles the QEMU command line; CMD, DISK, DISKS, MEM,
-# BOOTARGS and GDB travel to it through the environment so that any quoting in
+# BOOTARGS, CPU and GDB travel to it through the environment so that any quoting in
 # CMD survives.  CMD is the guest shell's line, verbatim: make must not expand
 # it (`make qemu CMD='false; echo $$?'` means the shell's $?, not make's), so
 # it is replaced by its unexpanded text, which an exported simple variable
@@ -85,7 +85,7 @@ $(DEPS_STAMP): tools/deps.sh $(if $(filter x86_64,$(ARCH)),tools/newlib.sh)
 ifdef CMD
 override CMD := $(value CMD)
 endif
-export CMD DISK DISKS MEM BOOTARGS
+export CMD DISK DISKS MEM BOOTARGS CPU
 QEMU_INPUTS := $(KERNEL_ELF) $(KERNEL_IMAGE) $(INITRD)
 
 qemu: deps $(QEMU_INPUTS) $(QEMU_DISK_INPUTS)

@@ -29,6 +29,7 @@ struct bootinfo {
 	int      nvirtio;
 	struct virtio_slot virtio[MAX_VIRTIO];
 	char     bootargs[BOOTARGS_MAX];
+	uint32_t kinfo_flags;              /* KINFO_F_* the hardware earns (RISC-V: KINFO_F_ZBB) */
 	/* Parsed options (kernel/bootopts.c). */
 	const char *cmd;                   /* cmd=...: shell command line, or NULL */
 };

@@ -112,6 +112,7 @@ void kinfo_init(void)
 	kinfo->timebase_hz = bootinfo.timebase_hz;
 	kinfo->ram_bytes = bootinfo.ram_size;
 	kinfo->boot_time = rdtime();
+	kinfo->flags = bootinfo.kinfo_flags;   /* devices_init adds its own later */
 	strncpy_safe(kinfo->bootargs, bootinfo.bootargs, sizeof kinfo->bootargs);
 	kinfo->total_pages = kalloc_total_pages();
 	kalloc_export(&kinfo->free_pages);

@@ -9,6 +9,8 @@
 #   DISK      virtio (default) | scsi | model | ram: what disk unit 0 is
 #   DISKS     number of disk units (default 1), or a list of kinds (tools/qemu-disks.sh)
 #   MEM       guest RAM (default 1G)
+#   CPU       QEMU's -cpu (default: QEMU's own for the machine, e.g.
+#             CPU=rv64,zbb=false to boot a RISC-V hart without Zbb)
 #   BOOTARGS  extra kernel options (e.g. "rawio=1 polled=1")
 #   GDB=1     wait for gdb on localhost:1234 (see README "Debugging")
 #   BUILD     build directory (default build; ARCH=x86_64's kernel and
@@ -67,6 +69,10 @@ fi
 if [ -f tools/qemu-disks.sh ]; then
   # shellcheck source=/dev/null
   . tools/qemu-disks.sh
+fi
+
+if [ -n "${CPU:-}" ]; then
+  args+=(-cpu "$CPU")
 fi
 
 bootargs="${BOOTARGS:-}"

@@ -38,6 +38,7 @@ struct exo_counts {
 /* flags */
 #define KINFO_F_RAWIO   0x1    /* the raw benchmark disk path is enabled (bootopt rawio=1) */
 #define KINFO_F_POLLED  0x2    /* disk completions are polled, not interrupt-driven */
+#define KINFO_F_ZBB     0x4    /* RISC-V: the CPU has Zbb (rotates...; riscv,isa in the device tree) */
 
 struct kinfo {
 	uint64_t magic;

@@ -8,6 +8,7 @@
  */
 #include "kernel/bootinfo.h"
 #include "kernel/klib.h"
+#include "kernel/uapi/kinfo.h"
 #include "kernel/arch/riscv/port.h"
 
 #define FDT_MAGIC      0xd00dfeed
@@ -83,6 +84,28 @@ static void node_done(struct node *n, struct node *parent, int depth)
 	}
 }
 
+/* Does a hart's ISA string (riscv,isa: "rv64imafdc_zicsr_zbb_...") name
+ * Zbb?  Multi-letter extensions follow the single letters, each after an
+ * underscore; the single letter b (all of the B extension) counts too. */
+static bool isa_has_zbb(const char *isa, uint32_t len)
+{
+	size_t n = strnlen(isa, len), start = 0;
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && isa[i] != '_')
+			continue;
+		const char *t = isa + start;
+		size_t tl = i - start;
+		if (start == 0 && tl > 4 && strncmp(t, "rv", 2) == 0) {
+			for (size_t k = 4; k < tl; k++)
+				if (t[k] == 'b') return true;
+		} else if (tl == 3 && strncmp(t, "zbb", 3) == 0) {
+			return true;
+		}
+		start = i + 1;
+	}
+	return false;
+}
+
 void fdt_parse(uint64_t dtb_pa)
 {
 	const uint8_t *fdt = (const uint8_t *)dtb_pa;
@@ -97,6 +120,7 @@ void fdt_parse(uint64_t dtb_pa)
 
 	struct node stack[MAX_DEPTH];
 	int depth = -1;
+	int harts = 0, harts_zbb = 0;
 	while (p + 4 <= end) {
 		uint32_t tok = be32(p);
 		p += 4;
@@ -124,6 +148,10 @@ void fdt_parse(uint64_t dtb_pa)
 			else if (strcmp(pname, "compatible") == 0) { nd->compat = (const char *)val; nd->compat_len = len; }
 			else if (strcmp(pname, "interrupts") == 0 && len >= 4) { nd->irq = be32(val); nd->has_irq = true; }
 			else if (strcmp(pname, "timebase-frequency") == 0 && len == 4) bootinfo.timebase_hz = be32(val);
+			else if (depth == 2 && strncmp(nd->name, "cpu@", 4) == 0 && strcmp(pname, "riscv,isa") == 0) {
+				harts++;
+				harts_zbb += isa_has_zbb((const char *)val, len);
+			}
 			else if (depth == 1 && strcmp(nd->name, "chosen") == 0) {
 				if (strcmp(pname, "bootargs") == 0)
 					strncpy_safe(bootinfo.bootargs, (const char *)val,
@@ -147,6 +175,9 @@ void fdt_parse(uint64_t dtb_pa)
 			bootinfo.virtio[j] = bootinfo.virtio[j - 1];
 			bootinfo.virtio[j - 1] = t;
 		}
+	/* Zbb's rotates make the crypt layer's ChaCha faster (libos/stack/
+	 * chacha.c); a program may use them only if every hart has them. */
+	if (harts > 0 && harts_zbb == harts) bootinfo.kinfo_flags |= KINFO_F_ZBB;
 	if (bootinfo.timebase_hz == 0) bootinfo.timebase_hz = 10000000;
 	if (bootinfo.ram_size == 0) panic("device tree has no memory node");
 }
