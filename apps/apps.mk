@@ -6,7 +6,7 @@
 
 APPS += sh echo true false spin faulttest spawntest disktest rawbench \
 	ls cat cp mv rm mkdir rmdir stat df hexdump mkfs fsck fssuite capdemo fsbench fstest \
-	cksum cptree pcwork lfsclean lfs-share fsshare deadhold
+	cksum cptree pcwork lfsclean lfs-share fsshare deadhold cryptotest
 
 APP_BINS = $(patsubst %,$(ABUILD)/bin/%,$(APPS))
 INITRD := $(ABUILD)/initrd.img

@@ -22,7 +22,7 @@ LIBFS_TYPE_SRCS := $(foreach t,$(LIBFS_TYPES),$(sort $(wildcard userfs/$(t)/*.c)
 # the lists above.
 LIBFS_LAYERS := null trace crypt compress ro
 LAYER_SRCS := libos/stack/stack.c $(addprefix userfs/layers/,$(addsuffix .c,$(LIBFS_LAYERS))) \
-	$(addprefix libos/stack/,sha256.c chacha.c lz.c)
+	$(addprefix libos/stack/,sha256.c chacha.c chacha_zbb.c lz.c)
 LIBFS_BUILTIN := -D'LIBFS_BUILTIN=$(foreach t,$(LIBFS_TYPES),LIBFS_TYPE($(t)))' \
 	-D'LIBFS_LAYERS=$(foreach t,$(LIBFS_LAYERS),LIBFS_TYPE($(t)))'
 

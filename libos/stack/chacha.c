@@ -2,42 +2,26 @@
  * chacha.c - ChaCha (8, 12 or 20 rounds), Poly1305 and the ChaCha-Poly1305
  * AEAD of RFC 8439 for the crypt layer (crypto.h).
  *
- * ChaCha keeps its sixteen words in locals, so a compiler holds the whole
- * state in registers: on RV64IMAC, which has no rotate, a quarter round is
- * then its 20 ALU instructions and nothing else.  Poly1305 works in two
- * 64-bit limbs and a small third one, with 64 x 64 -> 128-bit products
- * (one mul and one mulhu each on RV64): four full products and two small
- * ones per 16-byte block.
+ * ChaCha's block and its loop are in chacha_block.h, built here for the
+ * base instruction set and in chacha_zbb.c for RISC-V's Zbb rotates; this
+ * file picks one per call.  Poly1305 works in two 64-bit limbs and a small
+ * third one, with 64 x 64 -> 128-bit products (one mul and one mulhu each
+ * on RV64, one mul on x86-64): four full products and two small ones per
+ * 16-byte block.
  */
 #include <string.h>
 #include "libos/stack/crypto.h"
+#include "libos/stack/chacha_block.h"
 
 #if !defined(__SIZEOF_INT128__)
 #error "Poly1305 here needs a compiler with unsigned __int128 (64-bit GCC and Clang have it)"
 #endif
 typedef unsigned __int128 u128;
 
-/* Little-endian words; a whole word at a time where the machine is
- * little-endian and the address is aligned (the crypt layer's buffers are
- * to 4 bytes), which is most of what this file costs. */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define FAST_LE 1
-#else
-#define FAST_LE 0
-#endif
-
-static int aligned4(const void *p)
-{
-	return ((uintptr_t)p & 3) == 0;
-}
-
 static uint32_t le32(const uint8_t *p)
 {
-	if (FAST_LE && aligned4(p)) {
-		uint32_t v;
-		memcpy(&v, __builtin_assume_aligned(p, 4), 4);
-		return v;
-	}
+	if (FAST_LE && word_ok(p))
+		return ld32(p);
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
@@ -52,6 +36,10 @@ static inline __attribute__((always_inline)) uint64_t load64(const uint8_t *p, i
 {
 	uint64_t v;
 	uint32_t lo, hi;
+	if (FAST_LE && ANY_ALIGN) {
+		memcpy(&v, p, 8);
+		return v;
+	}
 	if (FAST_LE && align == 8) {
 		memcpy(&v, __builtin_assume_aligned(p, 8), 8);
 		return v;
@@ -67,14 +55,6 @@ static inline __attribute__((always_inline)) uint64_t load64(const uint8_t *p, i
 	return v;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
-
 static void put64(uint8_t *p, uint64_t v)
 {
 	put32(p, (uint32_t)v);
@@ -83,33 +63,54 @@ static void put64(uint8_t *p, uint64_t v)
 
 /* ---- ChaCha ----------------------------------------------------------------- */
 
-#define ROTL(x, n) ((x) << (n) | (x) >> (32 - (n)))
-#define QR(a, b, c, d) do { \
-	a += b; d ^= a; d = ROTL(d, 16); c += d; b ^= c; b = ROTL(b, 12); \
-	a += b; d ^= a; d = ROTL(d, 8);  c += d; b ^= c; b = ROTL(b, 7); } while (0)
+/* Two ways to compute the same key stream, chosen per call:
+ *
+ *   zbb       RV64 with the Zbb extension: roriw, so a quarter round is
+ *             12 instructions instead of 20.  Chosen only when the kernel
+ *             found Zbb on every hart in the device tree (KINFO_F_ZBB);
+ *             QEMU's default rv64 CPU has it.
+ *   portable  plain C, anywhere: the reference, and the fallback.  On
+ *             x86-64 the compiler makes each rotate one rol already.
+ *
+ * Nothing faster was found for x86-64 under QEMU's TCG: four blocks at a
+ * time in SSE2 registers ran half the instructions but took twice the
+ * time (docs/stacking.md, "crypt's speed").  The tests compare the two
+ * ways (tests/host/userfs/test_crypto.c; in the guest `cryptotest`).
+ */
+#if defined(__riscv) && !defined(HOST_BUILD)
+#include "kernel/uapi/layout.h"
+#include "kernel/uapi/kinfo.h"
+#define HAVE_ZBB_PATH 1
+/* libos/stack/chacha_zbb.c: chacha_xor_blocks built for Zbb. */
+void chacha_xor_zbb(uint32_t st[16], int rounds, const uint8_t *in, uint8_t *out, size_t n);
+#else
+#define HAVE_ZBB_PATH 0
+#endif
 
-/* One 64-byte block of key stream, as words: `rounds` rounds (even),
- * column and diagonal rounds in turn, then the input added. */
-static void block_words(const uint32_t in[16], uint32_t out[16], int rounds)
+static int force_portable;
+
+void chacha_force_portable(int on)
 {
-	uint32_t x0 = in[0], x1 = in[1], x2 = in[2], x3 = in[3];
-	uint32_t x4 = in[4], x5 = in[5], x6 = in[6], x7 = in[7];
-	uint32_t x8 = in[8], x9 = in[9], x10 = in[10], x11 = in[11];
-	uint32_t x12 = in[12], x13 = in[13], x14 = in[14], x15 = in[15];
-	for (int i = 0; i < rounds; i += 2) {
-		QR(x0, x4, x8, x12);
-		QR(x1, x5, x9, x13);
-		QR(x2, x6, x10, x14);
-		QR(x3, x7, x11, x15);
-		QR(x0, x5, x10, x15);
-		QR(x1, x6, x11, x12);
-		QR(x2, x7, x8, x13);
-		QR(x3, x4, x9, x14);
+	force_portable = on;
+}
+
+static int use_zbb(void)
+{
+#if HAVE_ZBB_PATH
+	static int known, have;
+	if (!known) {
+		have = (((const struct kinfo *)UKINFO)->flags & KINFO_F_ZBB) != 0;
+		known = 1;
 	}
-	out[0] = x0 + in[0];    out[1] = x1 + in[1];    out[2] = x2 + in[2];    out[3] = x3 + in[3];
-	out[4] = x4 + in[4];    out[5] = x5 + in[5];    out[6] = x6 + in[6];    out[7] = x7 + in[7];
-	out[8] = x8 + in[8];    out[9] = x9 + in[9];    out[10] = x10 + in[10]; out[11] = x11 + in[11];
-	out[12] = x12 + in[12]; out[13] = x13 + in[13]; out[14] = x14 + in[14]; out[15] = x15 + in[15];
+	return have && !force_portable;
+#else
+	return 0;
+#endif
+}
+
+const char *chacha_impl(void)
+{
+	return use_zbb() ? "zbb" : "portable";
 }
 
 static void setup(uint32_t st[16], const uint8_t key[32], const uint8_t nonce[12], uint32_t counter)
@@ -125,33 +126,23 @@ static void setup(uint32_t st[16], const uint8_t key[32], const uint8_t nonce[12
 		st[13 + i] = le32(nonce + 4 * i);
 }
 
+static void xor_portable(uint32_t st[16], int rounds, const uint8_t *in, uint8_t *out, size_t n)
+{
+	chacha_xor_blocks(st, rounds, in, out, n);
+}
+
 void chacha_xor(int rounds, const uint8_t key[32], const uint8_t nonce[12], uint32_t counter,
                 const uint8_t *in, uint8_t *out, size_t n)
 {
-	uint32_t st[16], x[16];
+	uint32_t st[16];
 	setup(st, key, nonce, counter);
-	while (n > 0) {
-		block_words(st, x, rounds);
-		st[12]++;
-		size_t k = n < 64 ? n : 64;
-		if (FAST_LE && k == 64 && aligned4(in) && aligned4(out)) {
-			for (int i = 0; i < 16; i++) {
-				uint32_t w;
-				memcpy(&w, __builtin_assume_aligned(in + 4 * i, 4), 4);
-				w ^= x[i];
-				memcpy(__builtin_assume_aligned(out + 4 * i, 4), &w, 4);
-			}
-		} else {
-			uint8_t ks[64];
-			for (int i = 0; i < 16; i++)
-				put32(ks + 4 * i, x[i]);
-			for (size_t i = 0; i < k; i++)
-				out[i] = in[i] ^ ks[i];
-		}
-		in += k;
-		out += k;
-		n -= k;
+#if HAVE_ZBB_PATH
+	if (use_zbb()) {
+		chacha_xor_zbb(st, rounds, in, out, n);
+		return;
 	}
+#endif
+	xor_portable(st, rounds, in, out, n);
 }
 
 void chacha20_xor(const uint8_t key[32], const uint8_t nonce[12], uint32_t counter,
@@ -193,36 +184,51 @@ static void poly_init(struct poly *p, const uint8_t key[32])
  * h2 r1 2^192 and h2 r0 2^128; as 2^130 = 5 (mod p) and 4 divides r1,
  * h1 r1 2^128 = h1 (r1/4) 2^130 = h1 s1 and h2 r1 2^192 = h2 s1 2^64, so
  *   d0 = h0 r0 + h1 s1,  d1 = h0 r1 + h1 r0 + h2 s1,  d2 = h2 r0.
- * With r0, r1 < 2^60, s1 < 2^61 and h2 < 8 the sums fit 128 bits; the
- * carry out of d1 and d2 stays below 2^64; then the bits above 2^130 are
- * folded back in times 5. */
+ * With r0, r1 < 2^60, s1 < 2^61 and h2 < 8 the sums fit 128 bits, the
+ * carry out of d0 and d1 is below 2^62 and d2 below 2^63.6; then the bits
+ * above 2^130 are folded back in times 5, which leaves h2 <= 4 (and h2 + 2
+ * after the next block is added). */
 static inline __attribute__((always_inline)) void
 poly_run(struct poly *p, const uint8_t *m, size_t blocks, uint64_t hibit, int align)
 {
 	uint64_t r0 = p->r0, r1 = p->r1, s1 = p->s1, h0 = p->h0, h1 = p->h1, h2 = p->h2;
+	/* The sums are written as 64-bit words with their carries (x < y
+	 * after x += y), not as 128-bit additions: compilers spill those
+	 * (GCC 12 on x86-64: about 100 instructions a block instead of 40). */
 	for (; blocks > 0; blocks--, m += 16) {
-		u128 t = (u128)h0 + load64(m, align);
-		h0 = (uint64_t)t;
-		t = (u128)h1 + load64(m + 8, align) + (uint64_t)(t >> 64);
-		h1 = (uint64_t)t;
-		h2 += (uint64_t)(t >> 64) + hibit;
+		uint64_t m0 = load64(m, align), m1 = load64(m + 8, align);
+		h0 += m0;
+		uint64_t c = h0 < m0;
+		h1 += c;
+		c = h1 < c;
+		h1 += m1;
+		c += h1 < m1;
+		h2 += c + hibit;
 
-		u128 d0 = (u128)h0 * r0 + (u128)h1 * s1;
-		u128 d1 = (u128)h0 * r1 + (u128)h1 * r0 + (u128)(h2 * s1);
-		uint64_t d2 = h2 * r0;
+		u128 a = (u128)h0 * r0, b = (u128)h1 * s1;
+		u128 e = (u128)h0 * r1, f = (u128)h1 * r0;
+		uint64_t d0 = (uint64_t)a + (uint64_t)b;
+		uint64_t d0h = (uint64_t)(a >> 64) + (uint64_t)(b >> 64) + (d0 < (uint64_t)b);
+		uint64_t d1 = (uint64_t)e + (uint64_t)f;
+		uint64_t d1h = (uint64_t)(e >> 64) + (uint64_t)(f >> 64) + (d1 < (uint64_t)f);
+		uint64_t t = h2 * s1;
+		d1 += t;
+		d1h += d1 < t;
+		d1 += d0h;
+		d1h += d1 < d0h;
+		uint64_t d2 = h2 * r0 + d1h;
 
-		h0 = (uint64_t)d0;
-		d1 += (uint64_t)(d0 >> 64);
-		h1 = (uint64_t)d1;
-		d2 += (uint64_t)(d1 >> 64);
-		/* d2 holds bits 128 and up: keep two, fold the rest as c * 5. */
-		uint64_t c = d2 >> 2;
+		/* d2 holds bits 128 and up: keep two, fold the rest in as
+		 * c * 5 (below 2^64, as d2 < 2^63.6: see above). */
+		h0 = d0;
+		h1 = d1;
+		c = d2 >> 2;
 		h2 = d2 & 3;
-		t = (u128)h0 + c + (c << 2);
-		h0 = (uint64_t)t;
-		t = (u128)h1 + (uint64_t)(t >> 64);
-		h1 = (uint64_t)t;
-		h2 += (uint64_t)(t >> 64);
+		c += c << 2;
+		h0 += c;
+		c = h0 < c;
+		h1 += c;
+		h2 += h1 < c;
 	}
 	p->h0 = h0;
 	p->h1 = h1;

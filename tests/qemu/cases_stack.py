@@ -22,6 +22,18 @@ CASES = [
          reject=[r"^FAIL"], timeout=240)
     for t in ("fatfs", "lfs")
 ] + [
+    # The crypt layer's cryptography in the guest: the published vectors and
+    # the fast ChaCha against the portable one (tests/host/userfs/test_crypto.c);
+    # on RISC-V with and without Zbb (the kernel's probe picks the code).
+    Case("stack-crypto-vectors", "cryptotest",
+         expect=[r"test_crypto: ok .*ChaCha by zbb and portable"], reject=[r"^FAIL"],
+         arches=("riscv",)),
+    Case("stack-crypto-vectors-nozbb", "cryptotest", env={"CPU": "rv64,zbb=false"},
+         expect=[r"test_crypto: ok .*ChaCha by portable and portable"], reject=[r"^FAIL"],
+         arches=("riscv",)),
+    Case("stack-crypto-vectors-x86", "cryptotest",
+         expect=[r"test_crypto: ok .*ChaCha by portable and portable"], reject=[r"^FAIL"],
+         arches=("x86_64",)),
     Case("stack-crypt-in-the-shell",
          "mkfs; mkdir /data; mount /s crypt over=/data " + KEY + "; echo secret words > /s/note; "
          "mkdir /s/dir; cat /s/note; ls /s; ls /data > /list; grep note /list; echo g1=$?; grep dir /list; echo g2=$?; "
