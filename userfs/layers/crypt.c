@@ -450,7 +450,8 @@ static int put_blocks(struct crypt *c, struct crypt_file *f, uint64_t b, uint64_
 			g = gen[i] + 1;
 			slot = cur[i] < 0 ? 0 : durable(c, f, p + cur[i] * SLOT3) ? !cur[i] : cur[i];
 		} else if (f->fmt == 3) {
-			memset(p, 0, pair);
+			/* Slot 0 gets the sealed block; the rest, zeros. */
+			memset(p + OV3 + len, 0, pair - OV3 - len);
 		}
 		seal(c, f, blk, blk == newlast, g, src + i * CB, len, p + slot * l_slot(f->fmt));
 		stored += blk == newlast ? l_tail(f->fmt, len) : pair;
