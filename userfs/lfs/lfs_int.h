@@ -327,7 +327,8 @@ int  lfs_sut_init(struct lfs *fs);
 int  lfs_sut_mem(struct lfs *fs, uint32_t i);
 void lfs_sut_free(struct lfs *fs);
 /* Bytes became live (+) or dead (-) in the segment of lba. */
-void lfs_seg_use(struct lfs *fs, uint64_t lba, int64_t bytes);
+void lfs_seg_use_slow(struct lfs *fs, uint64_t lba, int64_t bytes);
+static inline void lfs_seg_use(struct lfs *fs, uint64_t lba, int64_t bytes);
 void lfs_seg_touch(struct lfs *fs, uint64_t seg);
 /* The segment's table entry changed (its table block is written at the
  * next checkpoint), not for the commit record. */
@@ -347,6 +348,25 @@ static inline struct lfs_seg *lfs_seg(struct lfs *fs, uint64_t s)
 	if (s < fs->hwm && fs->sutload[s / LFS_PER_BLK])
 		return lfs_sg(fs, s);
 	return lfs_seg_load(fs, s);
+}
+/* Most blocks go to the log's own segment, already on every list
+ * (changed, checkpoint, dirty table block) and in no set: its bytes are
+ * all that changes (lfs_seg_use_slow does the rest). */
+static inline void lfs_seg_use(struct lfs *fs, uint64_t lba, int64_t bytes)
+{
+	uint64_t s = lfs_seg_of(fs, lba);
+	if (bytes > 0 && s == fs->seg && fs->sutload[s / LFS_PER_BLK]) {
+		struct lfs_seg *g = lfs_sg(fs, s);
+		if (g->changed && g->dirty && g->reserved && g->where == LFS_IN_NONE &&
+		    fs->sutdirty[s / LFS_PER_BLK]) {
+			g->e.live += (uint32_t)bytes;
+			fs->live_total += (uint64_t)bytes;
+			g->e.mtime = lfs_optime(fs);
+			g->cpzero = 0;
+			return;
+		}
+	}
+	lfs_seg_use_slow(fs, lba, bytes);
 }
 /* Segment s's entry to look at (reports, fsck): zeros for one never used. */
 const struct lfs_seg *lfs_seg_peek(const struct lfs *fs, uint64_t s);

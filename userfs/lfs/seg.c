@@ -260,7 +260,7 @@ void lfs_seg_touch(struct lfs *fs, uint64_t s)
 	fs->pend += sizeof(struct lfs_dsut);
 }
 
-void lfs_seg_use(struct lfs *fs, uint64_t lba, int64_t bytes)
+void lfs_seg_use_slow(struct lfs *fs, uint64_t lba, int64_t bytes)
 {
 	uint64_t s = lfs_seg_of(fs, lba);
 	if (s == 0 || s >= fs->sb.nsegs)
