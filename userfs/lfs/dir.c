@@ -52,16 +52,21 @@ static uint32_t need(size_t len)
 	return (uint32_t)((LFS_DIRENT_HDR + len + 7) & ~(size_t)7);
 }
 
-static void hx_insert(struct ldir *d, uint32_t off)
+static void hx_insert_h(struct ldir *d, uint32_t off, uint32_t h)
 {
-	struct lfs_dirent *r = rec(d, off);
-	uint32_t i = name_hash((const char *)(r + 1), r->namelen) & (d->hcap - 1);
+	uint32_t i = h & (d->hcap - 1);
 	while (d->hx[i] != 0 && d->hx[i] != TOMB)
 		i = (i + 1) & (d->hcap - 1);
 	if (d->hx[i] == 0)
 		d->hused++;
 	d->hx[i] = off + 1;
 	d->hlive++;
+}
+
+static void hx_insert(struct ldir *d, uint32_t off)
+{
+	struct lfs_dirent *r = rec(d, off);
+	hx_insert_h(d, off, name_hash((const char *)(r + 1), r->namelen));
 }
 
 /* A fresh index with room for the live records and as many again. */
@@ -90,20 +95,20 @@ static int hx_rebuild(struct ldir *d)
 /* Index the record at off (written, and counted in d->nlive).  The index
  * is at most half full: a miss (every create looks its name up first)
  * probes about 2.5 slots there, 8.5 at three quarters. */
-static int hx_put(struct ldir *d, uint32_t off)
+static int hx_put(struct ldir *d, uint32_t off, uint32_t h)
 {
 	if ((d->hused + 1) * 2 > d->hcap)
 		return hx_rebuild(d);      /* it finds the new record too */
-	hx_insert(d, off);
+	hx_insert_h(d, off, h);
 	return 0;
 }
 
 /* The index slot of name, or -1. */
-static int64_t hx_find(struct ldir *d, const char *name, size_t len)
+static int64_t hx_find_h(struct ldir *d, const char *name, size_t len, uint32_t h)
 {
 	if (d->hcap == 0)
 		return -1;
-	uint32_t i = name_hash(name, len) & (d->hcap - 1);
+	uint32_t i = h & (d->hcap - 1);
 	for (uint32_t n = 0; n < d->hcap && d->hx[i] != 0; n++, i = (i + 1) & (d->hcap - 1)) {
 		if (d->hx[i] == TOMB)
 			continue;
@@ -112,6 +117,11 @@ static int64_t hx_find(struct ldir *d, const char *name, size_t len)
 			return i;
 	}
 	return -1;
+}
+
+static int64_t hx_find(struct ldir *d, const char *name, size_t len)
+{
+	return hx_find_h(d, name, len, name_hash(name, len));
 }
 
 void lfs_dir_free(struct lnode *n)
@@ -208,9 +218,17 @@ int lfs_dir_load(struct lfs *fs, struct lnode *n)
 int lfs_dir_lookup(struct lfs *fs, struct lnode *n, const char *name, size_t len, uint32_t *ino,
                    uint32_t *type)
 {
+	uint32_t h;
+	return lfs_dir_lookup_hashed(fs, n, name, len, ino, type, &h);
+}
+
+int lfs_dir_lookup_hashed(struct lfs *fs, struct lnode *n, const char *name, size_t len,
+                          uint32_t *ino, uint32_t *type, uint32_t *hash)
+{
 	TRY(lfs_dir_load(fs, n));
 	struct ldir *d = n->dir;
-	int64_t i = hx_find(d, name, len);
+	*hash = name_hash(name, len);
+	int64_t i = hx_find_h(d, name, len, *hash);
 	if (i < 0)
 		return -ENOENT;
 	struct lfs_dirent *r = rec(d, d->hx[i] - 1);
@@ -279,6 +297,12 @@ static int64_t fit(struct ldir *d, uint32_t b, uint32_t r)
 int lfs_dir_add(struct lfs *fs, struct lnode *n, const char *name, size_t len, uint32_t ino,
                 uint32_t type)
 {
+	return lfs_dir_add_hashed(fs, n, name, len, ino, type, name_hash(name, len));
+}
+
+int lfs_dir_add_hashed(struct lfs *fs, struct lnode *n, const char *name, size_t len, uint32_t ino,
+                       uint32_t type, uint32_t hash)
+{
 	TRY(lfs_dir_load(fs, n));
 	struct ldir *d = n->dir;
 	if (len == 0 || len > 255)
@@ -316,7 +340,7 @@ int lfs_dir_add(struct lfs *fs, struct lnode *n, const char *name, size_t len, u
 	memcpy(x + 1, name, len);
 	memset((uint8_t *)(x + 1) + len, 0, need(len) - LFS_DIRENT_HDR - len);
 	d->nlive++;
-	TRY(hx_put(d, (uint32_t)off));
+	TRY(hx_put(d, (uint32_t)off, hash));
 	changed(fs, n, (uint32_t)off);
 	return 0;
 }

@@ -547,6 +547,12 @@ int  lfs_dir_lookup(struct lfs *fs, struct lnode *d, const char *name, size_t le
                     uint32_t *ino, uint32_t *type);
 int  lfs_dir_add(struct lfs *fs, struct lnode *d, const char *name, size_t len, uint32_t ino,
                  uint32_t type);
+/* The same two, the lookup giving the name's hash to the insertion (a
+ * create looks its name up first, then adds it). */
+int  lfs_dir_lookup_hashed(struct lfs *fs, struct lnode *d, const char *name, size_t len,
+                           uint32_t *ino, uint32_t *type, uint32_t *hash);
+int  lfs_dir_add_hashed(struct lfs *fs, struct lnode *d, const char *name, size_t len, uint32_t ino,
+                        uint32_t type, uint32_t hash);
 int  lfs_dir_remove(struct lfs *fs, struct lnode *d, const char *name, size_t len);
 /* Point an existing name at another inode (rename over it). */
 int  lfs_dir_replace(struct lfs *fs, struct lnode *d, const char *name, size_t len, uint32_t ino,

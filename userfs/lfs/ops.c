@@ -568,6 +568,7 @@ static int o_open(void *p, const char *path, int flags, uint32_t perm, void **fi
 	struct lnode *n, *d = NULL;
 	const char *name;
 	size_t len;
+	uint32_t hash = 0;
 	int e;
 	/* One walk: to the parent, then its last name (not a walk of the whole
 	 * path and, to create, another of the parent's: a fifth of creating a
@@ -577,7 +578,7 @@ static int o_open(void *p, const char *path, int flags, uint32_t perm, void **fi
 	} else {
 		TRY(lfs_walk_parent(fs, path, &d, &name, &len));
 		uint32_t ino, type;
-		e = lfs_dir_lookup(fs, d, name, len, &ino, &type);
+		e = lfs_dir_lookup_hashed(fs, d, name, len, &ino, &type, &hash);
 		if (e == 0)
 			e = lfs_get(fs, ino, &n);
 	}
@@ -586,7 +587,7 @@ static int o_open(void *p, const char *path, int flags, uint32_t perm, void **fi
 		e = begin(fs, LFS_BSIZE, 0);
 		if (e == 0) {
 			e = lfs_ialloc(fs, LIBFS_T_REG, perm, &n);
-			if (e == 0 && (e = lfs_dir_add(fs, d, name, len, n->ino, LIBFS_T_REG)) < 0) {
+			if (e == 0 && (e = lfs_dir_add_hashed(fs, d, name, len, n->ino, LIBFS_T_REG, hash)) < 0) {
 				lfs_iunlink(fs, n);
 				lfs_put(fs, n);
 			}
