@@ -636,9 +636,10 @@ static void report_fallback(int unit, const struct ed_unit_info *st)
 {
 	if (st->fell_gen != 0)
 		kprintf("exodisk: unit %d: DAMAGED CHECKPOINT: the newest checkpoint (generation %lu, superblock "
-			"at sector %lu) does not verify at sector %lu, so the unit was mounted from the one before "
+			"at sector %lu) %s at sector %lu, so the unit was mounted from the one before "
 			"it (generation %lu) and the log replayed from there; ", unit, st->fell_gen, st->fell_sb,
-			st->fell_at, st->fell_used_gen);
+			st->fell_io ? "CANNOT BE READ (the disk failed every read of it: a media error)"
+			            : "does not verify", st->fell_at, st->fell_used_gen);
 	else
 		kprintf("exodisk: unit %d: DAMAGED SUPERBLOCK: the superblock at sector %lu does not verify, so "
 			"the unit was mounted from the other one (generation %lu); if the damaged one was the "

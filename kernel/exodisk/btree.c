@@ -730,6 +730,8 @@ int ed_bt_init(struct ed_disk *d)
 	d->st_mount_reads += ED_SECT_PER_PAGE;
 	if (err == 0)
 		err = verify(d, n, &d->bt_root, d->bt_height - 1, 0, 0);
+	else
+		d->ed->bad_sector = d->bt_root.sector;
 	if (err != 0) {
 		node_del(d, n);
 		return err;

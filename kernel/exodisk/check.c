@@ -420,7 +420,10 @@ int ed_check_disk(struct exodisk *ed, int unit, ed_check_report_fn report, ed_ch
 		/* The newest checkpoint is damaged: a mount falls back to the
 		 * one before it (what that loses: exotool info, the boot). */
 		if (d->fell.fell)
-			bad(&k, d->fell.gen != 0 ? "the newest checkpoint's trees do not verify at this sector: a mount "
+			bad(&k, d->fell.io ? "the newest checkpoint's trees cannot be read at this sector (the disk "
+			    "failed every read of it): a mount falls back to the checkpoint before it (detail: log "
+			    "records only the newest still covered, lost with it)"
+			    : d->fell.gen != 0 ? "the newest checkpoint's trees do not verify at this sector: a mount "
 			    "falls back to the checkpoint before it (detail: log records only the newest still "
 			    "covered, lost with it)"
 			    : "a superblock does not verify: a mount uses the other one, and if the damaged one was "

@@ -413,9 +413,11 @@ struct ed_disk {
 	 * generation and the first log record it did not cover (both
 	 * 0 if the superblock itself failed), and the generation used.  After
 	 * replay, lost: records only the newer checkpoint held (the log no
-	 * longer has them; UINT64_MAX if the newer superblock is unreadable). */
+	 * longer has them; UINT64_MAX if the newer superblock is unreadable).
+	 * io: the sector could not be read at all, ED_MOUNT_READ_TRIES times. */
 	struct {
 		bool fell;
+		bool io;        /* the newer's page could not be read (a media error) */
 		uint64_t sb, at, gen, seq, used_gen, lost;
 	} fell;
 };
@@ -598,6 +600,7 @@ int  ed_sync_io(struct exodisk *ed, int unit, int op, int flags, uint64_t sector
 int  ed_sync_rw(struct exodisk *ed, int unit, int op, uint64_t sector, uint32_t nsect, void *buf);
 /* Up to ED_SYNC_MANY transfers at once (the queue can sort them), waited for. */
 #define ED_SYNC_MANY 32
+#define ED_MOUNT_READ_TRIES 3   /* a tree page the disk fails to read, tried again (mount.c) */
 struct ed_xfer {
 	uint64_t sector;
 	uint32_t nsect;

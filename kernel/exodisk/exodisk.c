@@ -634,6 +634,7 @@ int ed_unit_info(struct exodisk *ed, int unit, struct ed_client *c, struct ed_un
 		out->fell_gen = d->fell.gen;
 		out->fell_used_gen = d->fell.used_gen;
 		out->fell_lost = d->fell.lost;
+		out->fell_io = d->fell.io;
 	}
 	return 0;
 }

@@ -642,31 +642,51 @@ static int open_disk(struct exodisk *ed, int unit, struct ed_disk **out)
 		ed->bad_sector = cerr[0] == ED_E_FORMAT ? ED_SB_B : ED_SB_A;
 	bool loaded = false;
 	uint64_t sb_bad = ed->bad_sector;
-	int used = -1, failed = -1;
+	int used = -1, failed = -1, failed_err = 0;
 	uint64_t failed_at = 0;
+	bool failed_io = false;
 	for (int k = 0; k < 2 && !loaded; k++) {
 		int i = order[k];
 		if (cerr[i] != 0)
 			continue;
 		d->sb = cand[i];
-		ed->bad_sector = UINT64_MAX;
-		err = load_trees(ed, d);
+		/* A read the disk fails is tried again (ED_MOUNT_READ_TRIES in
+		 * all): a transient error says nothing against the checkpoint. */
+		for (int t = 0; t < ED_MOUNT_READ_TRIES; t++) {
+			ed->bad_sector = UINT64_MAX;
+			err = load_trees(ed, d);
+			if (err == 0)
+				break;
+			unload_trees(d);
+			if (err != BLK_E_IO)
+				break;
+		}
 		loaded = err == 0;
 		if (loaded) {
 			used = i;
 			break;
 		}
-		unload_trees(d);
 		/* Only damage is a reason to take the older checkpoint.  Running
-		 * out of memory or a failed read says nothing against the newer
-		 * one, and mounting the older would then write a superblock over
-		 * it and lose the log records only it still covers: the mount
-		 * fails instead, and the next one tries the newer again. */
-		if (err != ED_E_BADMAC && err != ED_E_CORRUPT)
+		 * out of memory says nothing against the newer one, and mounting
+		 * the older would then write a superblock over it and lose the
+		 * log records only it still covers: the mount fails instead, and
+		 * the next one tries the newer again.  A page of the newer that
+		 * the disk failed to read every time is a media error - damage
+		 * the disk itself reports - and without a fallback the unit would
+		 * never mount again: the older is tried, and if its trees can be
+		 * read (the disk works, only that page does not) the mount takes
+		 * it and says loudly what it cost.  If the older fails too, the
+		 * mount fails with the newer's error and writes nothing. */
+		bool unreadable = err == BLK_E_IO && k == 0;
+		if (err != ED_E_BADMAC && err != ED_E_CORRUPT && !unreadable)
 			break;
 		failed = i;
 		failed_at = ed->bad_sector;
+		failed_io = unreadable;
+		failed_err = err;
 	}
+	if (!loaded && failed_io && err != 0)
+		err = failed_err;       /* the older failed too: the newer's read error */
 	if (!loaded) {
 		if (ed->bad_sector == UINT64_MAX)
 			ed->bad_sector = sb_bad;
@@ -687,6 +707,7 @@ static int open_disk(struct exodisk *ed, int unit, struct ed_disk **out)
 		d->fell.at = failed_at != UINT64_MAX ? failed_at : where[other];
 		d->fell.gen = cand[other].gen;
 		d->fell.seq = cand[other].log_seq;
+		d->fell.io = failed_io;
 	} else if (cerr[other] != 0 && cerr[other] != ED_E_FORMAT) {
 		d->fell.fell = true;
 		d->fell.at = where[other];

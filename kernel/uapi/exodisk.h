@@ -245,7 +245,7 @@ struct ed_unit_info {
 	uint64_t fell_used_gen;   /* the generation mounted instead                              */
 	uint64_t fell_lost;       /* log records only the damaged checkpoint still covered, lost
 	                             with it (UINT64_MAX: unknown, its superblock is unreadable)  */
-	uint64_t spare[1];
+	uint64_t fell_io;         /* 1: fell_at could not be read at all (a media error, every try) */
 };
 
 /* ---- errors: -128 .. -255 (kernel/uapi/errno.h splits the space) -------- */

@@ -362,9 +362,11 @@ static void print_fell(const char *image, const struct ed_unit_info *u, bool rec
 		return;
 	if (u->fell_gen != 0)
 		printf("%s: DAMAGED CHECKPOINT: the newest checkpoint (generation %llu, superblock at sector %llu) "
-		       "does not verify at sector %llu; a mount uses the one before it (generation %llu) and "
+		       "%s at sector %llu; a mount uses the one before it (generation %llu) and "
 		       "replays the log from there: ", image, (unsigned long long)u->fell_gen,
-		       (unsigned long long)u->fell_sb, (unsigned long long)u->fell_at,
+		       (unsigned long long)u->fell_sb,
+		       u->fell_io ? "cannot be read (the image failed every read of it)" : "does not verify",
+		       (unsigned long long)u->fell_at,
 		       (unsigned long long)u->fell_used_gen);
 	else
 		printf("%s: DAMAGED SUPERBLOCK: the superblock at sector %llu does not verify; a mount uses the "

@@ -204,6 +204,12 @@ static void finish(struct hostdisk *hd, struct blkreq *r)
 	int status = 0;
 	if (hd->fail_countdown >= 0 && hd->fail_countdown-- == 0)
 		status = BLK_E_IO;
+	if (r->op == BLK_READ && hd->bad_n > 0 && hd->bad_left != 0 &&
+	    r->sector < hd->bad_lo + hd->bad_n && hd->bad_lo < r->sector + r->nsectors) {
+		status = BLK_E_IO;
+		if (hd->bad_left > 0)
+			hd->bad_left--;
+	}
 	if (status == 0) {
 		if (r->op == BLK_FLUSH)
 			drain_cache(hd, false);

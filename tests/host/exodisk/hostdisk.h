@@ -54,6 +54,11 @@ struct hostdisk {
 	struct blkreq *q[HD_MAXQ];
 	int nq;
 	int64_t fail_countdown;   /* fail the request that brings this to 0; <0 never */
+	/* A media error: reads that touch sectors bad_lo .. bad_lo+bad_n-1 fail
+	 * with BLK_E_IO, bad_left more times (<0: always).  It stays across
+	 * reattach (a reboot); bad_n = 0 turns it off. */
+	uint64_t bad_lo, bad_n;
+	int64_t bad_left;
 	int64_t die_countdown;    /* crash when this many more requests have started; <0 never */
 	bool dead;                /* crashed by die_countdown: every request fails */
 	int crash_keep;           /* what a crash keeps of the volatile cache: */

@@ -634,6 +634,92 @@ static void test_transient_mount_errors(void)
 	fx_free(&f);
 }
 
+/* A page of the newest checkpoint the disk cannot read (a media error that
+ * stays): the mount tries it ED_MOUNT_READ_TRIES times; an error that goes
+ * away within them changes nothing, one that stays is damage the disk
+ * reports - the mount falls back to the older checkpoint and says so
+ * (fell_io) rather than fail on every boot.  A disk that fails the older's
+ * reads as well is not mounted, and nothing is written. */
+static void test_unreadable_checkpoint(void)
+{
+	struct fx f;
+	struct ed_format_opts fo = { .log_sectors = 128 };
+	fx_new_fmt(&f, D, HD_SYNC, NULL, 44, &fo);
+	uint64_t ds = data_start(&f);
+	struct ed_protector a = h_ext(0, ds + 16, 8 * SECT, RC, WC), b = h_ext(0, ds + 64, 8 * SECT, RC, WC);
+	struct ed_protector any = h_ext(0, 0, 0, RC, WC);
+	CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &a, NULL), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &a), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_CHECKPOINT, &any), 0);
+	CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &b, NULL), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &b), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_CHECKPOINT, &any), 0);
+	h_settle();
+	fx_forget(&f);
+	static uint8_t saved[D * SECT];
+	memcpy(saved, f.hd.medium, sizeof saved);
+	struct ed_super *sa = (struct ed_super *)medium(&f, 0), *sb = (struct ed_super *)medium(&f, 8);
+	struct ed_super *newer = sa->gen > sb->gen ? sa : sb, *older = newer == sa ? sb : sa;
+	uint64_t ngen = newer->gen, ogen = older->gen, page = newer->bt_root.sector;
+	uint64_t nsb = newer == sa ? 0 : 8;
+	CHECK(page != older->bt_root.sector);
+	struct ed_unit_info u;
+
+	/* 1. It fails twice, then reads: the third try mounts the newest. */
+	f.hd.bad_lo = page;
+	f.hd.bad_n = 1;
+	f.hd.bad_left = 2;             /* ED_MOUNT_READ_TRIES (3) less one */
+	CHECK_EQ(fx_boot(&f), 0);
+	CHECK_EQ(f.hd.bad_left, 0);
+	CHECK_EQ(ed_unit_info(f.ed, 0, NULL, &u), 0);
+	CHECK_EQ(u.fell, 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &b), 0);
+	h_settle();
+	fx_forget(&f);
+
+	/* 2. Every read of the older's root fails too (the disk is failing
+	 * more than one page): not mounted, and the image is untouched. */
+	memcpy(f.hd.medium, saved, sizeof saved);
+	f.hd.bad_lo = ED_MIN(page, older->bt_root.sector);
+	f.hd.bad_n = ED_MAX(page, older->bt_root.sector) - f.hd.bad_lo + 1;
+	f.hd.bad_left = -1;
+	CHECK(f.hd.bad_n < 64);
+	CHECK_EQ(fx_boot(&f), BLK_E_IO);
+	CHECK(memcmp(f.hd.medium, saved, sizeof saved) == 0);
+	fx_forget(&f);
+
+	/* 3. It never reads: the mount falls back, loudly, and has everything
+	 * (the log still held b). */
+	f.hd.bad_lo = page;
+	f.hd.bad_n = 1;
+	f.hd.bad_left = -1;
+	CHECK_EQ(fx_boot(&f), 0);
+	CHECK_EQ(ed_unit_info(f.ed, 0, NULL, &u), 0);
+	CHECK_EQ(u.fell, 1);
+	CHECK_EQ(u.fell_io, 1);
+	CHECK_EQ(u.fell_sb, nsb);
+	CHECK_EQ(u.fell_at, page);
+	CHECK_EQ(u.fell_gen, ngen);
+	CHECK_EQ(u.fell_used_gen, ogen);
+	CHECK_EQ(u.fell_lost, 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &a), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &b), 0);
+	fx_check_live(&f);
+	h_settle();
+	fx_forget(&f);
+	/* The mount's superblock replaced the one naming the bad page: the
+	 * next boot does not read it and finds nothing wrong. */
+	CHECK_EQ(fx_boot(&f), 0);
+	CHECK_EQ(ed_unit_info(f.ed, 0, NULL, &u), 0);
+	CHECK_EQ(u.fell, 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &b), 0);
+	h_settle();
+	fx_forget(&f);
+	f.hd.bad_n = 0;
+	printf("  unreadable newest checkpoint: retried, then the older one mounted (fell_io)\n");
+	fx_free(&f);
+}
+
 static void test_fuzz(void)
 {
 	/* A populated disk whose log still holds records. */
@@ -744,6 +830,7 @@ int main(void)
 	test_damaged_log();
 	test_damaged_checkpoint();
 	test_transient_mount_errors();
+	test_unreadable_checkpoint();
 	test_fuzz();
 	printf("test_ed_tamper: ok\n");
 	return 0;
