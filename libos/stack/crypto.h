@@ -51,9 +51,9 @@ int  hkdf_expand(const uint8_t prk[32], const void *info, size_t ilen, uint8_t *
  * while the counter is below 2^32: nonce = 4 zero bytes, then the 8. */
 void chacha_xor(int rounds, const uint8_t key[32], const uint8_t nonce[12], uint32_t counter,
                 const uint8_t *in, uint8_t *out, size_t n);
-/* Which code computes ChaCha here: "sse2x4" (x86-64: four blocks at once
- * in SSE2 registers), "zbb" (RV64 whose CPU has the Zbb rotates), or
- * "portable" (plain C).  All give the same stream; chacha_force_portable(1)
+/* Which code computes ChaCha here: "zbb" (RV64 whose CPU has the Zbb
+ * rotates) or "portable" (plain C; x86-64 too, whose rol is one
+ * instruction already).  All give the same stream; chacha_force_portable(1)
  * makes the portable code run (the tests compare them). */
 const char *chacha_impl(void);
 void chacha_force_portable(int on);

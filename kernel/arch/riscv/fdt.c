@@ -84,9 +84,23 @@ static void node_done(struct node *n, struct node *parent, int depth)
 	}
 }
 
+/* Is the name t[0..tl) the extension "zbb", in any case? */
+static bool is_zbb(const char *t, size_t tl)
+{
+	static const char z[] = "zbb";
+	if (tl != 3)
+		return false;
+	for (size_t k = 0; k < 3; k++)
+		if ((t[k] | 0x20) != z[k])
+			return false;
+	return true;
+}
+
 /* Does a hart's ISA string (riscv,isa: "rv64imafdc_zicsr_zbb_...") name
  * Zbb?  Multi-letter extensions follow the single letters, each after an
- * underscore; the single letter b (all of the B extension) counts too. */
+ * underscore, but the first may follow them directly ("rv64imaczbb_zbs"):
+ * the single letters end at the first z, s or x.  The single letter b (all
+ * of the B extension) counts too; the b of "zba" must not. */
 static bool isa_has_zbb(const char *isa, uint32_t len)
 {
 	size_t n = strnlen(isa, len), start = 0;
@@ -95,10 +109,18 @@ static bool isa_has_zbb(const char *isa, uint32_t len)
 			continue;
 		const char *t = isa + start;
 		size_t tl = i - start;
-		if (start == 0 && tl > 4 && strncmp(t, "rv", 2) == 0) {
-			for (size_t k = 4; k < tl; k++)
-				if (t[k] == 'b') return true;
-		} else if (tl == 3 && strncmp(t, "zbb", 3) == 0) {
+		if (start == 0 && tl > 4 && (t[0] | 0x20) == 'r' && (t[1] | 0x20) == 'v') {
+			size_t k = 4;
+			for (; k < tl; k++) {
+				char c = t[k] | 0x20;
+				if (c == 'z' || c == 's' || c == 'x')
+					break;
+				if (c == 'b')
+					return true;
+			}
+			if (k < tl && is_zbb(t + k, tl - k))
+				return true;
+		} else if (is_zbb(t, tl)) {
 			return true;
 		}
 		start = i + 1;
