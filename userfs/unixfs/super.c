@@ -139,7 +139,11 @@ static void count_resolve(struct ufs *fs)
 		}
 		if (m.seq >= sb->pend_seq)
 			n += (uint64_t)(int64_t)sb->pend_delta;
-		/* Resolved: what is written next says so. */
+		/* Resolved, in memory.  The disk's copy must say so before that
+		 * directory commits again: a later commit that leaves the count
+		 * alone would take its number up to pend_seq, and a mount after
+		 * the next cut would add a change that never happened. */
+		fs->count_stale = 1;
 		sb->files = n;
 		sb->pend_dir = sb->pend_seq = 0;
 		sb->pend_delta = 0;
@@ -148,12 +152,24 @@ static void count_resolve(struct ufs *fs)
 	fs->count_known = fs->count_exact = 1;
 }
 
+/* ufs_count_begin's write-back of the superblock, in step 2 with the
+ * dnodes: durable before the barrier, so before any of the sync's commits. */
+static int count_push(struct ufs *fs)
+{
+	int e = ufs_push_sb_at(fs, 0);
+	if (e == 0)
+		fs->count_stale = 0;
+	return e;
+}
+
 int ufs_count_begin(struct ufs *fs, struct udir **list, uint32_t n)
 {
 	struct ufs_super *sb = &fs->sb;
 	fs->pend_d = NULL;
 	if (sb->version < UFS_SB_FILES)
 		return 0;
+	/* Nothing below changes the superblock: only a stale one goes out. */
+	int stale = fs->count_stale && n > 0;
 	struct udir *one = NULL;
 	int many = 0;
 	for (uint32_t i = 0; i < n && !many; i++)
@@ -162,11 +178,11 @@ int ufs_count_begin(struct ufs *fs, struct udir **list, uint32_t n)
 			one = list[i];
 		}
 	if (one == NULL)
-		return 0;
+		return stale ? count_push(fs) : 0;
 	if (!many && !one->isnew && fs->count_known && fs->count_exact) {
 		int64_t delta = ufs_dir_count_change(one);
-		if (delta == 0)
-			return 0;         /* (a rename within it: no change) */
+		if (delta == 0)           /* (a rename within it: no change) */
+			return stale ? count_push(fs) : 0;
 		if (delta == (int32_t)delta) {
 			sb->files = fs->nfiles;
 			sb->pend_dir = ufs_xref(one->x.sector, one->x.slot);
@@ -177,15 +193,15 @@ int ufs_count_begin(struct ufs *fs, struct udir **list, uint32_t n)
 			/* In step 2's write-back with the dnodes, not after them: it
 			 * need only be durable before the barrier, and so costs no
 			 * log record of its own. */
-			return ufs_push_sb_at(fs, 0);
+			return count_push(fs);
 		}
 	}
 	if (sb->files == 0 && sb->pend_dir == 0)
-		return 0;
+		return stale ? count_push(fs) : 0;
 	sb->files = 0;
 	sb->pend_dir = sb->pend_seq = 0;
 	sb->pend_delta = 0;
-	return ufs_push_sb_at(fs, 0);
+	return count_push(fs);
 }
 
 int ufs_count_end(struct ufs *fs, int ok, int whole)

@@ -315,6 +315,9 @@ struct ufs {
 	int      count_known, count_exact;
 	struct udir *pend_d;      /* the one directory whose commit changes it, */
 	int64_t  pend_delta;      /* by this much, in the sync under way        */
+	int      count_stale;     /* the disk's superblock names a pending change
+	                           * the mount resolved: rewrite it before any
+	                           * directory commits again                     */
 	uint64_t trim_syncs;      /* ufs_itrim: syncs when it last walked,       */
 	uint32_t trim_left;       /* and the objects it left                     */
 	struct uinode *root;

@@ -328,6 +328,25 @@ static int cut_work(struct pcut *pc)
 	return vfs_umount("/") != 0;
 }
 
+/* Renames the first file of dir (if dir and a file exist) within dir. */
+static int rename_inside(const char *dir)
+{
+	struct vfile *f;
+	if (vfs_open(dir, LIBFS_O_READ | LIBFS_O_DIR, 0, &f) != 0)
+		return 0;
+	struct libfs_dirent de;
+	char from[300] = "", to[300];
+	while (vfs_readdir(f, &de) == 1)
+		if (de.type != LIBFS_T_DIR && from[0] == 0)
+			snprintf(from, sizeof from, "%s/%s", dir, de.name);
+	if (vfs_close(f) != 0)
+		return 1;
+	if (from[0] == 0)
+		return 0;
+	snprintf(to, sizeof to, "%s/renamed%d", dir, (int)strlen(from));
+	return vfs_rename(from, to);
+}
+
 static int cut_check(struct pcut *pc)
 {
 	/* The names each acknowledged state has (the root included). */
@@ -359,10 +378,26 @@ static int cut_check(struct pcut *pc)
 		show_names = 0;
 		return 1;
 	}
+	/* A commit of /y that leaves the count alone (a rename inside it),
+	 * then a clean remount: the mount above may have resolved a change
+	 * the superblock names for /y as not made, and that commit must not
+	 * make the disk's stale copy look made (the count would be off by
+	 * that change for good). */
+	if (rename_inside("/y") != 0 || vfs_sync() != 0 || vfs_umount("/") != 0)
+		return 1;
+	if (vfs_mount("/", "unixfs", OPTS, 1) != 0)
+		return 1;
+	n = walk("/") + 1;
+	f = files_now();
 	if (vfs_umount("/") != 0)
 		return 1;
+	if (f != n) {
+		fprintf(stderr, "  after a rename in /y and a remount: statfs %llu, names %llu\n",
+		        (unsigned long long)f, (unsigned long long)n);
+		return 1;
+	}
 	st = fsck_ok(OPTS);
-	return st.sb_files != st.names;
+	return st.sb_files != 0 && st.sb_files != st.names;
 }
 
 static void test_cuts(int64_t stride)
