@@ -86,8 +86,9 @@ void lfs_get_stats(struct lfs *fs, struct lfs_stats *st, struct lfs_usage *u);
 
 /* Clean at most max segments (0: round after round while a round gains
  * something), each round ending with a checkpoint that lets the emptied
- * segments be reused or given back.  Returns the segments gained, or a
- * negative errno. */
+ * segments be reused or given back.  Returns the room gained in segments
+ * (with max > 0: a part of a segment counts as one; with 0: whole segments
+ * newly free), or a negative errno. */
 int lfs_clean_now(struct lfs *fs, int max);
 /* Commit and checkpoint now. */
 int lfs_checkpoint_now(struct lfs *fs);
