@@ -569,14 +569,15 @@ uint64_t edc_fm_run(const struct edc_fm *fm, uint64_t start, uint64_t max)
 		const uint64_t *w = fm_word(fm, s);
 		if (w == NULL)
 			break;
+		/* A word at a time: the free sectors up to the first allocated
+		 * one (a search for a long run counts every free sector of the
+		 * shorter runs it passes, one call each before). */
 		uint64_t bits = *(const volatile uint64_t *)w >> (s % 64);
-		if (bits == 0 && s % 64 == 0) {        /* a whole free word */
-			n += 64;
-			continue;
-		}
-		if (bits & 1)
+		if (bits != 0) {
+			n += (uint64_t)__builtin_ctzll(bits);
 			break;
-		n++;
+		}
+		n += 64 - s % 64;
 	}
 	if (n > max)
 		n = max;
@@ -593,16 +594,14 @@ static uint64_t next_free(const struct edc_fm *fm, uint64_t s)
 		const uint64_t *w = fm_word(fm, s);
 		if (w == NULL)
 			return fm->nsectors;
-		uint64_t bits = *(const volatile uint64_t *)w >> (s % 64);
-		uint64_t left = 64 - s % 64;
-		if (left == 64 ? bits == ~0ull : bits == (~0ull >> (s % 64))) {
-			s += left;
+		/* The free bits from s on, as ones (the shift brings in zeros:
+		 * nothing past the word is taken for free). */
+		uint64_t freebits = ~*(const volatile uint64_t *)w >> (s % 64);
+		if (freebits == 0) {
+			s += 64 - s % 64;
 			continue;
 		}
-		while (bits & 1) {
-			bits >>= 1;
-			s++;
-		}
+		s += (uint64_t)__builtin_ctzll(freebits);
 		return s < fm->nsectors ? s : fm->nsectors;
 	}
 	return fm->nsectors;
