@@ -64,24 +64,27 @@ CHACHA_INLINE void put32(uint8_t *p, uint32_t v)
 	a += b; d ^= a; d = CHACHA_ROTL(d, 16); c += d; b ^= c; b = CHACHA_ROTL(b, 12); \
 	a += b; d ^= a; d = CHACHA_ROTL(d, 8);  c += d; b ^= c; b = CHACHA_ROTL(b, 7); } while (0)
 
-/* The state's words and a double round (column, then diagonal): plain
- * 32-bit C unless the including file defines both first (chacha_zbb.c:
- * 64-bit registers holding sign-extended words, and assembly). */
+/* The state's words and a quarter round: plain 32-bit C unless the
+ * including file defines all three first (chacha_zbb.c: 64-bit registers
+ * holding sign-extended words, and assembly). */
 #ifndef CHACHA_WORD
 #define CHACHA_WORD uint32_t
 #define CHACHA_IN(v) (v)
+#define CHACHA_QUARTER CHACHA_QR
+#endif
+
+/* A double round: the columns, then the diagonals. */
 #define CHACHA_DOUBLE_ROUND(x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15) \
 	do { \
-		CHACHA_QR(x0, x4, x8, x12); \
-		CHACHA_QR(x1, x5, x9, x13); \
-		CHACHA_QR(x2, x6, x10, x14); \
-		CHACHA_QR(x3, x7, x11, x15); \
-		CHACHA_QR(x0, x5, x10, x15); \
-		CHACHA_QR(x1, x6, x11, x12); \
-		CHACHA_QR(x2, x7, x8, x13); \
-		CHACHA_QR(x3, x4, x9, x14); \
+		CHACHA_QUARTER(x0, x4, x8, x12); \
+		CHACHA_QUARTER(x1, x5, x9, x13); \
+		CHACHA_QUARTER(x2, x6, x10, x14); \
+		CHACHA_QUARTER(x3, x7, x11, x15); \
+		CHACHA_QUARTER(x0, x5, x10, x15); \
+		CHACHA_QUARTER(x1, x6, x11, x12); \
+		CHACHA_QUARTER(x2, x7, x8, x13); \
+		CHACHA_QUARTER(x3, x4, x9, x14); \
 	} while (0)
-#endif
 
 /* Block st[12] of the key stream (`rounds` rounds, even: double rounds,
  * then the input added): XORed word by word from

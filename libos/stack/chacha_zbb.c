@@ -31,17 +31,7 @@
 
 #define CHACHA_WORD int64_t
 #define CHACHA_IN(v) ((int64_t)(int32_t)(v))
-#define CHACHA_DOUBLE_ROUND(x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15) \
-	do { \
-		ZQR(x0, x4, x8, x12); \
-		ZQR(x1, x5, x9, x13); \
-		ZQR(x2, x6, x10, x14); \
-		ZQR(x3, x7, x11, x15); \
-		ZQR(x0, x5, x10, x15); \
-		ZQR(x1, x6, x11, x12); \
-		ZQR(x2, x7, x8, x13); \
-		ZQR(x3, x4, x9, x14); \
-	} while (0)
+#define CHACHA_QUARTER ZQR
 #include "libos/stack/chacha_block.h"
 
 void chacha_xor_zbb(uint32_t st[16], int rounds, const uint8_t *in, uint8_t *out, size_t n);
