@@ -16,6 +16,8 @@
  *   faulttest spawnargs           bad spawn arguments (expects errors)
  *   faulttest peer                try to read/write another process's memory
  *   faulttest handles             bad handles, pipe misuse, handle passing (expects errors)
+ *   faulttest nowait              hread/hwrite with H_NOWAIT: an empty or full pipe,
+ *                                 a write cut short, bad flag bits (expects errors)
  *   faulttest procs               bad kill, wait and cons_ctl arguments (expects errors)
  *   faulttest quota FILE          write FILE, then hold this process's whole exodisk
  *                                 cache quota and exit: FILE must still be written
@@ -168,6 +170,73 @@ static int handles(void)
 	return bad;
 }
 
+/* H_NOWAIT (kernel/uapi/syscall.h): where a pipe's hread or hwrite would
+ * wait, it returns instead - K_E_AGAIN, or what it wrote - losing and
+ * repeating nothing; other flag bits are refused.  The calls are made
+ * directly: libos/sys.h's stubs add the flag only for a process keeping a
+ * shared file system's lease. */
+static long nw_read(int h, void *buf, unsigned long len, unsigned long flags)
+{
+	return sys_call4(SYS_hread, h, buf, len, flags);
+}
+static long nw_write(int h, const void *buf, unsigned long len, unsigned long flags)
+{
+	return sys_call4(SYS_hwrite, h, buf, len, flags);
+}
+
+static int nowait(void)
+{
+	static char out[PIPE_SIZE + 300], in[PIPE_SIZE + 300];
+	int bad = 0;
+	int32_t h[2];
+	for (unsigned i = 0; i < sizeof out; i++)
+		out[i] = (char)(i * 7 + i / 251);
+	if ((bad |= expect("pipe", sys_pipe(h), 0))) return bad;
+	bad |= expect("hread(NOWAIT) of an empty pipe with a writer", nw_read(h[0], in, 1, H_NOWAIT), K_E_AGAIN);
+	bad |= expect("hread(NOWAIT, 0 bytes) of an empty pipe", nw_read(h[0], in, 0, H_NOWAIT), 0);
+	bad |= expect("hwrite(NOWAIT) 10 bytes into an empty pipe", nw_write(h[1], out, 10, H_NOWAIT), 10);
+	bad |= expect("hread(NOWAIT) 16 with 10 there: the 10", nw_read(h[0], in, 16, H_NOWAIT), 10);
+	bad |= expect("  and they are the ones written", memcmp(in, out, 10), 0);
+	bad |= expect("hread(NOWAIT) of the pipe emptied again", nw_read(h[0], in, 16, H_NOWAIT), K_E_AGAIN);
+
+	/* Full: a write past the ring stops where the ring does. */
+	bad |= expect("hwrite(NOWAIT) of ring + 300: cut short at the ring",
+	              nw_write(h[1], out, PIPE_SIZE + 300, H_NOWAIT), PIPE_SIZE);
+	bad |= expect("hwrite(NOWAIT) into the full pipe", nw_write(h[1], out, 1, H_NOWAIT), K_E_AGAIN);
+	bad |= expect("hread 100 of the full pipe", sys_hread(h[0], in, 100), 100);
+	bad |= expect("hwrite(NOWAIT) 300 with room for 100: the 100 that fit",
+	              nw_write(h[1], out + PIPE_SIZE, 300, H_NOWAIT), 100);
+	bad |= expect("hwrite(NOWAIT) into the full pipe again", nw_write(h[1], out, 1, H_NOWAIT), K_E_AGAIN);
+	/* What is in the ring (wrapped around its end) is out[100, ring+100):
+	 * the part written and nothing of the refused calls. */
+	bad |= expect("hread(NOWAIT) of the whole ring", nw_read(h[0], in, sizeof in, H_NOWAIT), PIPE_SIZE);
+	bad |= expect("  in order, none lost or repeated", memcmp(in, out + 100, PIPE_SIZE), 0);
+
+	/* Bad flags are refused before anything moves. */
+	bad |= expect("hwrite 3 bytes", sys_hwrite(h[1], "abc", 3), 3);
+	bad |= expect("hread(flags 2)", nw_read(h[0], in, 3, 2), K_E_INVAL);
+	bad |= expect("hread(flags NOWAIT | 2^32)", nw_read(h[0], in, 3, H_NOWAIT | (1ul << 32)), K_E_INVAL);
+	bad |= expect("hread(flags all ones)", nw_read(h[0], in, 3, ~0ul), K_E_INVAL);
+	bad |= expect("hwrite(flags 2)", nw_write(h[1], "x", 1, 2), K_E_INVAL);
+	bad |= expect("hwrite(flags 2^63)", nw_write(h[1], "x", 1, 1ul << 63), K_E_INVAL);
+	bad |= expect("hread(NOWAIT) after them: the 3 bytes, no more", nw_read(h[0], in, 16, H_NOWAIT), 3);
+	bad |= expect("  and they are abc", memcmp(in, "abc", 3), 0);
+	bad |= expect("hread(NOWAIT, never-opened handle)", nw_read(9, in, 1, H_NOWAIT), K_E_BADH);
+	bad |= expect("hwrite(NOWAIT, the read end)", nw_write(h[0], "x", 1, H_NOWAIT), K_E_BADH);
+	bad |= expect("hwrite(NOWAIT, from kernel memory)", nw_write(h[1], (void *)KERNEL_TEXT, 8, H_NOWAIT),
+	              K_E_FAULT);
+
+	/* The other end gone: end of file and K_E_PIPE, as without the flag. */
+	bad |= expect("hclose(write end)", sys_hclose(h[1]), 0);
+	bad |= expect("hread(NOWAIT) with no writer: end of file", nw_read(h[0], in, 1, H_NOWAIT), 0);
+	bad |= expect("hclose(read end)", sys_hclose(h[0]), 0);
+	if ((bad |= expect("pipe", sys_pipe(h), 0))) return bad;
+	bad |= expect("hclose(read end first)", sys_hclose(h[0]), 0);
+	bad |= expect("hwrite(NOWAIT) with no reader", nw_write(h[1], "x", 1, H_NOWAIT), K_E_PIPE);
+	bad |= expect("hclose", sys_hclose(h[1]), 0);
+	return bad;
+}
+
 /* kill, wait and the interrupt key, given bad arguments. */
 static int procs(void)
 {
@@ -302,6 +371,7 @@ int main(int argc, char **argv)
 		return bad;
 	}
 	if (!strcmp(c, "handles")) return handles();
+	if (!strcmp(c, "nowait")) return nowait();
 	if (!strcmp(c, "procs")) return procs();
 	if (!strcmp(c, "peer")) return peer();
 	if (!strcmp(c, "peer-child") && argc == 4) return peer_child(argv[2], argv[3]);

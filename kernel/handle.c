@@ -99,21 +99,23 @@ static int64_t sys_pipe(struct proc *p, uint64_t uh, uint64_t a1, uint64_t a2,
 }
 
 static int64_t sys_hread(struct proc *p, uint64_t h, uint64_t ubuf, uint64_t len,
-			 uint64_t a3, uint64_t a4, uint64_t a5)
+			 uint64_t flags, uint64_t a4, uint64_t a5)
 {
 	struct handle *hd = handle_arg(p, h);
 	if (hd == NULL || hd->ops->read == NULL) return K_E_BADH;
+	if (flags & ~(uint64_t)H_NOWAIT) return K_E_INVAL;
 	if (!uva_range_ok(ubuf, len)) return K_E_FAULT;
-	return hd->ops->read(hd->obj, p, ubuf, len);
+	return hd->ops->read(hd->obj, p, ubuf, len, flags);
 }
 
 static int64_t sys_hwrite(struct proc *p, uint64_t h, uint64_t ubuf, uint64_t len,
-			  uint64_t a3, uint64_t a4, uint64_t a5)
+			  uint64_t flags, uint64_t a4, uint64_t a5)
 {
 	struct handle *hd = handle_arg(p, h);
 	if (hd == NULL || hd->ops->write == NULL) return K_E_BADH;
+	if (flags & ~(uint64_t)H_NOWAIT) return K_E_INVAL;
 	if (!uva_range_ok(ubuf, len)) return K_E_FAULT;
-	return hd->ops->write(hd->obj, p, ubuf, len);
+	return hd->ops->write(hd->obj, p, ubuf, len, flags);
 }
 
 static int64_t sys_hclose(struct proc *p, uint64_t h, uint64_t a1, uint64_t a2,

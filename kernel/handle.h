@@ -18,9 +18,10 @@ struct proc;
 struct handle_ops {
 	const char *kind;
 	/* Move bytes between the object and user memory at ubuf; both may
-	 * sleep.  NULL: the handle cannot do that (K_E_BADH). */
-	int64_t (*read)(void *obj, struct proc *p, uint64_t ubuf, uint64_t len);
-	int64_t (*write)(void *obj, struct proc *p, uint64_t ubuf, uint64_t len);
+	 * sleep, unless flags has H_NOWAIT (kernel/uapi/syscall.h).  NULL:
+	 * the handle cannot do that (K_E_BADH). */
+	int64_t (*read)(void *obj, struct proc *p, uint64_t ubuf, uint64_t len, uint64_t flags);
+	int64_t (*write)(void *obj, struct proc *p, uint64_t ubuf, uint64_t len, uint64_t flags);
 	void (*ref)(void *obj);      /* one more handle refers to obj */
 	void (*close)(void *obj);    /* one handle fewer */
 };

@@ -9,6 +9,8 @@
  * OS then ends the program, as Unix's SIGPIPE would: libos/pipe.c), so a
  * reader that stops early (`yes | head -1`) never leaves the writer hanging.
  * Both waits end early with K_E_INTR when the process is killed or alerted.
+ * With H_NOWAIT neither waits: a read that would returns K_E_AGAIN, a
+ * write what it wrote so far (K_E_AGAIN if nothing).
  *
  * The read and write positions count bytes forever (64 bits), so "empty"
  * is nread == nwrite and "full" is nwrite - nread == PIPE_SIZE.
@@ -19,6 +21,7 @@
 #include "kernel/kalloc.h"
 #include "kernel/klib.h"
 #include "kernel/uapi/errno.h"
+#include "kernel/uapi/syscall.h"
 
 #define NPIPE 64
 
@@ -32,12 +35,13 @@ struct pipe {
 
 static struct pipe pipes[NPIPE];
 
-static int64_t pipe_read(void *obj, struct proc *p, uint64_t ubuf, uint64_t len)
+static int64_t pipe_read(void *obj, struct proc *p, uint64_t ubuf, uint64_t len, uint64_t flags)
 {
 	struct pipe *pi = obj;
 	if (len == 0) return 0;
 	while (pi->nread == pi->nwrite) {
 		if (pi->writers == 0) return 0;
+		if (flags & H_NOWAIT) return K_E_AGAIN;
 		if (proc_interrupted(p)) return K_E_INTR;
 		sleep_on(&pi->nread);
 	}
@@ -56,7 +60,7 @@ static int64_t pipe_read(void *obj, struct proc *p, uint64_t ubuf, uint64_t len)
 	return (int64_t)done;
 }
 
-static int64_t pipe_write(void *obj, struct proc *p, uint64_t ubuf, uint64_t len)
+static int64_t pipe_write(void *obj, struct proc *p, uint64_t ubuf, uint64_t len, uint64_t flags)
 {
 	struct pipe *pi = obj;
 	uint64_t done = 0;
@@ -65,6 +69,7 @@ static int64_t pipe_write(void *obj, struct proc *p, uint64_t ubuf, uint64_t len
 		uint64_t space = PIPE_SIZE - (pi->nwrite - pi->nread);
 		if (space == 0) {
 			wakeup(&pi->nread);
+			if (flags & H_NOWAIT) return done ? (int64_t)done : K_E_AGAIN;
 			if (proc_interrupted(p)) return done ? (int64_t)done : K_E_INTR;
 			sleep_on(&pi->nwrite);
 			continue;

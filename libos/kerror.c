@@ -26,6 +26,7 @@ static const char *general[] = {
 	[-K_E_BADH]   = "no such handle",
 	[-K_E_PIPE]   = "the pipe has no reader",
 	[-K_E_SRCH]   = "no such process or process group",
+	[-K_E_AGAIN]  = "it would have to wait",
 };
 
 static const char *blk[] = {
@@ -82,6 +83,7 @@ int exo_errno(long code)
 	case K_E_BADH: return EBADF;
 	case K_E_PIPE: return EPIPE;
 	case K_E_SRCH: return ESRCH;
+	case K_E_AGAIN: return EAGAIN;
 	case BLK_E_QFULL: return EAGAIN;
 	case BLK_E_PROTECT: return EROFS;
 	case BLK_E_RANGE: case BLK_E_LEN: case BLK_E_ALIGN: case BLK_E_OP: case BLK_E_UNIT: return EINVAL;

@@ -136,6 +136,19 @@ void share_lease_fini(struct share *s)
 	s->lnext = NULL;
 }
 
+/* Is it time to let go of the lease we keep?  We keep it while nobody
+ * waits, and a moment after someone starts to, so that taking turns costs
+ * one publish per turn, not one per call. */
+static int due(struct share *s)
+{
+	if (!(__atomic_load_n(&s->a->k.lock, __ATOMIC_RELAXED) & SHSEG_LOCK_WAITERS))
+		return 0;
+	uint64_t now = libos_time_ns();
+	if (s->since == 0)
+		s->since = now;
+	return now - s->since >= SHARE_LEASE_NS;
+}
+
 int share_lease_enter(struct share *s)
 {
 	if (s->held) {
@@ -174,14 +187,7 @@ void share_lease_leave(struct share *s, int dirty)
 		share_leave(s);
 		return;
 	}
-	/* Keep it while nobody waits, and a moment after someone starts to,
-	 * so that taking turns costs one publish per turn, not one per call. */
-	if (!(__atomic_load_n(&s->a->k.lock, __ATOMIC_RELAXED) & SHSEG_LOCK_WAITERS))
-		return;
-	uint64_t now = libos_time_ns();
-	if (s->since == 0)
-		s->since = now;
-	if (now - s->since < SHARE_LEASE_NS)
+	if (!due(s))
 		return;
 	share_lease_drop(s);
 	shseg_yield();                /* let the waiters have their turn */
@@ -196,6 +202,25 @@ void share_lease_drop(struct share *s)
 		s->publish(s->arg);
 	s->inside = 0;
 	share_leave(s);
+}
+
+int share_keep_leases(void)
+{
+	int keep = 0;
+	for (struct share *s = shares; s != NULL; s = s->lnext) {
+		if (!s->held || s->inside)
+			continue;
+		if (due(s)) {
+			/* A process that never blocks between its operations
+			 * (its pipe never empty or full) must not hold a waiter
+			 * up any longer than one that makes operations. */
+			share_lease_drop(s);
+			shseg_yield();
+			continue;
+		}
+		keep = 1;
+	}
+	return keep;
 }
 
 void share_idle(void)

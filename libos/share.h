@@ -122,6 +122,14 @@ void share_lease_fini(struct share *s);
 /* Let go of every lease this process holds outside an operation (about
  * to block).  The guest's blocking system-call stubs call it. */
 void share_idle(void);
+/* Before a call that blocks only sometimes (a pipe's hread and hwrite):
+ * let go of the leases others have waited for long enough, as the end of
+ * an operation would (share_lease_leave), and say whether this process
+ * still keeps one outside an operation (what share_idle would let go).
+ * If it does, the stub first tries without blocking (H_NOWAIT) and calls
+ * share_idle only if it must wait: a pipeline's process writing a shared
+ * file system then publishes when it blocks, not at every pipe call. */
+int share_keep_leases(void);
 
 /* ---- the transport: share_sys.c in the guest, share_host.c on the host ---- */
 /* 0 or a negative errno; *seg the segment's address. */

@@ -9,11 +9,13 @@
 
 #include <stdint.h>
 #include "kernel/uapi/syscall.h"
+#include "kernel/uapi/errno.h"
 #include "libos/arch.h"      /* sys_call6: the system-call instruction */
 
 /* Before a call that may block: let go of the shared file systems' locks
  * this process keeps between operations (libos/share.h, leases). */
 void share_idle(void);
+int share_keep_leases(void);
 
 #define sys_call0(n)             sys_call6((n), 0, 0, 0, 0, 0, 0)
 #define sys_call1(n, a)          sys_call6((n), (long)(a), 0, 0, 0, 0, 0)
@@ -48,8 +50,37 @@ static inline long sys_spawn_opts(const char *path, char *const argv[], char *co
 static inline long sys_wait_opts(int pid, int *status, int options)
 { share_idle(); return sys_call3(SYS_wait, pid, status, options); }
 static inline long sys_pipe(int32_t h[2]) { return sys_call1(SYS_pipe, h); }
-static inline long sys_hread(int h, void *buf, unsigned long len) { share_idle(); return sys_call3(SYS_hread, h, buf, len); }
-static inline long sys_hwrite(int h, const void *buf, unsigned long len) { share_idle(); return sys_call3(SYS_hwrite, h, buf, len); }
+/* A pipe blocks only when it is empty (hread) or full (hwrite): a process
+ * keeping a shared file system's lock tries without blocking first and
+ * lets the lock go only if it must wait - not at every write of a
+ * pipeline, each of which made it publish (a sync) and take the lock
+ * again. */
+static inline long sys_hread(int h, void *buf, unsigned long len)
+{
+	if (share_keep_leases()) {
+		long r = sys_call4(SYS_hread, h, buf, len, H_NOWAIT);
+		if (r != K_E_AGAIN)
+			return r;
+		share_idle();
+	}
+	return sys_call4(SYS_hread, h, buf, len, 0);
+}
+static inline long sys_hwrite(int h, const void *buf, unsigned long len)
+{
+	long done = 0;
+	if (share_keep_leases()) {
+		done = sys_call4(SYS_hwrite, h, buf, len, H_NOWAIT);
+		if (done != K_E_AGAIN && (done < 0 || (unsigned long)done == len))
+			return done;
+		if (done == K_E_AGAIN)
+			done = 0;
+		share_idle();
+	}
+	long r = sys_call4(SYS_hwrite, h, (const char *)buf + done, len - (unsigned long)done, 0);
+	if (r < 0)
+		return done > 0 ? done : r;      /* as one call reports a write cut short */
+	return done + r;
+}
 static inline long sys_hclose(int h) { return sys_call1(SYS_hclose, h); }
 static inline long sys_cons_ctl(int op, long arg) { return sys_call2(SYS_cons_ctl, op, arg); }
 static inline long sys_initrd_map(void) { return sys_call0(SYS_initrd_map); }

@@ -27,6 +27,7 @@
 #define K_E_BADH      (-14)  /* not an open handle of the kind the call needs     */
 #define K_E_PIPE      (-15)  /* the pipe has no reader left                       */
 #define K_E_SRCH      (-16)  /* no such process or process group                  */
+#define K_E_AGAIN     (-17)  /* it would have to wait, and was asked not to (H_NOWAIT) */
 
 #define K_E_FIRST_BLK (-64)
 #define K_E_FIRST_ED  (-128)

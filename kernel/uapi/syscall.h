@@ -24,11 +24,18 @@
 #define SYS_kill            13   /* kill(pid or -group, why): proc.h              -> 0          */
 #define SYS_prof            14   /* prof(op, ...): the profiler and counters (prof.h)           */
 #define SYS_pipe            15   /* pipe(int32_t h[2]): h[0] reads, h[1] writes   -> 0          */
-#define SYS_hread           16   /* hread(handle, buf, len): blocks for >= 1 byte -> count, 0 EOF */
-#define SYS_hwrite          17   /* hwrite(handle, buf, len): all of it           -> len        */
+#define SYS_hread           16   /* hread(handle, buf, len, flags): blocks for >= 1 byte -> count, 0 EOF */
+#define SYS_hwrite          17   /* hwrite(handle, buf, len, flags): all of it    -> len        */
 #define SYS_hclose          18   /* hclose(handle)                                -> 0          */
 #define SYS_cons_ctl        19   /* cons_ctl(op, arg): the interrupt key (proc.h) -> 0          */
 #define SYS_initrd_map      20   /* initrd_map(): map the initrd read-only        -> its address */
 #define SYS_shseg           21   /* shseg(op, ...): shared segments (shseg.h)                   */
+
+/* hread and hwrite's flags.  H_NOWAIT: where the call would wait (an empty
+ * pipe with a writer, a full one with a reader), return instead - hread
+ * K_E_AGAIN; hwrite what it wrote so far, or K_E_AGAIN if nothing.  The
+ * library OS tries a pipe this way first when it keeps a shared file
+ * system's lock, and lets the lock go only if it must wait (libos/sys.h). */
+#define H_NOWAIT             1
 
 #endif
