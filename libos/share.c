@@ -26,7 +26,7 @@ int share_attach(struct share *s, const uint8_t name[SHSEG_NAME], size_t bytes)
 {
 	void *seg;
 	s->a = NULL;
-	s->held = s->touched = 0;
+	s->held = s->touched = s->change = 0;
 	if (bytes < sizeof *s->a)
 		bytes = sizeof *s->a;
 	if (pages_for(bytes) > SHSEG_MAX_PAGES)
@@ -167,6 +167,14 @@ int share_lease_enter(struct share *s)
 		s->inside = 1;
 		s->since = 0;             /* set when we first see a waiter */
 	}
+	return r;
+}
+
+int share_op_take(struct share *s, int change)
+{
+	int r = share_lease_enter(s);
+	if (r >= 0)
+		s->change |= change;
 	return r;
 }
 

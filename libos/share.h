@@ -48,6 +48,8 @@ struct share {
 	int lease;                    /* we hold it between operations             */
 	int inside;                   /* inside an operation                       */
 	uint64_t since;               /* when we first saw a waiter (ns), or 0     */
+	int change;                   /* this hold's operations changed what others
+	                                 see: share_op_end bumps the count        */
 	int (*publish)(void *arg);    /* write out what others must see           */
 	void *arg;
 	struct share *lnext;          /* this process's leased shares              */
@@ -112,6 +114,41 @@ static inline int share_lease_keep(struct share *s)
 		return 0;
 	s->inside = 0;
 	return 1;
+}
+/*
+ * A file system's enter and leave (struct libfs_ops) around its own parts,
+ * when it takes the lock as a lease (unixfs, lfs; attached by
+ * kit_lease_attach):
+ *
+ *   enter:  if (share_op_again(s, change, FAST)) return 0;
+ *           r = share_op_take(s, change);
+ *           then, on SHARE_CHANGED or SHARE_DEAD, catch up (failing: leave)
+ *   leave:  if (share_op_end(s)) return;
+ *           share_lease_leave(s, whether it holds unpublished changes)
+ *
+ * `change`: the operation may change what others see; the change count
+ * is bumped (share_touch) once, at the end.  FAST: the file system has
+ * nothing to catch up on if it still holds the lease.  Not shared (s->a
+ * NULL: it fell back to the one-process mount lock), both say 1: done.
+ */
+static inline int share_op_again(struct share *s, int change, int fast)
+{
+	if (s->a == NULL)
+		return 1;
+	if (!fast || !share_lease_again(s))
+		return 0;
+	s->change |= change;          /* our lease: nobody changed anything */
+	return 1;
+}
+int share_op_take(struct share *s, int change);
+static inline int share_op_end(struct share *s)
+{
+	if (s->a == NULL)
+		return 1;
+	if (s->change && s->held && !s->touched)
+		share_touch(s);           /* (once per hold of the lock) */
+	s->change = 0;
+	return share_lease_keep(s);   /* alone: keep it, nothing to work out */
 }
 void share_lease_init(struct share *s, int (*publish)(void *arg), void *arg);
 int  share_lease_enter(struct share *s);

@@ -181,6 +181,24 @@ void kit_unlock(struct kit *k);
  * holders of the key can find it.  share_enter/_leave around every
  * operation then take its lock. */
 int kit_share(struct kit *k, struct share *s, size_t bytes);
+/* A file system that caches in its own process takes that lock as a lease
+ * (share_lease_*, share_op_* in libos/share.h; docs/sharing.md): attach
+ * to its area of `bytes` bytes and take the lock, publishing through
+ * publish(arg) whenever it lets go.  Returns share_lease_enter's answer
+ * (SHARE_SAME, SHARE_CHANGED, SHARE_DEAD: the lock is held), or a
+ * negative errno with nothing held.  With no shared segment to be had
+ * (the system's are all in use) it takes the one-process mount lock
+ * instead (kit_lock, waiting up to opts' wait=MS) and leaves s->a NULL. */
+int kit_lease_attach(struct kit *k, struct share *s, size_t bytes, const char *opts,
+                     int (*publish)(void *arg), void *arg);
+/* Let go of the lock (bumping the change count if the hold changed
+ * anything: s->change; publishing is the caller's) and of the area.  The
+ * mount lock it may have fallen back to goes with kit_unlock, as any
+ * kit mount's does. */
+void kit_lease_detach(struct share *s);
+/* A host test's dying process: the lock is left as the kernel leaves a
+ * dead holder's (SHSEG_LOCK_DEAD), then the area. */
+void kit_lease_abandon(struct share *s);
 
 /* ---- alloc.c: the free map, and rivals ----------------------------------------- */
 

@@ -19,7 +19,9 @@
  * A file system that many processes use at once takes kit_share instead
  * (docs/sharing.md): an area in a shared segment, named from the file
  * system's key and anchor, whose lock each operation takes.  Only holders
- * of the key can compute the name.
+ * of the key can compute the name.  One that caches in its own process
+ * (unixfs, lfs) takes that lock as a lease: kit_lease_attach, with the
+ * mount lock as its fallback when no shared segment is to be had.
  */
 #include <errno.h>
 #include "libos/kit/kit.h"
@@ -59,4 +61,53 @@ int kit_share(struct kit *k, struct share *s, size_t bytes)
 		return -EINVAL;
 	struct ed_cap name = capkey_cap(&k->key, 's', k->anchor, (uint64_t)k->unit);
 	return share_attach(s, (const uint8_t *)&name, bytes);
+}
+
+int kit_lease_attach(struct kit *k, struct share *s, size_t bytes, const char *opts,
+                     int (*publish)(void *arg), void *arg)
+{
+	int e = kit_share(k, s, bytes);
+	if (e == -EBUSY || e == -ENOSYS) {
+		/* No shared segment to be had (the system's are all in use):
+		 * one process at a time, as before sharing. */
+		uint64_t wait;
+		s->a = NULL;
+		e = kit_opt_num(opts, "wait", KIT_LOCK_WAIT_MS, &wait);
+		return e < 0 ? e : kit_lock(k, wait);
+	}
+	if (e < 0)
+		return e;
+	share_lease_init(s, publish, arg);
+	e = share_lease_enter(s);
+	if (e < 0) {
+		share_lease_fini(s);
+		share_detach(s);
+	}
+	return e;
+}
+
+void kit_lease_detach(struct share *s)
+{
+	if (s->a == NULL)
+		return;
+	if (s->held) {
+		if (s->change)
+			share_touch(s);
+		s->change = 0;
+		s->inside = 0;
+		share_leave(s);
+	}
+	share_lease_fini(s);
+	share_detach(s);
+}
+
+void kit_lease_abandon(struct share *s)
+{
+	if (s->a == NULL)
+		return;
+	if (s->held)
+		s->a->k.lock = SHSEG_LOCK_DEAD;
+	s->held = 0;
+	share_lease_fini(s);
+	share_detach(s);
 }

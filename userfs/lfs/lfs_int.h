@@ -218,7 +218,6 @@ struct lfs {
 	struct lfs_stats st;
 	/* other processes (multi.c) */
 	struct share sh;
-	int sh_change;            /* this operation changes what others see         */
 	int sh_stale;             /* catching up failed: read everything again      */
 	uint64_t sh_jepoch, sh_jpos;   /* the shared journal of commit records,
 	                             as far as we have applied it (multi.c)        */

@@ -188,23 +188,9 @@ int lfs_multi_attach(struct lfs *fs, const char *opts)
 		e = kit_anchor_find(&fs->k, opts);
 	if (e < 0)
 		return e;
-	e = kit_share(&fs->k, &fs->sh, sizeof(struct lfs_multi_area));
-	if (e == -EBUSY || e == -ENOSYS) {
-		/* No shared segment to be had: one process at a time. */
-		uint64_t wait;
-		fs->sh.a = NULL;
-		e = kit_opt_num(opts, "wait", KIT_LOCK_WAIT_MS, &wait);
-		return e < 0 ? e : kit_lock(&fs->k, wait);
-	}
-	if (e < 0)
-		return e;
-	share_lease_init(&fs->sh, publish, fs);
-	e = share_lease_enter(&fs->sh);
-	if (e < 0) {
-		share_lease_fini(&fs->sh);
-		share_detach(&fs->sh);
-		return e;
-	}
+	e = kit_lease_attach(&fs->k, &fs->sh, sizeof(struct lfs_multi_area), opts, publish, fs);
+	if (e < 0 || fs->sh.a == NULL)
+		return e < 0 ? e : 0;     /* (no shared segment: the mount lock) */
 	took_lock(fs);
 	if (e == SHARE_DEAD) {
 		area(fs)->jcp = 0;        /* the dead one's commits may not be there */
@@ -230,28 +216,23 @@ void lfs_multi_detach(struct lfs *fs, int alive)
 {
 	if (fs->sh.a == NULL)
 		return;
+	if (!alive) {
+		kit_lease_abandon(&fs->sh);   /* a host test's dying process */
+		return;
+	}
 	if (fs->sh.held) {
-		if (!alive) {
-			/* A host test's dying process: the lock is left as the
-			 * kernel leaves a dead holder's. */
-			fs->sh.a->k.lock = SHSEG_LOCK_DEAD;
+		if (!fs->rdonly)
+			share_touch(&fs->sh);
+		if (!dirty(fs) && !fs->sh_stale) {
+			note_head(fs);
 		} else {
-			if (!fs->rdonly)
-				share_touch(&fs->sh);
-			if (!dirty(fs) && !fs->sh_stale) {
-				note_head(fs);
-			} else {
-				/* The next holder reads it all; commits of ours the
-				 * journal holds past what was handed over are cut. */
-				area(fs)->cpseq = 0;
-				area(fs)->jcp = 0;
-			}
-			fs->sh.inside = 0;
-			share_leave(&fs->sh);
+			/* The next holder reads it all; commits of ours the
+			 * journal holds past what was handed over are cut. */
+			area(fs)->cpseq = 0;
+			area(fs)->jcp = 0;
 		}
 	}
-	share_lease_fini(&fs->sh);
-	share_detach(&fs->sh);
+	kit_lease_detach(&fs->sh);
 }
 
 /* ---- catching up -------------------------------------------------------------------------- */
@@ -644,11 +625,10 @@ static int catch_up(struct lfs *fs, int dead)
  * out of line, so the fast paths below save no registers for it). */
 static __attribute__((noinline)) int enter_slow(struct lfs *fs, int change)
 {
-	int r = share_lease_enter(&fs->sh);
+	int r = share_op_take(&fs->sh, change);
 	if (r < 0)
 		return r;
 	took_lock(fs);
-	fs->sh_change |= change;
 	if (r != SHARE_SAME || fs->sh_stale) {
 		int e = catch_up(fs, r == SHARE_DEAD);
 		if (e < 0) {
@@ -661,7 +641,6 @@ static __attribute__((noinline)) int enter_slow(struct lfs *fs, int change)
 
 static __attribute__((noinline)) void leave_slow(struct lfs *fs)
 {
-	fs->sh_change = 0;
 	int d = dirty(fs);
 	if (fs->sh.held && !d && !fs->sh_stale)
 		note_head(fs);
@@ -673,25 +652,15 @@ static __attribute__((noinline)) void leave_slow(struct lfs *fs)
 int lfs_multi_enter(void *p, int change)
 {
 	struct lfs *fs = p;
-	if (fs->sh.a == NULL)
+	if (share_op_again(&fs->sh, change, !fs->sh_stale))
 		return 0;
-	if (!fs->sh_stale && share_lease_again(&fs->sh)) {
-		fs->sh_change |= change;   /* our lease: nobody changed anything */
-		return 0;
-	}
 	return enter_slow(fs, change);
 }
 
 void lfs_multi_leave(void *p)
 {
 	struct lfs *fs = p;
-	if (fs->sh.a == NULL)
-		return;
-	if (fs->sh_change && fs->sh.held && !fs->sh.touched)
-		share_touch(&fs->sh);      /* (once per hold of the lock) */
-	if (share_lease_keep(&fs->sh)) {
-		fs->sh_change = 0;         /* alone: keep it (publish notes the head) */
-		return;
-	}
+	if (share_op_end(&fs->sh))
+		return;                    /* (alone: publish notes the head) */
 	leave_slow(fs);
 }

@@ -69,42 +69,16 @@ static int publish(void *arg)
 
 int ufs_share_attach(struct ufs *fs, const char *opts)
 {
-	int err = kit_share(&fs->k, &fs->sh, sizeof(struct share_area));
-	if (err == -EBUSY || err == -ENOSYS) {
-		/* No shared segment to be had (the system's are all in use):
-		 * one process at a time, as before sharing. */
-		uint64_t wait;
-		fs->sh.a = NULL;
-		err = kit_opt_num(opts, "wait", KIT_LOCK_WAIT_MS, &wait);
-		return err < 0 ? err : kit_lock(&fs->k, wait);
-	}
-	if (err < 0)
-		return err;
-	share_lease_init(&fs->sh, publish, fs);
-	err = share_lease_enter(&fs->sh);
-	if (err < 0) {
-		share_lease_fini(&fs->sh);
-		share_detach(&fs->sh);
-		return err;
-	}
+	int err = kit_lease_attach(&fs->k, &fs->sh, sizeof(struct share_area), opts, publish, fs);
 	/* A mount reads everything fresh and finishes renames in progress,
 	 * which is all a death (SHARE_DEAD) asks of it. */
-	return 0;
+	return err < 0 ? err : 0;
 }
 
 void ufs_share_detach(struct ufs *fs)
 {
 	kit_unlock(&fs->k);           /* (only if it fell back to the lock) */
-	if (fs->sh.a == NULL)
-		return;
-	if (fs->sh.held) {
-		if (fs->sh_change)
-			share_touch(&fs->sh);
-		fs->sh.inside = 0;
-		share_leave(&fs->sh);
-	}
-	share_lease_fini(&fs->sh);
-	share_detach(&fs->sh);
+	kit_lease_detach(&fs->sh);
 }
 
 void ufs_share_mounted(struct ufs *fs)
@@ -115,16 +89,11 @@ void ufs_share_mounted(struct ufs *fs)
 int ufs_share_enter(void *fsp, int change)
 {
 	struct ufs *fs = fsp;
-	if (fs->sh.a == NULL)
+	if (share_op_again(&fs->sh, change, fs->root != NULL))
 		return 0;
-	if (fs->root != NULL && share_lease_again(&fs->sh)) {
-		fs->sh_change |= change;   /* our lease: nobody changed anything */
-		return 0;
-	}
-	int r = share_lease_enter(&fs->sh);
+	int r = share_op_take(&fs->sh, change);
 	if (r < 0)
 		return r;
-	fs->sh_change |= change;
 	if (r == SHARE_CHANGED || r == SHARE_DEAD || fs->root == NULL) {
 		int err = ufs_share_reload(fs, r == SHARE_DEAD);
 		if (err < 0) {
@@ -138,13 +107,8 @@ int ufs_share_enter(void *fsp, int change)
 void ufs_share_leave(void *fsp)
 {
 	struct ufs *fs = fsp;
-	if (fs->sh.a == NULL)
+	if (share_op_end(&fs->sh))
 		return;
-	if (fs->sh_change && fs->sh.held)
-		share_touch(&fs->sh);
-	fs->sh_change = 0;
-	if (share_lease_keep(&fs->sh))
-		return;                    /* alone: keep it, nothing to work out */
 	share_lease_leave(&fs->sh, dirty(fs));
 }
 

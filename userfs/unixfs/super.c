@@ -390,10 +390,7 @@ void ufs_abandon(struct ufs *fs)
 	/* The open files' handles are the VFS's; the objects go with the table.
 	 * (A host test's dying process: the lock is left as the kernel leaves
 	 * a dead holder's.) */
-	if (fs->sh.a != NULL && fs->sh.held)
-		fs->sh.a->k.lock = SHSEG_LOCK_DEAD;
-	share_lease_fini(&fs->sh);
-	share_detach(&fs->sh);
+	kit_lease_abandon(&fs->sh);
 	teardown(fs);
 }
 

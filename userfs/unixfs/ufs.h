@@ -360,7 +360,6 @@ struct ufs {
 	int want_data;            /* a path walk for a read: load groups whole    */
 	char damage[160];         /* the last damage found, for messages         */
 	struct share sh;          /* the processes sharing it (share.c)          */
-	int sh_change;            /* this hold changed something                 */
 };
 
 /* An open file (ops.c). */
