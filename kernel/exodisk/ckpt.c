@@ -536,7 +536,11 @@ static void finish(struct exodisk *ed, struct ed_disk *d, bool release)
 	d->ck_nitems = 0;
 	ed_bm_free(&d->fm_dirty);
 	ed_bm_init(&d->fm_dirty, &ed->env, ed_bm_nleaves(&d->fm), ED_BM_ZERO, &d->mem_pages);
-	d->log_used = 0;
+	d->log_used = d->ck_carry_used;     /* the carry records stay live */
+	d->ck_carry_used = 0;
+	if (d->ck_took_fl && release)
+		ed_unw_cycle_end(d);             /* durable, and the log says so now */
+	d->ck_took_fl = false;
 	d->ck_nospace = false;
 	d->st_ckpts++;
 	d->st_ckpt_sectors += d->ck_written;
@@ -637,7 +641,11 @@ void ed_ckpt_progress(struct exodisk *ed, struct ed_disk *d)
 	if (!d->mounted)
 		return;
 	if (d->ck == CK_IDLE) {
-		if (!d->ck_wanted || d->log_busy || d->ck_hold || (d->closing && d->commitq != NULL))
+		/* A shutdown lets write-backs and a running flush cycle finish
+		 * first: what they make durable must not be carried as unwritten
+		 * (unwritten.c). */
+		if (!d->ck_wanted || d->log_busy || d->ck_hold ||
+		    (d->closing && (d->commitq != NULL || d->fl_state != FL_IDLE)))
 			return;
 		d->ck = CK_WAIT;
 		d->ck_error = 0;
@@ -657,8 +665,55 @@ void ed_ckpt_progress(struct exodisk *ed, struct ed_disk *d)
 		if (d->nhome > 0 || d->log_busy)
 			return;
 		d->ck = CK_FLUSH1;
+		/* Writes completed by now are durable once this flush is: the
+		 * checkpoint takes them as a flush cycle would (unwritten.c), so
+		 * its carry records need not name them. */
+		d->ck_took_fl = d->fl_state == FL_IDLE && d->unw_done.count != 0 &&
+		                ed_unw_cycle_begin(d);
 		ck_submit(d, BLK_FLUSH, 0, 0, 0, 0);
 	}
+}
+
+/* The unwritten set had more runs than the log's reserve for carry
+ * records holds: the rest is not carried, so after a later power cut those
+ * sectors read as what the disk holds (docs/exodisk.md section 10 - a
+ * known limit, counted and reported). */
+static void carry_short(struct ed_disk *d)
+{
+	bool any = false;
+	struct ed_rl probe;
+	struct ed_range one;
+	ed_rl_init(&probe, &one, 1);
+	uint64_t pos = d->ck_carry_pos;
+	ed_unw_carry_runs(d, &pos, &probe);
+	any = probe.n > 0;
+	if (any)
+		d->st_unw_uncarried++;
+}
+
+/* A carry record ended (commit.c, log_done).  Another follows while the
+ * set has more and the reserve allows; then the checkpoint goes on. */
+void ed_ckpt_carried(struct exodisk *ed, struct ed_disk *d, int status)
+{
+	if (status == 0) {
+		d->ck_carry_used += d->batch_cost;
+		d->ck_ncarry++;
+	}
+	if (d->ck != CK_CARRY) {          /* ed_ckpt_sync waits for it */
+		d->ck_carry_err = status;
+		return;
+	}
+	if (status != 0) {
+		ck_abort(ed, d, status);
+		return;
+	}
+	if (d->ck_carry_pos < d->nsectors) {
+		if (d->ck_ncarry < ED_LOG_CARRY_MAX(d) && ed_log_carry(ed, d))
+			return;
+		carry_short(d);
+	}
+	d->ck = CK_FLUSH2;
+	ck_submit(d, BLK_FLUSH, 0, 0, 0, 0);
 }
 
 static void ck_done(struct blkreq *r)
@@ -694,8 +749,16 @@ static void ck_done(struct blkreq *r)
 		if (n > 0) {
 			ck_submit(d, BLK_WRITE, 0, sector, n * ED_SECT_PER_PAGE, n);
 		} else {
-			d->ck = CK_FLUSH2;
-			ck_submit(d, BLK_FLUSH, 0, 0, 0, 0);
+			/* The unwritten set goes on in the log the superblock will
+			 * name (unwritten.c), before the flush that precedes it. */
+			d->ck = CK_CARRY;
+			d->ck_carry_pos = 0;
+			d->ck_ncarry = 0;
+			d->ck_carry_used = 0;
+			if (!ed_log_carry(ed, d)) {
+				d->ck = CK_FLUSH2;
+				ck_submit(d, BLK_FLUSH, 0, 0, 0, 0);
+			}
 		}
 		break;
 	}
@@ -756,6 +819,22 @@ int ed_ckpt_sync(struct exodisk *ed, struct ed_disk *d, bool clean)
 		if (err != 0)
 			break;
 	}
+	/* The unwritten set (a mount's replay rebuilt it) goes on in the log. */
+	d->ck_carry_pos = 0;
+	d->ck_ncarry = 0;
+	d->ck_carry_used = 0;
+	while (err == 0 && d->ck_carry_pos < d->nsectors) {
+		if (d->ck_ncarry >= ED_LOG_CARRY_MAX(d)) {
+			carry_short(d);
+			break;
+		}
+		d->ck_carry_err = 0;
+		if (!ed_log_carry(ed, d))
+			break;
+		while (d->log_busy)
+			ed->env.wait(ed->env.ctx);
+		err = d->ck_carry_err;
+	}
 	if (err == 0)
 		err = ed_sync_io(ed, d->unit, BLK_FLUSH, 0, 0, 0, NULL, 0);
 	if (err == 0) {
@@ -780,6 +859,7 @@ int ed_super_sync(struct exodisk *ed, struct ed_disk *d)
 	struct ed_super sb = d->sb;
 	sb.gen++;
 	sb.flags = 0;
+	sb.fmt = ED_SB_FMT;        /* from now on its log may hold format-2 records */
 	ed_super_seal(&ed->keys, &sb, sb_sector(sb.gen));
 	ed_memcpy(d->cksec, &sb, ED_SECTOR);
 	struct blk_seg seg = { (uint64_t)(uintptr_t)d->cksec, ED_SECTOR };

@@ -104,9 +104,79 @@ static void fail_io(struct exodisk *ed, struct ed_io *io, int err)
 	ed_ent_orphan(ed, e);      /* if its client has gone meanwhile */
 }
 
+/* Write one record at pos (cost: its sectors, with any gap a wrap
+ * skipped): the header - fixed part, image list, the range lists, tag -
+ * then the image pages, in one FUA write.  log_done completes it. */
+static void log_write(struct exodisk *ed, struct ed_disk *d, struct ed_io *batch,
+                      const struct ed_logimg *imgs, uint32_t nimg, uint32_t img_sect,
+                      uint32_t hdr_sect, uint64_t pos, uint64_t cost, const struct ed_rl *allocs,
+                      const struct ed_rl *frees, const struct ed_rl *unws, const struct ed_rl *wrs)
+{
+	uint8_t *hdr = d->loghdr;
+	ed_memset(hdr, 0, ED_PAGE);
+	struct ed_loghdr *h = (struct ed_loghdr *)hdr;
+	h->magic = ED_LOG_MAGIC;
+	h->fmt = ED_LOG_FMT;
+	h->hdr_sect = (uint16_t)hdr_sect;
+	h->nimg = nimg;
+	h->img_sect = img_sect;
+	h->seq = d->log_seq;
+	h->pos = pos;
+	h->next = pos + hdr_sect + img_sect;
+	h->nalloc = allocs->n;
+	h->nfree = frees->n;
+	ed_memcpy(h->prev, d->log_chain, 16);
+	uint8_t *p = hdr + sizeof(*h);
+	if (nimg > 0)
+		ed_memcpy(p, imgs, nimg * sizeof(struct ed_logimg));
+	p += nimg * sizeof(struct ed_logimg);
+	struct ed_logext *x = (struct ed_logext *)p;
+	x->nunw = unws->n;
+	x->nwritten = wrs->n;
+	p += sizeof(*x);
+	const struct ed_rl *lists[4] = { allocs, frees, unws, wrs };
+	for (int i = 0; i < 4; i++) {
+		if (lists[i]->n > 0)
+			ed_memcpy(p, lists[i]->r, lists[i]->n * sizeof(struct ed_range));
+		p += lists[i]->n * sizeof(struct ed_range);
+	}
+	d->st_unw_records += wrs->n > 0 || d->log_carry;
+	ed_log_seal(&ed->keys, d->sb.uuid, d->sb.log_start + pos, hdr);
+
+	uint32_t nseg = 0;
+	d->logseg[nseg++] = (struct blk_seg){ (uint64_t)(uintptr_t)hdr, hdr_sect * ED_SECTOR };
+	for (uint32_t s = 0; s < img_sect; s += ED_SECT_PER_PAGE) {
+		uint32_t n = ED_MIN(ED_SECT_PER_PAGE, img_sect - s);
+		d->logseg[nseg++] = (struct blk_seg){
+			(uint64_t)(uintptr_t)ed_pvec_page(&d->logimg, s / ED_SECT_PER_PAGE), n * ED_SECTOR };
+	}
+	d->batch = batch;
+	d->batch_nsect = hdr_sect + img_sect;
+	d->batch_cost = cost;
+	d->batch_next = pos + hdr_sect + img_sect;
+	struct blkreq *r = &d->logreq;
+	ed_memset(r, 0, sizeof(*r));
+	r->op = BLK_WRITE;
+	r->flags = BLK_F_FUA;
+	r->unit = d->unit;
+	r->sector = d->sb.log_start + pos;
+	r->nsectors = d->batch_nsect;
+	r->seg = d->logseg;
+	r->nseg = (uint16_t)nseg;
+	r->done = log_done;
+	r->priv = d;
+	d->log_busy = true;
+	int err = blk_submit(r);
+	if (err != 0) {
+		r->status = err;
+		log_done(r);
+	}
+}
+
 void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
 {
-	if (d->log_busy || d->ck != CK_IDLE || d->ck_hold || d->commitq == NULL)
+	bool fl = d->fl_state == FL_LOG;       /* a flush cycle has ranges to log */
+	if (d->log_busy || d->ck != CK_IDLE || d->ck_hold || (d->commitq == NULL && !fl))
 		return;
 	if (d->ck_wanted && !d->closing) {
 		ed_ckpt_progress(ed, d);
@@ -117,6 +187,7 @@ void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
 	struct ed_rl *allocs = ed_rl_get(ed), *frees = ed_rl_get(ed);
 	struct ed_rl *cur = ed_rl_get(ed), *com = ed_rl_get(ed);
 	struct ed_rl *a = ed_rl_get(ed), *f = ed_rl_get(ed);
+	struct ed_rl *unws = ed_rl_get(ed), *wrs = ed_rl_get(ed);
 	uint32_t nimg = 0, img_sect = 0, new_bindings = 0;
 	struct ed_io **pp = &d->commitq, *last = NULL;
 	struct ed_io *batch = NULL, **btail = &batch;
@@ -161,12 +232,20 @@ void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
 			com->n = 0;
 		ed_rl_diff(cur, com, a);
 		ed_rl_diff(com, cur, f);
-		uint32_t nrange = allocs->n + frees->n + a->n + f->n;
+		/* What it allocates that is unwritten (unwritten.c) is named so. */
+		uint32_t unw_before = unws->n;
+		bool unw_room = true;
+		for (uint32_t i = 0; i < a->n && unw_room; i++)
+			unw_room = ed_unw_durable_runs(d, a->r[i].start, a->r[i].nsectors, unws);
+		uint32_t nrange = allocs->n + frees->n + a->n + f->n + unws->n;
 		uint32_t hbytes = sizeof(struct ed_loghdr) + (nimg + 1) * sizeof(struct ed_logimg) +
-		                  nrange * sizeof(struct ed_logrange) + ED_TAG_BYTES;
+		                  sizeof(struct ed_logext) + nrange * sizeof(struct ed_logrange) +
+		                  ED_TAG_BYTES;
 		if (hbytes > LOG_HDR_MAX_BYTES || allocs->n + a->n > allocs->cap ||
-		    frees->n + f->n > frees->cap)
+		    frees->n + f->n > frees->cap || !unw_room) {
+			unws->n = unw_before;
 			break;
+		}
 		uint32_t isect = drop ? 0 : e->nsect;
 		uint32_t hs = (hbytes + ED_SECTOR - 1) / ED_SECTOR;
 		uint64_t total = hs + img_sect + isect;
@@ -175,7 +254,8 @@ void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
 			c += d->sb.log_len - p;
 			p = 0;
 		}
-		if (c > d->sb.log_len - d->log_used) {
+		if (c + ED_LOG_CARRY_RESERVE(d) > d->sb.log_len - d->log_used) {
+			unws->n = unw_before;
 			need_ckpt = true;
 			break;
 		}
@@ -190,6 +270,7 @@ void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
 			more += (r->start + r->nsectors - 1) / ED_BM_LEAF_BITS - r->start / ED_BM_LEAF_BITS + 1;
 		}
 		if (!ed_ckpt_room(d, more)) {
+			unws->n = unw_before;
 			if (!d->ck_nospace && (d->bt_dirty > 0 || d->fm_dirty.count > 0)) {
 				need_ckpt = true;
 				break;
@@ -203,6 +284,7 @@ void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
 		/* Memory for the free-map changes made at the completion. */
 		if ((err = ed_fm_commit_prepare(d, a->r, a->n, 0)) != 0 ||
 		    (err = ed_fm_commit_prepare(d, f->r, 0, f->n)) != 0) {
+			unws->n = unw_before;
 			*pp = io->next;
 			if (*pp == NULL)
 				d->commitq_tail = last;
@@ -241,75 +323,88 @@ void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
 		pos = p;
 		cost = c;
 	}
+	/* A flush cycle's `written` ranges ride along, as many as the header
+	 * has room for (the rest go in the next record). */
+	uint64_t fl_next = d->fl_pos;
+	if (fl) {
+		uint32_t used = sizeof(struct ed_loghdr) + nimg * sizeof(struct ed_logimg) +
+		                sizeof(struct ed_logext) + ED_TAG_BYTES +
+		                (allocs->n + frees->n + unws->n) * sizeof(struct ed_logrange);
+		wrs->cap = ED_MIN(wrs->cap, (LOG_HDR_MAX_BYTES - used) / sizeof(struct ed_logrange));
+		if (wrs->cap > 0)
+			ed_unw_flushed_runs(d, &fl_next, wrs);
+		if (wrs->n > 0) {
+			uint32_t hs = (used + wrs->n * sizeof(struct ed_logrange) + ED_SECTOR - 1) / ED_SECTOR;
+			uint64_t total = hs + img_sect, p = d->log_head, c = total;
+			if (p + total > d->sb.log_len) {
+				c += d->sb.log_len - p;
+				p = 0;
+			}
+			if (c + ED_LOG_CARRY_RESERVE(d) > d->sb.log_len - d->log_used) {
+				wrs->n = 0;               /* after a checkpoint */
+				fl_next = d->fl_pos;
+				need_ckpt = true;
+			} else {
+				hdr_sect = hs;
+				pos = p;
+				cost = c;
+			}
+		}
+	}
 	ed_rl_put(ed, f);
 	ed_rl_put(ed, a);
 	ed_rl_put(ed, com);
 	ed_rl_put(ed, cur);
 
-	if (batch == NULL) {
+	if (batch == NULL && wrs->n == 0) {
+		ed_rl_put(ed, wrs);
+		ed_rl_put(ed, unws);
 		ed_rl_put(ed, frees);
 		ed_rl_put(ed, allocs);
 		if (need_ckpt)
 			ed_ckpt_request(ed, d);
+		else if (fl && fl_next >= d->nsectors)
+			ed_flush_logged(ed, d, 0);   /* nothing (more) to name */
 		return;
 	}
 	if (need_ckpt)
 		d->ck_wanted = true;
+	d->log_fl = wrs->n > 0 || (fl && fl_next >= d->nsectors);
+	d->fl_pos_next = fl_next;
 
-	/* The record header: fixed part, image list, ranges, tag. */
-	uint8_t *hdr = d->loghdr;
-	ed_memset(hdr, 0, ED_PAGE);
-	struct ed_loghdr *h = (struct ed_loghdr *)hdr;
-	h->magic = ED_LOG_MAGIC;
-	h->fmt = ED_FMT;
-	h->hdr_sect = (uint16_t)hdr_sect;
-	h->nimg = nimg;
-	h->img_sect = img_sect;
-	h->seq = d->log_seq;
-	h->pos = pos;
-	h->next = pos + hdr_sect + img_sect;
-	h->nalloc = allocs->n;
-	h->nfree = frees->n;
-	ed_memcpy(h->prev, d->log_chain, 16);
-	uint8_t *p = hdr + sizeof(*h);
-	ed_memcpy(p, imgs, nimg * sizeof(struct ed_logimg));
-	p += nimg * sizeof(struct ed_logimg);
-	ed_memcpy(p, allocs->r, allocs->n * sizeof(struct ed_range));
-	p += allocs->n * sizeof(struct ed_range);
-	ed_memcpy(p, frees->r, frees->n * sizeof(struct ed_range));
+	d->log_carry = false;
+	log_write(ed, d, batch, imgs, nimg, img_sect, hdr_sect, pos, cost, allocs, frees, unws, wrs);
+	ed_rl_put(ed, wrs);
+	ed_rl_put(ed, unws);
 	ed_rl_put(ed, frees);
 	ed_rl_put(ed, allocs);
-	ed_log_seal(&ed->keys, d->sb.uuid, d->sb.log_start + pos, hdr);
+}
 
-	/* One FUA write: header sectors, then the image pages. */
-	uint32_t nseg = 0;
-	d->logseg[nseg++] = (struct blk_seg){ (uint64_t)(uintptr_t)hdr, hdr_sect * ED_SECTOR };
-	for (uint32_t s = 0; s < img_sect; s += ED_SECT_PER_PAGE) {
-		uint32_t n = ED_MIN(ED_SECT_PER_PAGE, img_sect - s);
-		d->logseg[nseg++] = (struct blk_seg){
-			(uint64_t)(uintptr_t)ed_pvec_page(&d->logimg, s / ED_SECT_PER_PAGE), n * ED_SECTOR };
+/* A checkpoint's carry record (unwritten.c): the next runs of the durable
+ * unwritten view from d->ck_carry_pos on, as `unw` ranges, at the log's
+ * head.  False when there is nothing left to carry; otherwise its
+ * completion calls ed_ckpt_carried. */
+bool ed_log_carry(struct exodisk *ed, struct ed_disk *d)
+{
+	struct ed_rl *none = ed_rl_get(ed), *unws = ed_rl_get(ed);
+	unws->cap = (LOG_HDR_MAX_BYTES - sizeof(struct ed_loghdr) - sizeof(struct ed_logext) -
+	             ED_TAG_BYTES) / sizeof(struct ed_logrange);
+	ed_unw_carry_runs(d, &d->ck_carry_pos, unws);
+	bool any = unws->n > 0;
+	if (any) {
+		uint32_t hs = (sizeof(struct ed_loghdr) + sizeof(struct ed_logext) + ED_TAG_BYTES +
+		               unws->n * sizeof(struct ed_logrange) + ED_SECTOR - 1) / ED_SECTOR;
+		uint64_t p = d->log_head, c = hs;
+		if (p + hs > d->sb.log_len) {
+			c += d->sb.log_len - p;
+			p = 0;
+		}
+		d->log_carry = true;
+		log_write(ed, d, NULL, NULL, 0, 0, hs, p, c, none, none, unws, none);
 	}
-	d->batch = batch;
-	d->batch_nsect = hdr_sect + img_sect;
-	d->batch_cost = cost;
-	d->batch_next = pos + hdr_sect + img_sect;
-	struct blkreq *r = &d->logreq;
-	ed_memset(r, 0, sizeof(*r));
-	r->op = BLK_WRITE;
-	r->flags = BLK_F_FUA;
-	r->unit = d->unit;
-	r->sector = d->sb.log_start + pos;
-	r->nsectors = d->batch_nsect;
-	r->seg = d->logseg;
-	r->nseg = (uint16_t)nseg;
-	r->done = log_done;
-	r->priv = d;
-	d->log_busy = true;
-	int err = blk_submit(r);
-	if (err != 0) {
-		r->status = err;
-		log_done(r);
-	}
+	ed_rl_put(ed, unws);
+	ed_rl_put(ed, none);
+	return any;
 }
 
 /* The record is durable: make each block's new version the current one. */
@@ -353,7 +448,7 @@ static void apply(struct exodisk *ed, struct ed_disk *d, struct ed_io *io)
 static void log_done(struct blkreq *r)
 {
 	struct ed_disk *d = r->priv;
-	struct exodisk *ed = d->batch->ed;
+	struct exodisk *ed = d->ed;
 	ed_lock(ed);
 	struct ed_io *batch = d->batch;
 	d->batch = NULL;
@@ -364,14 +459,29 @@ static void log_done(struct blkreq *r)
 		/* Free-map changes first: every block of the record becomes current
 		 * together. */
 		_Static_assert(sizeof(struct ed_logrange) == sizeof(struct ed_range), "ranges");
-		const struct ed_range *rg = (const struct ed_range *)
-			(d->loghdr + sizeof(*h) + h->nimg * sizeof(struct ed_logimg));
+		uint32_t nunw, nwr;
+		const struct ed_range *rg = (const struct ed_range *)ed_log_ranges(d->loghdr, &nunw, &nwr);
 		ed_fm_commit(d, rg, h->nalloc, h->nfree);
 		ed_memcpy(d->log_chain, ed_log_tag(d->loghdr), 16);
 		d->log_seq++;
 		d->log_head = d->batch_next;
 		d->log_used += d->batch_cost;
 		d->st_records++;
+	}
+	if (d->log_carry) {
+		d->log_carry = false;
+		ed_ckpt_carried(ed, d, status);
+		ed_idle_wake(ed);
+		ed_unlock(ed);
+		return;
+	}
+	if (d->log_fl) {
+		/* The flush cycle's ranges named so far are durable as written. */
+		d->log_fl = false;
+		if (status != 0)
+			ed_flush_logged(ed, d, status);
+		else if ((d->fl_pos = d->fl_pos_next) >= d->nsectors)
+			ed_flush_logged(ed, d, 0);
 	}
 	while (batch != NULL) {
 		struct ed_io *io = batch;

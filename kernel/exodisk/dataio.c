@@ -118,8 +118,15 @@ static void data_done(struct blkreq *r)
 	int status = r->status;
 	struct ed_entry *e = io->ent;
 	static const uint8_t zero[ED_EXT_HDR_BYTES];
-	if (io->write && status == 0)
-		ed_unw_clear(ed->disk[io->unit], io->sector, io->nsect);
+	/* Written sectors that were unwritten are written now; a FUA write
+	 * among them is durable only once a record says so (a flush cycle
+	 * answers it, below). */
+	bool fua_unw = false;
+	if (io->write && status == 0) {
+		struct ed_disk *d = ed->disk[io->unit];
+		fua_unw = io->fua && ed_unw_pending(d, io->sector, io->nsect);
+		ed_unw_written(d, io->sector, io->nsect);
+	}
 	if (io->hdr_read && status == 0) {
 		head_copy_out(io, ED_EXT_HDR_BYTES, io->sec, ED_SECTOR - ED_EXT_HDR_BYTES);
 		segs_copy_in(io->head, io->nhead, 0, zero, ED_EXT_HDR_BYTES);
@@ -137,7 +144,10 @@ static void data_done(struct blkreq *r)
 		ed_stage_release(ed, e);
 		ed_ent_orphan(ed, e);
 	}
-	ed_io_finish(ed, io, status);
+	if (fua_unw)
+		ed_flush_queue(ed, ed->disk[io->unit], io);
+	else
+		ed_io_finish(ed, io, status);
 	ed_unlock(ed);
 }
 

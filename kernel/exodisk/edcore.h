@@ -324,7 +324,7 @@ struct ck_item {
 };
 
 /* ---- one mounted unit ------------------------------------------------------------ */
-enum ed_ckstate { CK_IDLE = 0, CK_WAIT, CK_FLUSH1, CK_WRITE, CK_FLUSH2, CK_SUPER };
+enum ed_ckstate { CK_IDLE = 0, CK_WAIT, CK_FLUSH1, CK_WRITE, CK_CARRY, CK_FLUSH2, CK_SUPER };
 
 struct ed_disk {
 	struct exodisk *ed;
@@ -356,6 +356,26 @@ struct ed_disk {
 	struct ed_spa fmt_img[ED_FMT_MAX_HEIGHT + 1];   /* inner pages by level, by index */
 	struct ed_bm fm_dirty;     /* leaves whose durable bits changed since the checkpoint */
 	struct ed_bm unw;          /* application sectors not written since allocated (unwritten.c) */
+	struct ed_bm unw_done;     /* ... written since, not yet logged durable */
+	struct ed_bm unw_fl;       /* ... which the running flush cycle makes durable */
+	/* Flush cycles (exodisk.c): requests waiting for the next cycle, those
+	 * the running one answers, its state, where its `written` ranges have
+	 * got to, and the device flush. */
+	struct ed_io *fl_q, *fl_cur;
+	int      fl_state;         /* FL_IDLE, FL_FLUSH, FL_LOG */
+	bool     fl_took;          /* the cycle took the writes done before it began */
+	uint64_t fl_pos;           /* next sector of unw_fl to name in a record */
+	uint64_t fl_pos_next;      /* ... once the record in flight is durable */
+	bool     log_fl;           /* the record in flight names `written` ranges */
+	uint64_t ck_carry_pos;     /* a checkpoint's carry records: next sector of the view, */
+	uint64_t ck_carry_used;    /* ... the log sectors they took, */
+	uint32_t ck_ncarry;        /* ... how many, */
+	int      ck_carry_err;     /* ... and the error of the last (ed_ckpt_sync) */
+	bool     log_carry;        /* the record in flight is a carry record */
+	bool     ck_took_fl;       /* the checkpoint's first flush took unw_done as unw_fl */
+	uint64_t st_unw_uncarried; /* checkpoints whose unwritten set did not fit its records */
+	struct blkreq fl_req;
+	uint64_t st_unw_records;   /* records that named `written` ranges or carried the set */
 	uint64_t st_unw_reads;     /* reads that met some: run by run (dataio.c) */
 	uint64_t fm_over[ED_FM_MAX_OVER];   /* leaves whose pointer only the superblock has: */
 	uint32_t fm_nover;         /* the inner pages above them on disk are older */
@@ -600,6 +620,12 @@ int  ed_sync_io(struct exodisk *ed, int unit, int op, int flags, uint64_t sector
 int  ed_sync_rw(struct exodisk *ed, int unit, int op, uint64_t sector, uint32_t nsect, void *buf);
 /* Up to ED_SYNC_MANY transfers at once (the queue can sort them), waited for. */
 #define ED_SYNC_MANY 32
+/* Log sectors kept free for a checkpoint's carry records (unwritten.c):
+ * up to 4 records of 250 runs of unwritten sectors on a log of 512 sectors
+ * or more, 1 record on a smaller one. */
+#define ED_LOG_CARRY_RESERVE(d) ((d)->sb.log_len >= 512 ? 40u : 16u)
+#define ED_LOG_CARRY_MAX(d)     ((d)->sb.log_len >= 512 ? 4u : 1u)
+enum { FL_IDLE = 0, FL_FLUSH, FL_LOG };
 #define ED_MOUNT_READ_TRIES 3   /* a tree page the disk fails to read, tried again (mount.c) */
 struct ed_xfer {
 	uint64_t sector;
@@ -645,9 +671,25 @@ void ed_unw_destroy(struct ed_disk *d);
 int  ed_unw_prepare(struct ed_disk *d, uint64_t start, uint64_t count);
 void ed_unw_mark(struct ed_disk *d, uint64_t start, uint64_t count);
 bool ed_unw_any(const struct ed_disk *d, uint64_t start, uint64_t count);
-void ed_unw_clear(struct ed_disk *d, uint64_t start, uint64_t count);
+bool ed_unw_pending(const struct ed_disk *d, uint64_t start, uint64_t count);
+void ed_unw_written(struct ed_disk *d, uint64_t start, uint64_t count);
+void ed_unw_gone(struct ed_disk *d, uint64_t start, uint64_t count);
 void ed_unw_free(struct ed_disk *d, uint64_t start, uint64_t count);
 uint64_t ed_unw_run(const struct ed_disk *d, uint64_t from, uint64_t end, bool *unwritten);
+bool ed_unw_durable_runs(struct ed_disk *d, uint64_t start, uint64_t count, struct ed_rl *out);
+void ed_unw_flushed_runs(struct ed_disk *d, uint64_t *pos, struct ed_rl *out);
+void ed_unw_carry_runs(struct ed_disk *d, uint64_t *pos, struct ed_rl *out);
+bool ed_unw_cycle_begin(struct ed_disk *d);
+void ed_unw_cycle_end(struct ed_disk *d);
+int  ed_unw_replay(struct ed_disk *d, uint64_t start, uint64_t count, bool unwritten);
+/* exodisk.c: flush cycles (ED_OP_FLUSH, and FUA writes that met unwritten
+ * sectors): a device flush, then a record of what it made durable. */
+void ed_flush_queue(struct exodisk *ed, struct ed_disk *d, struct ed_io *io);
+void ed_flush_kick(struct exodisk *ed, struct ed_disk *d);
+void ed_flush_logged(struct exodisk *ed, struct ed_disk *d, int status);
+/* commit.c / ckpt.c: a checkpoint's carry records */
+bool ed_log_carry(struct exodisk *ed, struct ed_disk *d);
+void ed_ckpt_carried(struct exodisk *ed, struct ed_disk *d, int status);
 
 /* mount.c: looking at a disk without mounting it (the checker) */
 struct ed_logview {

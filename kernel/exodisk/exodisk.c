@@ -421,14 +421,92 @@ static int64_t checkpoint(struct exodisk *ed, struct ed_client *c, struct ed_arg
 
 /* ED_OP_FLUSH: a device flush on the unit.  It reveals and changes no data,
  * so it needs no capability; it exists because a device may keep completed
- * writes in a volatile cache, and a library's fsync must be able to empty it. */
-static void flush_done(struct blkreq *r)
+ * writes in a volatile cache, and a library's fsync must be able to empty it.
+ *
+ * Flushes go in cycles, one at a time (unwritten.c): a cycle takes the
+ * sectors written since the last one that were unwritten, flushes the
+ * device, then logs them as written, and answers every request that was
+ * waiting when it began.  A cycle with nothing to log is the device flush
+ * alone, as before. */
+static void cycle_answer(struct exodisk *ed, struct ed_disk *d, int status)
 {
-	struct ed_io *io = r->priv;
-	struct exodisk *ed = io->ed;
+	while (d->fl_cur != NULL) {
+		struct ed_io *io = d->fl_cur;
+		d->fl_cur = io->next;
+		ed_io_finish(ed, io, status);
+	}
+	d->fl_state = FL_IDLE;
+	if (d->closing)
+		ed_ckpt_progress(ed, d);     /* a shutdown waited for the cycle */
+}
+
+static void fl_done(struct blkreq *r)
+{
+	struct ed_disk *d = r->priv;
+	struct exodisk *ed = d->ed;
 	ed_lock(ed);
-	ed_io_finish(ed, io, r->status);
+	if (r->status != 0) {
+		/* Every request waiting gets the error (the set stays to be
+		 * logged by a later cycle). */
+		struct ed_io **pp = &d->fl_cur;
+		while (*pp != NULL)
+			pp = &(*pp)->next;
+		*pp = d->fl_q;
+		d->fl_q = NULL;
+		cycle_answer(ed, d, r->status);
+	} else if (d->unw_fl.count == 0) {
+		cycle_answer(ed, d, 0);
+		ed_flush_kick(ed, d);
+	} else {
+		d->fl_state = FL_LOG;
+		d->fl_pos = 0;
+		ed_commit_kick(ed, d);
+	}
+	ed_idle_wake(ed);
 	ed_unlock(ed);
+}
+
+void ed_flush_queue(struct exodisk *ed, struct ed_disk *d, struct ed_io *io)
+{
+	io->next = d->fl_q;
+	d->fl_q = io;
+	ed_flush_kick(ed, d);
+}
+
+void ed_flush_kick(struct exodisk *ed, struct ed_disk *d)
+{
+	if (d->fl_state != FL_IDLE || d->fl_q == NULL)
+		return;
+	d->fl_cur = d->fl_q;
+	d->fl_q = NULL;
+	/* If an earlier cycle's set is still there (its record failed), this
+	 * cycle logs that one, and its requests wait for the next as well. */
+	d->fl_took = ed_unw_cycle_begin(d);
+	if (!d->fl_took) {
+		d->fl_q = d->fl_cur;
+		d->fl_cur = NULL;
+	}
+	d->fl_state = FL_FLUSH;
+	struct blkreq *r = &d->fl_req;
+	ed_memset(r, 0, sizeof(*r));
+	r->op = BLK_FLUSH;
+	r->unit = d->unit;
+	r->done = fl_done;
+	r->priv = d;
+	int err = blk_submit(r);
+	if (err != 0) {
+		r->status = err;
+		fl_done(r);
+	}
+}
+
+/* The cycle's last record is durable (status 0), or a record failed. */
+void ed_flush_logged(struct exodisk *ed, struct ed_disk *d, int status)
+{
+	if (status == 0)
+		ed_unw_cycle_end(d);
+	cycle_answer(ed, d, status);
+	ed_flush_kick(ed, d);
 }
 
 static int64_t flush(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
@@ -438,19 +516,8 @@ static int64_t flush(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 	struct ed_io *io = unit_io(ed, c, a, IO_FLUSH, &d, &err);
 	if (io == NULL)
 		return err;
-	struct blkreq *r = &io->req;
-	ed_memset(r, 0, sizeof(*r));
-	r->op = BLK_FLUSH;
-	r->unit = a->prot->unit;
-	r->done = flush_done;
-	r->priv = io;
 	ed_io_start(ed, io, a);
-	/* As on the data path, a request the block layer refuses completes at
-	 * once with its error in the result word. */
-	if ((err = blk_submit(r)) != 0) {
-		r->status = err;
-		flush_done(r);
-	}
+	ed_flush_queue(ed, d, io);
 	return 0;
 }
 

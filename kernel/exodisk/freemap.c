@@ -194,7 +194,7 @@ void ed_fm_commit(struct ed_disk *d, const struct ed_range *r, uint32_t nalloc, 
 		} else {
 			(void)ed_bm_clear(&d->dfm, r[i].start, r[i].nsectors);
 			(void)ed_bm_clear(&d->fm, r[i].start, r[i].nsectors);
-			ed_unw_clear(d, r[i].start, r[i].nsectors);
+			ed_unw_gone(d, r[i].start, r[i].nsectors);
 		}
 		dirty_mark(d, r[i].start, r[i].nsectors);
 		tidy(d, r[i].start, r[i].nsectors);

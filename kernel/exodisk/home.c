@@ -83,7 +83,7 @@ static void home_done(struct blkreq *r)
 		e->home_stamp = e->inflight_stamp;
 		d->st_homes++;
 		if (staged)
-			ed_unw_clear(d, e->sector, 1);   /* the header sector is written whole */
+			ed_unw_written(d, e->sector, 1);   /* the header sector is written whole */
 		if (e->home_stamp == e->com_stamp)
 			home_clear(ed, e);
 	} else if (d->ck_error == 0) {

@@ -322,8 +322,9 @@ static bool record_at(struct exodisk *ed, struct ed_disk *d, struct ed_logview *
 	}
 	if (off != h->img_sect)
 		return false;
-	const struct ed_logrange *rg = (const struct ed_logrange *)(im + h->nimg);
-	for (uint32_t i = 0; i < h->nalloc + h->nfree; i++)
+	uint32_t nunw, nwr;
+	const struct ed_logrange *rg = ed_log_ranges(d->tmp, &nunw, &nwr);
+	for (uint32_t i = 0; i < h->nalloc + h->nfree + nunw + nwr; i++)
 		if (!range_ok(d, rg[i].start, rg[i].count))
 			return false;
 	return true;
@@ -346,9 +347,20 @@ static int apply_record(struct ed_disk *d)
 		if (err != 0)
 			return err;
 	}
-	const struct ed_logrange *rg = (const struct ed_logrange *)(im + h->nimg);
+	uint32_t nunw, nwr;
+	const struct ed_logrange *rg = ed_log_ranges(d->tmp, &nunw, &nwr);
 	for (uint32_t i = 0; i < h->nalloc + h->nfree; i++) {
 		int err = ed_fm_mount_change(d, rg[i].start, rg[i].count, i < h->nalloc);
+		if (err == 0 && i >= h->nalloc)
+			err = ed_unw_replay(d, rg[i].start, rg[i].count, false);   /* freed */
+		if (err != 0)
+			return err;
+	}
+	/* The unwritten set as the records left it (unwritten.c): a sector
+	 * allocated unwritten reads as zeros until a record names it written. */
+	rg += h->nalloc + h->nfree;
+	for (uint32_t i = 0; i < nunw + nwr; i++) {
+		int err = ed_unw_replay(d, rg[i].start, rg[i].count, i < nunw);
 		if (err != 0)
 			return err;
 	}
@@ -461,8 +473,12 @@ static int redo_homes(struct exodisk *ed, struct ed_disk *d, struct ed_logview *
 			uint8_t *home = (uint8_t *)ed_pvec_page(&bufs, i / 2) + (i % 2) * (ED_PAGE / 2);
 			uint8_t *img = d->cksec;
 			logcopy(lv, r->lsec, img, r->nsect);
-			/* A header shares its sector with data: replace only the header. */
-			uint32_t cmp = r->kind == ED_KIND_EXTENT ? ED_EXT_HDR_BYTES : r->nsect * ED_SECTOR;
+			/* A header shares its sector with data: replace only the header -
+			 * unless the sector is unwritten (replay said so): then its
+			 * data part is whatever the disk held before (a previous
+			 * owner's bytes), and goes as the image has it, zeros. */
+			uint32_t cmp = r->kind == ED_KIND_EXTENT && !ed_unw_any(d, r->home, 1)
+			               ? ED_EXT_HDR_BYTES : r->nsect * ED_SECTOR;
 			if (ed_memcmp(img, home, cmp) == 0)
 				continue;
 			ed_memcpy(home, img, cmp);

@@ -31,7 +31,7 @@ int ed_super_check(const struct ed_keys *k, const struct ed_super *sb, uint64_t 
 	super_tag(k, sb, sector, tag);
 	if (!ed_tag_equal(tag, sb->tag))
 		return ED_E_BADMAC;
-	if (sb->fmt != ED_SB_FMT && sb->fmt != ED_SB_FMT_OLD)
+	if (sb->fmt != ED_SB_FMT && sb->fmt != ED_SB_FMT_V3 && sb->fmt != ED_SB_FMT_OLD)
 		return ED_E_VERSION;
 	if (sb->fmt == ED_SB_FMT_OLD && sb->fm_nover != 0)
 		return ED_E_CORRUPT;
@@ -204,9 +204,19 @@ int ed_log_check(const struct ed_keys *k, const uint8_t uuid[16], uint64_t secto
 	log_tag(k, uuid, sector, hdr, bytes, tag);
 	if (!ed_tag_equal(tag, hdr + bytes - ED_TAG_BYTES))
 		return ED_E_BADMAC;
+	if ((h->fmt != ED_LOG_FMT && h->fmt != ED_LOG_FMT_OLD) || h->nimg > ED_LOG_MAX_IMG)
+		return ED_E_CORRUPT;
 	uint64_t need = sizeof(*h) + (uint64_t)h->nimg * sizeof(struct ed_logimg) +
 	                ((uint64_t)h->nalloc + h->nfree) * sizeof(struct ed_logrange) + ED_TAG_BYTES;
-	if (h->fmt != ED_FMT || h->nimg > ED_LOG_MAX_IMG || need > bytes)
+	if (h->fmt == ED_LOG_FMT) {
+		need += sizeof(struct ed_logext);
+		if (need > bytes)
+			return ED_E_CORRUPT;
+		const struct ed_logext *x = (const struct ed_logext *)
+			(hdr + sizeof(*h) + h->nimg * sizeof(struct ed_logimg));
+		need += ((uint64_t)x->nunw + x->nwritten) * sizeof(struct ed_logrange);
+	}
+	if (need > bytes)
 		return ED_E_CORRUPT;
 	return 0;
 }

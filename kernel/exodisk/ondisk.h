@@ -44,8 +44,11 @@
 #include "kernel/exodisk/edcrypt.h"
 #include "kernel/exodisk/edlib.h"
 
-#define ED_FMT            1       /* headers, exonode blocks, log records */
-#define ED_SB_FMT         3       /* superblock: 3 = free-map overrides (below); 2 is read too */
+#define ED_FMT            1       /* headers, exonode blocks */
+#define ED_LOG_FMT        2       /* log records: 2 = unwritten and written ranges (below) */
+#define ED_LOG_FMT_OLD    1       /* a record without them, still replayed */
+#define ED_SB_FMT         4       /* superblock: 4 = its log may hold format-2 records */
+#define ED_SB_FMT_V3      3       /* free-map overrides, format-1 records only: read too */
 #define ED_SB_FMT_OLD     2       /* a superblock without overrides, upgraded at mount */
 #define ED_TREE_FMT       2       /* the trees' pages */
 #define ED_SB_A           0       /* sector of superblock copy A */
@@ -195,10 +198,23 @@ struct ed_loghdr {
 	uint32_t nalloc;        /* ranges that became allocated */
 	uint32_t nfree;         /* ranges that became free */
 	uint8_t  prev[16];      /* the previous record's tag: the records form a chain */
-	/* struct ed_logimg img[nimg]; struct ed_logrange alloc[nalloc], free[nfree];
+	/* struct ed_logimg img[nimg];
+	 * format 2 only: struct ed_logext ext;
+	 * struct ed_logrange alloc[nalloc], free[nfree];
+	 * format 2 only: struct ed_logrange unw[ext.nunw], written[ext.nwritten];
 	 * the tag is the last 16 bytes of the header sectors. */
 };
 _Static_assert(sizeof(struct ed_loghdr) == 64, "log header size");
+
+/* Remanence (docs/exodisk.md section 10, unwritten.c).  `unw` ranges are
+ * application sectors allocated and not written yet: a read returns zeros
+ * for them until a later record names them `written` (a flush made their
+ * data durable).  Replay applies, in a record: allocations, frees, unw,
+ * written. */
+struct ed_logext {
+	uint32_t nunw;
+	uint32_t nwritten;
+};
 
 struct ed_logimg {
 	uint64_t home;          /* where the block lives */
@@ -293,6 +309,22 @@ void ed_log_seal(const struct ed_keys *k, const uint8_t uuid[16], uint64_t secto
 int  ed_log_check(const struct ed_keys *k, const uint8_t uuid[16], uint64_t sector,
                   const uint8_t *hdr, uint32_t max_hdr_bytes);
 /* Where the tag of a record header of hdr_sect sectors lives. */
+/* The record's range lists (after ed_log_check): alloc, free, unw, written
+ * follow one another from the returned pointer. */
+static inline const struct ed_logrange *ed_log_ranges(const uint8_t *hdr, uint32_t *nunw,
+                                                      uint32_t *nwritten)
+{
+	const struct ed_loghdr *h = (const struct ed_loghdr *)hdr;
+	const uint8_t *p = hdr + sizeof(*h) + h->nimg * sizeof(struct ed_logimg);
+	*nunw = *nwritten = 0;
+	if (h->fmt == ED_LOG_FMT_OLD)
+		return (const struct ed_logrange *)p;
+	const struct ed_logext *x = (const struct ed_logext *)p;
+	*nunw = x->nunw;
+	*nwritten = x->nwritten;
+	return (const struct ed_logrange *)(p + sizeof(*x));
+}
+
 static inline uint8_t *ed_log_tag(uint8_t *hdr)
 {
 	return hdr + ((struct ed_loghdr *)hdr)->hdr_sect * ED_SECTOR - ED_TAG_BYTES;

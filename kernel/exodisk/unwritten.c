@@ -1,38 +1,58 @@
 /*
  * unwritten.c - sectors allocated to an application and not written since
- * (issue 17 item 4, remanence: no application reads bytes another freed).
+ * (issue 17 item 4, remanence: no application reads bytes another freed),
+ * kept in memory and, through the commit log, across reboots and power cuts.
  *
- * A unit keeps one bit per sector in d->unw (a sparse bitmap, bitmap.c:
- * a region that is all written or all free costs nothing).  An allocation
- * through a capability sets the bits of what it adds - an extent's sectors,
- * its header sector included, and the sectors of an exonode's extent
- * entries; a data write that completed clears the bits it covered, and so
- * does the home write of an extent's header; sectors that go back to the
- * free map lose their bits.  A read (dataio.c) hands out zeros for a
- * sector whose bit is set and reads only the others from the disk, so an
- * old byte never passes through application memory.
+ * Three sparse bitmaps (bitmap.c: a region all clear costs nothing):
+ *   unw   allocated and not written: a read (dataio.c) hands out zeros for
+ *         these sectors and reads only the others, so an old byte never
+ *         passes through application memory.  An allocation through a
+ *         capability sets the bits of what it adds (an extent's sectors, its
+ *         header sector included, and the sectors of an exonode's extent
+ *         entries).
+ *   done  written (the write completed) since the current flush cycle
+ *         began, but not yet durable as far as the log knows.  A completed
+ *         data write, or the home write of an extent's header, moves its
+ *         sectors from unw to done.
+ *   fl    the sectors a flush cycle is making durable: done, taken when the
+ *         cycle's device flush was issued.
+ * What a mount after a cut would rebuild - the durable view - is unw | done
+ * | fl (plus bits of sectors freed since, which nothing reads).
  *
+ * The log (docs/exodisk.md section 10; format in ondisk.h):
+ *  - a record that allocates application sectors lists those of them in
+ *    unw | done | fl as `unw` ranges: replay marks them unwritten;
+ *  - ED_OP_FLUSH runs a flush cycle: done becomes fl, the device is flushed,
+ *    and a record lists fl as `written` (less any sector allocated or written
+ *    again since, which is in unw or done); only when that record is durable
+ *    does the flush report success.  So a `written` range names only data
+ *    that a completed flush made durable (a cut never shows old bytes as
+ *    written), and a flush never succeeds before its record is durable (a
+ *    cut never turns acknowledged data into zeros).  A FUA data write that
+ *    met unwritten sectors is answered the same way, through a cycle;
+ *  - a checkpoint empties the log, so before its superblock it writes
+ *    records that carry the durable view as `unw` ranges, at the place
+ *    replay will start (ckpt.c); its first flush takes done as a cycle
+ *    would (when none is running), so what was written before it is not
+ *    carried.  Nothing is zeroed on the disk, so
+ *    no zero can ever race a write to the same sector.
  * The exodisk's own sectors (superblocks, log, tree pages, exonode blocks)
- * are never marked: they are not application data, and nothing may ever
- * zero them.
- *
- * What is not done yet (docs/exodisk.md section 10): the set is kept in
- * memory only.  After a reboot every allocated sector counts as written
- * again, so a sector that was committed unwritten shows what the disk
- * holds; the log records that make the set durable (a flush records what
- * it made durable, replay rebuilds the rest) and the checkpoint that zeroes
- * what is still unwritten are the next step.
+ * are never marked: they are not application data.
  */
 #include "kernel/exodisk/edcore.h"
 
 void ed_unw_init(struct ed_disk *d)
 {
 	ed_bm_init(&d->unw, &d->ed->env, d->nsectors, ED_BM_ZERO, &d->mem_pages);
+	ed_bm_init(&d->unw_done, &d->ed->env, d->nsectors, ED_BM_ZERO, &d->mem_pages);
+	ed_bm_init(&d->unw_fl, &d->ed->env, d->nsectors, ED_BM_ZERO, &d->mem_pages);
 }
 
 void ed_unw_destroy(struct ed_disk *d)
 {
 	ed_bm_free(&d->unw);
+	ed_bm_free(&d->unw_done);
+	ed_bm_free(&d->unw_fl);
 }
 
 int ed_unw_prepare(struct ed_disk *d, uint64_t start, uint64_t count)
@@ -50,19 +70,99 @@ bool ed_unw_any(const struct ed_disk *d, uint64_t start, uint64_t count)
 	return d->unw.count != 0 && ed_bm_any(&d->unw, start, count);
 }
 
-/* Sectors written, or gone back to the free map.  A leaf the range ends in
- * at its last sector is given back if it became all written: sequential
- * writes fill a leaf from its start, so it is looked at once, not at every
- * write.  (If memory runs out splitting a leaf, the bits stay set: those
- * sectors read as zeros until written again - never anything else.) */
-void ed_unw_clear(struct ed_disk *d, uint64_t start, uint64_t count)
+/* Does the durable view hold any of [start, start + count) unwritten? */
+bool ed_unw_pending(const struct ed_disk *d, uint64_t start, uint64_t count)
 {
-	if (!ed_unw_any(d, start, count))
+	return ed_unw_any(d, start, count) ||
+	       (d->unw_done.count != 0 && ed_bm_any(&d->unw_done, start, count)) ||
+	       (d->unw_fl.count != 0 && ed_bm_any(&d->unw_fl, start, count));
+}
+
+/* After a clear of [start, start + count) in m: a leaf left with no bit
+ * gives its page back, in whatever order it was filled.  The bits just
+ * outside the range are looked at first (two lookups); only if both are
+ * clear is the leaf's page counted (ed_bm_compact).  A set left empty is
+ * emptied whole. */
+static void tidy(struct ed_bm *m, uint64_t start, uint64_t count)
+{
+	if (m->count == 0) {
+		const struct ed_env *env = m->env;
+		uint64_t nbits = m->nbits, *pages = m->pages;
+		ed_bm_free(m);
+		ed_bm_init(m, env, nbits, ED_BM_ZERO, pages);
 		return;
-	(void)ed_bm_clear(&d->unw, start, count);
+	}
 	uint64_t end = start + count;
-	if (end % ED_BM_LEAF_BITS == 0 || end == d->nsectors)
-		ed_bm_compact(&d->unw, (end - 1) / ED_BM_LEAF_BITS);
+	uint64_t first = start / ED_BM_LEAF_BITS, last = (end - 1) / ED_BM_LEAF_BITS;
+	for (uint64_t li = first; li <= last; li += ED_MAX(last - first, 1)) {
+		uint64_t lo = li * ED_BM_LEAF_BITS, hi = ED_MIN(lo + ED_BM_LEAF_BITS, m->nbits);
+		if ((start > lo && li == first && ed_bm_test(m, start - 1)) ||
+		    (end < hi && li == last && ed_bm_test(m, end)))
+			continue;
+		ed_bm_compact(m, li);
+	}
+}
+
+/* Writes to [start, start + count) completed: their unwritten sectors are
+ * written now, not yet durable.  (If memory runs out recording them as
+ * done, their bits stay in unw: they read as zeros until written again -
+ * never as anything else - and the log never calls them written.) */
+void ed_unw_written(struct ed_disk *d, uint64_t start, uint64_t count)
+{
+	if (d->unw.count == 0)
+		return;
+	uint64_t li = start / ED_BM_LEAF_BITS, b = start % ED_BM_LEAF_BITS;
+	void *mk;
+	const uint64_t *cw = ed_bm_leaf(&d->unw, li, &mk);
+	if (cw == NULL && mk != ED_BM_ONES)
+		return;                       /* nothing unwritten in that leaf */
+	if (cw != NULL && b + count <= ED_BM_LEAF_BITS) {
+		/* The common case - a write within one leaf whose bits are a
+		 * page: move them word by word (one lookup per set). */
+		uint64_t moved = 0, first = b / 64, last = (b + count - 1) / 64;
+		for (uint64_t i = first; i <= last; i++)
+			moved |= cw[i];
+		if (moved == 0)
+			return;
+		uint64_t *wu = ed_bm_own(&d->unw, li), *wd = ed_bm_own(&d->unw_done, li);
+		if (wu != NULL && wd != NULL) {
+			for (uint64_t s = b, left = count; left > 0; ) {
+				uint64_t off = s % 64, k = ED_MIN(left, 64 - off);
+				uint64_t mask = (k == 64 ? ~0ull : ((1ull << k) - 1)) << off;
+				uint64_t bits = wu[s / 64] & mask;
+				if (bits != 0) {
+					d->unw.count -= (uint64_t)__builtin_popcountll(bits);
+					d->unw_done.count += (uint64_t)__builtin_popcountll(bits & ~wd[s / 64]);
+					wu[s / 64] &= ~bits;
+					wd[s / 64] |= bits;
+				}
+				s += k;
+				left -= k;
+			}
+			tidy(&d->unw, start, count);
+			return;
+		}
+	}
+	uint64_t end = start + count;
+	for (uint64_t s = start; s < end; ) {
+		bool unw;
+		uint64_t n = ed_unw_run(d, s, end, &unw);
+		if (unw && ed_bm_set(&d->unw_done, s, n) == 0)
+			(void)ed_bm_clear(&d->unw, s, n);
+		s += n;
+	}
+	tidy(&d->unw, start, count);
+}
+
+/* Sectors gone back to the free map by a durable record: no set keeps them. */
+void ed_unw_gone(struct ed_disk *d, uint64_t start, uint64_t count)
+{
+	struct ed_bm *sets[3] = { &d->unw, &d->unw_done, &d->unw_fl };
+	for (int i = 0; i < 3; i++)
+		if (sets[i]->count != 0 && ed_bm_any(sets[i], start, count)) {
+			(void)ed_bm_clear(sets[i], start, count);
+			tidy(sets[i], start, count);
+		}
 }
 
 /* Sectors an uncommitted change let go of: those the disk no longer holds
@@ -81,4 +181,126 @@ uint64_t ed_unw_run(const struct ed_disk *d, uint64_t from, uint64_t end, bool *
 	*unwritten = d->unw.count != 0 && ed_bm_test(&d->unw, from);
 	uint64_t next = d->unw.count == 0 ? d->nsectors : ed_bm_next(&d->unw, from, !*unwritten);
 	return ED_MIN(next, end) - from;
+}
+
+/* Runs of the union of n sets: is `from` in any of them (*in), and where
+ * does that answer change (at most end). */
+static uint64_t union_run(struct ed_bm *const *sets, int n, uint64_t from, uint64_t end, bool *in)
+{
+	*in = false;
+	for (int i = 0; i < n; i++)
+		if (sets[i]->count != 0 && ed_bm_test(sets[i], from))
+			*in = true;
+	if (!*in) {
+		uint64_t next = end;
+		for (int i = 0; i < n; i++)
+			if (sets[i]->count != 0)
+				next = ED_MIN(next, ed_bm_next(sets[i], from, true));
+		return ED_MAX(next, from + 1) - from;
+	}
+	/* In: extend while any set holds the next sector. */
+	uint64_t pos = from;
+	for (bool moved = true; moved && pos < end; ) {
+		moved = false;
+		for (int i = 0; i < n && pos < end; i++)
+			if (sets[i]->count != 0 && ed_bm_test(sets[i], pos)) {
+				pos = ed_bm_next(sets[i], pos, false);
+				moved = true;
+			}
+	}
+	return ED_MIN(pos, end) - from;
+}
+
+/* The sectors of [start, start + count) the durable view holds unwritten:
+ * an allocation record lists them as `unw`.  False if out did not have
+ * room (the caller then leaves the block for the next record). */
+bool ed_unw_durable_runs(struct ed_disk *d, uint64_t start, uint64_t count, struct ed_rl *out)
+{
+	struct ed_bm *const sets[3] = { &d->unw, &d->unw_done, &d->unw_fl };
+	if (d->unw.count == 0 && d->unw_done.count == 0 && d->unw_fl.count == 0)
+		return true;
+	uint64_t end = start + count;
+	for (uint64_t s = start; s < end; ) {
+		bool in;
+		uint64_t n = union_run(sets, 3, s, end, &in);
+		if (in) {
+			if (out->n == out->cap)
+				return false;
+			ed_rl_add(out, s, n);
+		}
+		s += n;
+	}
+	return true;
+}
+
+/* The next runs of the flush cycle's set from *pos on that a `written`
+ * range may name: fl less what was allocated or written again since (unw,
+ * done).  Adds at most out->cap - out->n runs; *pos moves past what was
+ * taken (d->nsectors when nothing is left). */
+void ed_unw_flushed_runs(struct ed_disk *d, uint64_t *pos, struct ed_rl *out)
+{
+	struct ed_bm *const again[2] = { &d->unw, &d->unw_done };
+	uint64_t s = *pos;
+	while (s < d->nsectors && out->n < out->cap) {
+		if (d->unw_fl.count == 0 || (s = ed_bm_next(&d->unw_fl, s, true)) >= d->nsectors) {
+			s = d->nsectors;
+			break;
+		}
+		uint64_t end = ed_bm_next(&d->unw_fl, s, false);
+		while (s < end && out->n < out->cap) {
+			bool in;
+			uint64_t n = union_run(again, 2, s, end, &in);
+			if (!in)
+				ed_rl_add(out, s, n);
+			s += n;
+		}
+	}
+	*pos = s;
+}
+
+/* The whole durable view from *pos on (a checkpoint carries it in its
+ * records): as ed_unw_flushed_runs. */
+void ed_unw_carry_runs(struct ed_disk *d, uint64_t *pos, struct ed_rl *out)
+{
+	/* What the checkpoint's own first flush made durable is left out. */
+	struct ed_bm *const sets[3] = { &d->unw, &d->unw_done, &d->unw_fl };
+	int n_sets = d->ck_took_fl ? 2 : 3;
+	uint64_t s = *pos;
+	while (s < d->nsectors && out->n < out->cap) {
+		bool in;
+		uint64_t n = union_run(sets, n_sets, s, d->nsectors, &in);
+		if (in)
+			ed_rl_add(out, s, n);
+		s += n;
+	}
+	*pos = s;
+}
+
+/* A flush cycle begins: what was written so far is what it makes durable.
+ * (A cycle whose set is still there - its record failed - keeps it, and
+ * the writes since wait for the next.) */
+bool ed_unw_cycle_begin(struct ed_disk *d)
+{
+	if (d->unw_fl.count != 0)
+		return false;
+	struct ed_bm t = d->unw_fl;
+	d->unw_fl = d->unw_done;
+	d->unw_done = t;
+	return true;
+}
+
+/* The cycle's records are durable: its set is done with. */
+void ed_unw_cycle_end(struct ed_disk *d)
+{
+	ed_bm_free(&d->unw_fl);
+	ed_bm_init(&d->unw_fl, &d->ed->env, d->nsectors, ED_BM_ZERO, &d->mem_pages);
+}
+
+/* Replay: a record's `unw` (set) or `written` (clear) range. */
+int ed_unw_replay(struct ed_disk *d, uint64_t start, uint64_t count, bool unwritten)
+{
+	int err = unwritten ? ed_bm_set(&d->unw, start, count) : ed_bm_clear(&d->unw, start, count);
+	if (err == 0 && !unwritten)
+		tidy(&d->unw, start, count);
+	return err;
 }

@@ -79,9 +79,17 @@ static inline int fx_boot(struct fx *f)
 	return ed_mount(f->ed, f->unit);
 }
 
-/* A clean reboot: wait for background writes, forget, mount again. */
+/* A clean reboot: wait for background writes, flush (so what was written
+ * is durable, and the log says so: sectors written since allocation read
+ * back after the reboot rather than as zeros), forget, mount again. */
 static inline void fx_remount(struct fx *f)
 {
+	h_settle();
+	struct ed_cap none;
+	memset(&none, 0, sizeof(none));
+	struct ed_protector any = h_ext(f->unit, 0, 0, none, none);
+	int64_t err = h_sync(&f->h, f->ed, &f->a, ED_OP_FLUSH, &any);
+	CHECK(err == 0 || err == ED_E_SHUTDOWN);   /* (a shutdown made it all durable) */
 	h_settle();
 	fx_forget(f);
 	CHECK_EQ(fx_boot(f), 0);
