@@ -540,6 +540,7 @@ static void finish(struct exodisk *ed, struct ed_disk *d, bool release)
 	d->ck_carry_used = 0;
 	if (d->ck_took_fl && release)
 		ed_unw_cycle_end(d);             /* durable, and the log says so now */
+	ed_unw_tidy_all(d);
 	d->ck_took_fl = false;
 	d->ck_nospace = false;
 	d->st_ckpts++;

@@ -680,6 +680,7 @@ bool ed_unw_durable_runs(struct ed_disk *d, uint64_t start, uint64_t count, stru
 void ed_unw_flushed_runs(struct ed_disk *d, uint64_t *pos, struct ed_rl *out);
 void ed_unw_carry_runs(struct ed_disk *d, uint64_t *pos, struct ed_rl *out);
 bool ed_unw_cycle_begin(struct ed_disk *d);
+void ed_unw_tidy_all(struct ed_disk *d);
 void ed_unw_cycle_end(struct ed_disk *d);
 int  ed_unw_replay(struct ed_disk *d, uint64_t start, uint64_t count, bool unwritten);
 /* exodisk.c: flush cycles (ED_OP_FLUSH, and FUA writes that met unwritten

@@ -85,13 +85,6 @@ bool ed_unw_pending(const struct ed_disk *d, uint64_t start, uint64_t count)
  * emptied whole. */
 static void tidy(struct ed_bm *m, uint64_t start, uint64_t count)
 {
-	if (m->count == 0) {
-		const struct ed_env *env = m->env;
-		uint64_t nbits = m->nbits, *pages = m->pages;
-		ed_bm_free(m);
-		ed_bm_init(m, env, nbits, ED_BM_ZERO, pages);
-		return;
-	}
 	uint64_t end = start + count;
 	uint64_t first = start / ED_BM_LEAF_BITS, last = (end - 1) / ED_BM_LEAF_BITS;
 	for (uint64_t li = first; li <= last; li += ED_MAX(last - first, 1)) {
@@ -101,6 +94,16 @@ static void tidy(struct ed_bm *m, uint64_t start, uint64_t count)
 			continue;
 		ed_bm_compact(m, li);
 	}
+}
+
+/* Leaves of the unwritten set left without a bit give their pages back
+ * (a checkpoint calls it: the write path does not, as a leaf emptied by
+ * one write is often filled by the next allocation). */
+void ed_unw_tidy_all(struct ed_disk *d)
+{
+	for (uint64_t li = ed_bm_next_leaf(&d->unw, 0); li < ed_bm_nleaves(&d->unw);
+	     li = ed_bm_next_leaf(&d->unw, li + 1))
+		ed_bm_compact(&d->unw, li);
 }
 
 /* Writes to [start, start + count) completed: their unwritten sectors are
@@ -139,7 +142,6 @@ void ed_unw_written(struct ed_disk *d, uint64_t start, uint64_t count)
 				s += k;
 				left -= k;
 			}
-			tidy(&d->unw, start, count);
 			return;
 		}
 	}
@@ -151,7 +153,6 @@ void ed_unw_written(struct ed_disk *d, uint64_t start, uint64_t count)
 			(void)ed_bm_clear(&d->unw, s, n);
 		s += n;
 	}
-	tidy(&d->unw, start, count);
 }
 
 /* Sectors gone back to the free map by a durable record: no set keeps them. */
