@@ -76,6 +76,24 @@ static uint64_t popcount_page(const uint64_t *w)
 	return n;
 }
 
+/* Is a leaf's page all clear (0), all set below valid (1), or mixed (-1)?
+ * A mixed page - the usual answer - is known at its first word that
+ * differs from the first: no count of the whole page. */
+static int uniform(const uint64_t *w, uint64_t valid)
+{
+	uint64_t first = w[0];
+	if (first != 0 && first != ~0ull && valid >= 64)
+		return -1;
+	bool ones = first != 0;
+	uint64_t full = valid / 64;
+	for (uint64_t i = 0; i < ED_PAGE / 8; i++) {
+		uint64_t want = !ones || i > full ? 0 : i < full ? ~0ull : (1ull << (valid % 64)) - 1;
+		if (w[i] != want)
+			return -1;
+	}
+	return ones ? 1 : 0;
+}
+
 /* ---- reading ------------------------------------------------------------------ */
 
 /* Slot of leaf li in the tree, or NULL if a marker above it decides: then
@@ -590,13 +608,13 @@ void ed_bm_compact(struct ed_bm *m, uint64_t li)
 	void **slot = leaf_slot(m, li, &above);
 	if (slot == NULL || marker(*slot))
 		return;
-	uint64_t c = popcount_page(*slot), valid = leaf_valid(m, li);
-	if (c != 0 && c != valid)
+	int u = uniform(*slot, leaf_valid(m, li));
+	if (u < 0)
 		return;
 	/* The bits stay what they were, so a dependent sharing the leaf still
 	 * reads the same: no copy for it. */
 	void *old = *slot;
-	*slot = c == 0 ? ED_BM_ZERO : ED_BM_ONES;
+	*slot = u == 0 ? ED_BM_ZERO : ED_BM_ONES;
 	notify(m, li);
 	page_del(m, old);
 	collapse_up(m, li);
