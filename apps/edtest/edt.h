@@ -88,6 +88,12 @@ bool same(const void *buf, uint64_t bytes, uint64_t sector, uint32_t seed, bool 
  * pile-up are strict only where this says yes. */
 bool pileup_certain(void);
 
+/* Physical pages free, plus those the exodisk's tables for unit U take
+ * (kmem_bytes): what a leak of application pages (a pin never released)
+ * lowers, while the kernel's own sets may grow as data is written (the
+ * unwritten set's bitmaps, kernel/exodisk/unwritten.c). */
+uint64_t pages_free(void);
+
 /* Wait (yielding) until cond(arg) holds or `ms` pass; whether it held. */
 bool wait_until(bool (*cond)(void *), void *arg, unsigned ms);
 

@@ -296,3 +296,10 @@ int child(const char *name, const char *const *args)
 	int r = exo_wait(pid, &status);
 	return r < 0 ? r : status;
 }
+
+uint64_t pages_free(void)
+{
+	struct ed_unit_info u;
+	uint64_t kmem = edc_unit_info(E, U, &u) >= 0 ? u.kmem_bytes / 4096 : 0;
+	return exo_kinfo()->free_pages + kmem;
+}

@@ -18,7 +18,7 @@
 
 static bool pages_back(void *arg)
 {
-	return exo_kinfo()->free_pages == *(uint64_t *)arg;
+	return pages_free() == *(uint64_t *)arg;
 }
 
 static bool freed(void *arg)
@@ -47,11 +47,11 @@ void t_exit_inflight(void)
 	args[3] = strict;
 	args[4] = NULL;
 	for (int round = 0; round < 2; round++) {
-		uint64_t free0 = exo_kinfo()->free_pages;
+		uint64_t free0 = pages_free();
 		int st = child("exit-inflight", args);
 		expect(st, 0, "round %d: a child exits with I/O in flight", round + 1);
 		check(wait_until(pages_back, &free0, 20000), "every page came back (%lu free, %lu before)",
-		      (unsigned long)exo_kinfo()->free_pages, (unsigned long)free0);
+		      (unsigned long)pages_free(), (unsigned long)free0);
 		uint64_t span[2] = { C, CSECT };
 		check(wait_until(freed, span, 20000), "its uncommitted extent's sectors are free again");
 		span[0] = CX;

@@ -38,12 +38,12 @@ void t_extents(void)
 	 * kernel around its own copy of that sector: the application's pages
 	 * must be released exactly once, and the kernel's never. */
 	fill(w, 16 * SECT, S, 1);
-	uint64_t free0 = exo_kinfo()->free_pages;
+	uint64_t free0 = pages_free();
 	expect(io(&p, 1, S, w, 16 * SECT), 0, "write all 16 sectors (header sector included)");
 	memset(r, 0xee, sizeof r);
 	expect(io(&p, 0, S, r, 16 * SECT), 0, "read them back");
 	check(same(r, 16 * SECT, S, 1, true), "the data is back; the header area reads as zeros");
-	expect((int64_t)exo_kinfo()->free_pages, (int64_t)free0, "free pages after both (as before)");
+	expect((int64_t)pages_free(), (int64_t)free0, "free pages after both (as before)");
 	memset(r, 0xee, sizeof r);
 	expect(io(&p, 0, S + 3, r, 2 * SECT), 0, "read 2 sectors from the middle");
 	check(same(r, 2 * SECT, S + 3, 1, false), "they hold what was written there");

@@ -150,7 +150,7 @@ void t_pointers(void)
 	expect(edc_extent_alloc(E, &p), 0, "an extent for the pointer checks");
 	fill(w, sizeof w, S, 13);
 	expect(io(&p, 1, S, w, sizeof w), 0, "with data");
-	uint64_t free0 = exo_kinfo()->free_pages;
+	uint64_t free0 = pages_free();
 
 	bad_structs(&p);
 	bad_data();
@@ -164,6 +164,6 @@ void t_pointers(void)
 	memset(r, 0, sizeof r);
 	expect(io(&p, 0, S, r, sizeof r), 0, "read the extent");
 	check(same(r, sizeof r, S, 13, true), "its data is untouched");
-	expect((int64_t)exo_kinfo()->free_pages, (int64_t)free0, "free pages, as before (nothing stays pinned)");
+	expect((int64_t)pages_free(), (int64_t)free0, "free pages, as before (nothing stays pinned)");
 	expect(edc_extent_dealloc(E, &p), 0, "deallocate it");
 }
