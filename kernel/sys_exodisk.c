@@ -158,6 +158,15 @@ static void env_wait(void *ctx)
 	intr_wait();
 }
 
+/* A mount's pause between tries of a failed read: boot has nothing else
+ * to do meanwhile but let the devices finish. */
+static void env_pause(void *ctx, uint32_t ms)
+{
+	uint64_t deadline = rdtime() + (uint64_t)ms * bootinfo.timebase_hz / 1000;
+	while (rdtime() < deadline)
+		blk_poll();
+}
+
 /* A request needs a page of a binding tree that is being read: the process
  * sleeps until a page comes in (other processes run meanwhile), and the
  * core makes the request again.  Interrupts are off in the kernel, so the
@@ -203,6 +212,7 @@ static const struct ed_env env = {
 	.lock = NULL,
 	.unlock = NULL,
 	.wait = env_wait,
+	.pause = env_pause,
 	.sleep = env_sleep,
 	.wakeup = env_wakeup,
 	.fm_remap = env_fm_remap,
@@ -668,10 +678,12 @@ static void exodisk_shutdown_all(void)
 	for (int unit = 0; unit < blk_nunits(); unit++) {
 		struct ed_unit_info st;
 		if (bootopt_flag("edstats") && ed_unit_info(ed, unit, NULL, &st) == 0)
-			kprintf("exodisk: unit %d since mount: %lu blocks committed in %lu log records, %lu "
+			kprintf("exodisk: unit %d since mount: %lu blocks committed in %lu log records (%lu "
+				"of them naming sectors written or carrying the unwritten set), %lu "
 				"checkpoints writing %lu sectors, %lu binding-tree pages read (%lu in memory), "
-				"kernel memory %lu KiB\n", unit, st.commits, st.records, st.checkpoints,
-				st.ckpt_sectors, st.meta_reads, st.meta_resident, st.kmem_bytes / 1024);
+				"kernel memory %lu KiB\n", unit, st.commits, st.records, st.unw_records,
+				st.checkpoints, st.ckpt_sectors, st.meta_reads, st.meta_resident,
+				st.kmem_bytes / 1024);
 		volatile int32_t word = 0;
 		struct ed_protector prot;
 		memset(&prot, 0, sizeof prot);

@@ -602,6 +602,9 @@ static void ck_abort(struct exodisk *ed, struct ed_disk *d, int err)
 		unplan(d);
 	d->ck = CK_IDLE;
 	d->ck_wanted = false;
+	/* A set its first flush took stays in unw_fl, now the durable view's
+	 * like any cycle's (the next cycle names it written). */
+	d->ck_took_fl = false;
 	d->ck_error = err;
 	d->ck_nospace = err == ED_E_NOSPACE;
 	d->closing = false;

@@ -195,6 +195,20 @@ void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
 	uint64_t pos = 0, cost = 0;
 	uint32_t hdr_sect = 1;
 
+	/* A flush cycle's `written` ranges go first (unwritten.c), up to half
+	 * the header when write-backs wait too, all of it otherwise; the rest
+	 * go in the next record.  What the cycle passes over from fl_pos to
+	 * fl_next is then out of the durable view for the write-backs below:
+	 * named written here, or not allocated durably yet - its data is
+	 * durable, so the record that allocates it must not call it unwritten. */
+	uint64_t fl_next = d->fl_pos;
+	if (fl) {
+		uint32_t most = (LOG_HDR_MAX_BYTES - sizeof(struct ed_loghdr) - sizeof(struct ed_logext) -
+		                 ED_TAG_BYTES) / sizeof(struct ed_logrange);
+		wrs->cap = ED_MIN(wrs->cap, d->commitq != NULL ? most / 2 : most);
+		ed_unw_flushed_runs(d, &fl_next, wrs);
+	}
+
 	while (*pp != NULL && nimg < ED_LOG_MAX_IMG) {
 		struct ed_io *io = *pp;
 		struct ed_entry *e = io->ent;
@@ -236,8 +250,8 @@ void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
 		uint32_t unw_before = unws->n;
 		bool unw_room = true;
 		for (uint32_t i = 0; i < a->n && unw_room; i++)
-			unw_room = ed_unw_durable_runs(d, a->r[i].start, a->r[i].nsectors, unws);
-		uint32_t nrange = allocs->n + frees->n + a->n + f->n + unws->n;
+			unw_room = ed_unw_durable_runs(d, a->r[i].start, a->r[i].nsectors, fl_next, unws);
+		uint32_t nrange = allocs->n + frees->n + a->n + f->n + unws->n + wrs->n;
 		uint32_t hbytes = sizeof(struct ed_loghdr) + (nimg + 1) * sizeof(struct ed_logimg) +
 		                  sizeof(struct ed_logext) + nrange * sizeof(struct ed_logrange) +
 		                  ED_TAG_BYTES;
@@ -323,32 +337,23 @@ void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
 		pos = p;
 		cost = c;
 	}
-	/* A flush cycle's `written` ranges ride along, as many as the header
-	 * has room for (the rest go in the next record). */
-	uint64_t fl_next = d->fl_pos;
-	if (fl) {
-		uint32_t used = sizeof(struct ed_loghdr) + nimg * sizeof(struct ed_logimg) +
-		                sizeof(struct ed_logext) + ED_TAG_BYTES +
-		                (allocs->n + frees->n + unws->n) * sizeof(struct ed_logrange);
-		wrs->cap = ED_MIN(wrs->cap, (LOG_HDR_MAX_BYTES - used) / sizeof(struct ed_logrange));
-		if (wrs->cap > 0)
-			ed_unw_flushed_runs(d, &fl_next, wrs);
-		if (wrs->n > 0) {
-			uint32_t hs = (used + wrs->n * sizeof(struct ed_logrange) + ED_SECTOR - 1) / ED_SECTOR;
-			uint64_t total = hs + img_sect, p = d->log_head, c = total;
-			if (p + total > d->sb.log_len) {
-				c += d->sb.log_len - p;
-				p = 0;
-			}
-			if (c + ED_LOG_CARRY_RESERVE(d) > d->sb.log_len - d->log_used) {
-				wrs->n = 0;               /* after a checkpoint */
-				fl_next = d->fl_pos;
-				need_ckpt = true;
-			} else {
-				hdr_sect = hs;
-				pos = p;
-				cost = c;
-			}
+	/* Written ranges and no write-back: a record of them alone. */
+	if (batch == NULL && wrs->n > 0) {
+		uint32_t hs = (sizeof(struct ed_loghdr) + sizeof(struct ed_logext) + ED_TAG_BYTES +
+		               wrs->n * sizeof(struct ed_logrange) + ED_SECTOR - 1) / ED_SECTOR;
+		uint64_t p = d->log_head, c = hs;
+		if (p + hs > d->sb.log_len) {
+			c += d->sb.log_len - p;
+			p = 0;
+		}
+		if (c + ED_LOG_CARRY_RESERVE(d) > d->sb.log_len - d->log_used) {
+			wrs->n = 0;               /* after a checkpoint */
+			fl_next = d->fl_pos;
+			need_ckpt = true;
+		} else {
+			hdr_sect = hs;
+			pos = p;
+			cost = c;
 		}
 	}
 	ed_rl_put(ed, f);
@@ -361,10 +366,10 @@ void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
 		ed_rl_put(ed, unws);
 		ed_rl_put(ed, frees);
 		ed_rl_put(ed, allocs);
+		if (fl && fl_next >= d->nsectors)
+			ed_flush_logged(ed, d, 0);   /* nothing (more) to name */
 		if (need_ckpt)
 			ed_ckpt_request(ed, d);
-		else if (fl && fl_next >= d->nsectors)
-			ed_flush_logged(ed, d, 0);   /* nothing (more) to name */
 		return;
 	}
 	if (need_ckpt)

@@ -60,6 +60,10 @@ struct ed_env {
 	/* Used only by the synchronous paths (format, mount, check): let device
 	 * completions happen, e.g. blk_poll() or wait for an interrupt. */
 	void  (*wait)(void *ctx);
+	/* Optional, synchronous paths only: let about `ms` milliseconds pass
+	 * (a mount waits between its tries of a read the disk failed, so that
+	 * a fault that clears by itself has time to).  NULL: no pause. */
+	void  (*pause)(void *ctx, uint32_t ms);
 	/* Inside ed_request, when the request needs a page of the binding tree
 	 * that is being read: block the calling process until wakeup() (other
 	 * processes and completions run meanwhile); the core then retries the

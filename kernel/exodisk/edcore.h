@@ -364,7 +364,8 @@ struct ed_disk {
 	struct ed_io *fl_q, *fl_cur;
 	int      fl_state;         /* FL_IDLE, FL_FLUSH, FL_LOG */
 	bool     fl_took;          /* the cycle took the writes done before it began */
-	uint64_t fl_pos;           /* next sector of unw_fl to name in a record */
+	uint64_t fl_pos;           /* next sector of unw_fl to name in a record (below it,
+	                            * what the cycle named is durable as written) */
 	uint64_t fl_pos_next;      /* ... once the record in flight is durable */
 	bool     log_fl;           /* the record in flight names `written` ranges */
 	uint64_t ck_carry_pos;     /* a checkpoint's carry records: next sector of the view, */
@@ -374,6 +375,7 @@ struct ed_disk {
 	bool     log_carry;        /* the record in flight is a carry record */
 	bool     ck_took_fl;       /* the checkpoint's first flush took unw_done as unw_fl */
 	uint64_t st_unw_uncarried; /* checkpoints whose unwritten set did not fit its records */
+	uint64_t st_carried;       /* carry records the mount read (st_replayed counts the others) */
 	struct blkreq fl_req;
 	uint64_t st_unw_records;   /* records that named `written` ranges or carried the set */
 	uint64_t st_unw_reads;     /* reads that met some: run by run (dataio.c) */
@@ -627,6 +629,7 @@ int  ed_sync_rw(struct exodisk *ed, int unit, int op, uint64_t sector, uint32_t 
 #define ED_LOG_CARRY_MAX(d)     ((d)->sb.log_len >= 512 ? 4u : 1u)
 enum { FL_IDLE = 0, FL_FLUSH, FL_LOG };
 #define ED_MOUNT_READ_TRIES 3   /* a tree page the disk fails to read, tried again (mount.c) */
+#define ED_MOUNT_RETRY_MS  50   /* ... after a pause of this, doubled each time */
 struct ed_xfer {
 	uint64_t sector;
 	uint32_t nsect;
@@ -676,7 +679,8 @@ void ed_unw_written(struct ed_disk *d, uint64_t start, uint64_t count);
 void ed_unw_gone(struct ed_disk *d, uint64_t start, uint64_t count);
 void ed_unw_free(struct ed_disk *d, uint64_t start, uint64_t count);
 uint64_t ed_unw_run(const struct ed_disk *d, uint64_t from, uint64_t end, bool *unwritten);
-bool ed_unw_durable_runs(struct ed_disk *d, uint64_t start, uint64_t count, struct ed_rl *out);
+bool ed_unw_durable_runs(struct ed_disk *d, uint64_t start, uint64_t count, uint64_t fl_from,
+                         struct ed_rl *out);
 void ed_unw_flushed_runs(struct ed_disk *d, uint64_t *pos, struct ed_rl *out);
 void ed_unw_carry_runs(struct ed_disk *d, uint64_t *pos, struct ed_rl *out);
 bool ed_unw_cycle_begin(struct ed_disk *d);

@@ -458,8 +458,9 @@ static void fl_done(struct blkreq *r)
 		cycle_answer(ed, d, 0);
 		ed_flush_kick(ed, d);
 	} else {
+		/* Its records name the set from fl_pos on: 0 for a new set,
+		 * or where a failed cycle's records had got to. */
 		d->fl_state = FL_LOG;
-		d->fl_pos = 0;
 		ed_commit_kick(ed, d);
 	}
 	ed_idle_wake(ed);
@@ -680,6 +681,8 @@ int ed_unit_info(struct exodisk *ed, int unit, struct ed_client *c, struct ed_un
 	out->fm_addr = UFREEMAP(unit);
 	out->mount_reads = d->st_mount_reads;
 	out->replayed = d->st_replayed;
+	out->carried = d->st_carried;
+	out->unw_records = d->st_unw_records;
 	out->checkpoints = d->st_ckpts;
 	out->ckpt_sectors = d->st_ckpt_sectors;
 	out->ckpt_last = d->st_ckpt_last;

@@ -349,10 +349,15 @@ static int apply_record(struct ed_disk *d)
 	}
 	uint32_t nunw, nwr;
 	const struct ed_logrange *rg = ed_log_ranges(d->tmp, &nunw, &nwr);
+	/* A sector allocated or freed loses what earlier records said of it:
+	 * a record that allocates names, in its `unw` ranges, all of what it
+	 * allocates that is unwritten (an earlier checkpoint's carry record
+	 * may have named a sector before it was allocated, and the flush
+	 * cycle that made its data durable passed it over: unwritten.c). */
 	for (uint32_t i = 0; i < h->nalloc + h->nfree; i++) {
 		int err = ed_fm_mount_change(d, rg[i].start, rg[i].count, i < h->nalloc);
-		if (err == 0 && i >= h->nalloc)
-			err = ed_unw_replay(d, rg[i].start, rg[i].count, false);   /* freed */
+		if (err == 0)
+			err = ed_unw_replay(d, rg[i].start, rg[i].count, false);
 		if (err != 0)
 			return err;
 	}
@@ -537,7 +542,7 @@ static int replay(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv, 
 	uint64_t pos = d->sb.log_pos, seq = d->sb.log_seq, used = 0;
 	uint8_t chain[16];
 	ed_memcpy(chain, d->sb.log_chain, 16);
-	uint64_t nrec = 0;
+	uint64_t nrec = 0, ncarry = 0;
 	for (int64_t p; err == 0 && (p = next_record(ed, d, lv, pos, seq, chain)) >= 0; ) {
 		const struct ed_loghdr *h = (const struct ed_loghdr *)d->tmp;
 		err = apply_record(d);
@@ -549,7 +554,15 @@ static int replay(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv, 
 		pos = (uint64_t)p + h->hdr_sect + h->img_sect;
 		used += h->hdr_sect + h->img_sect;
 		seq++;
-		nrec++;
+		/* A checkpoint's carry record (only `unw` ranges: the unwritten
+		 * set, unwritten.c) changes nothing that was committed: a mount
+		 * after a clean shutdown still says it replayed nothing. */
+		uint32_t nunw, nwr;
+		(void)ed_log_ranges(d->tmp, &nunw, &nwr);
+		if (h->nimg == 0 && h->nalloc == 0 && h->nfree == 0 && nwr == 0 && nunw > 0)
+			ncarry++;
+		else
+			nrec++;
 	}
 	if (err == 0)
 		err = lv->err;        /* a log read failed: do not guess where it ends */
@@ -567,12 +580,13 @@ static int replay(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv, 
 	ed_memcpy(d->log_chain, chain, 16);
 	d->log_used = used;
 	d->st_replayed = nrec;
+	d->st_carried = ncarry;
 	/* After a fallback: the records the newer checkpoint covered that this
 	 * replay did not reach are gone with it (the log reuses its space). */
 	if (d->fell.fell) {
 		d->fell.lost = d->fell.gen == 0 ? UINT64_MAX : d->fell.seq > seq ? d->fell.seq - seq : 0;
 	}
-	lv->nrec = nrec;
+	lv->nrec = nrec + ncarry;
 	lv->used = used;
 	if (err != 0 || !redo)
 		return err;
@@ -667,7 +681,8 @@ static int open_disk(struct exodisk *ed, int unit, struct ed_disk **out)
 			continue;
 		d->sb = cand[i];
 		/* A read the disk fails is tried again (ED_MOUNT_READ_TRIES in
-		 * all): a transient error says nothing against the checkpoint. */
+		 * all, with a pause before each: 50 ms, then 100): a transient
+		 * error says nothing against the checkpoint. */
 		for (int t = 0; t < ED_MOUNT_READ_TRIES; t++) {
 			ed->bad_sector = UINT64_MAX;
 			err = load_trees(ed, d);
@@ -676,6 +691,8 @@ static int open_disk(struct exodisk *ed, int unit, struct ed_disk **out)
 			unload_trees(d);
 			if (err != BLK_E_IO)
 				break;
+			if (t + 1 < ED_MOUNT_READ_TRIES && ed->env.pause != NULL)
+				ed->env.pause(ed->env.ctx, ED_MOUNT_RETRY_MS << t);
 		}
 		loaded = err == 0;
 		if (loaded) {

@@ -15,13 +15,18 @@
  *         data write, or the home write of an extent's header, moves its
  *         sectors from unw to done.
  *   fl    the sectors a flush cycle is making durable: done, taken when the
- *         cycle's device flush was issued.
+ *         cycle's device flush was issued.  Its records name it in sector
+ *         order; d->fl_pos is how far the durable ones have got.
  * What a mount after a cut would rebuild - the durable view - is unw | done
- * | fl (plus bits of sectors freed since, which nothing reads).
+ * | fl from fl_pos on (plus bits of sectors freed since, which nothing
+ * reads).  A cycle may need several records (250 runs each): what one
+ * named written must leave the view at once, or the next record that
+ * allocates, or a checkpoint's carry records, would name it unwritten
+ * again after the flush's record said written.
  *
  * The log (docs/exodisk.md section 10; format in ondisk.h):
  *  - a record that allocates application sectors lists those of them in
- *    unw | done | fl as `unw` ranges: replay marks them unwritten;
+ *    the durable view as `unw` ranges: replay marks them unwritten;
  *  - ED_OP_FLUSH runs a flush cycle: done becomes fl, the device is flushed,
  *    and a record lists fl as `written` (less any sector allocated or written
  *    again since, which is in unw or done); only when that record is durable
@@ -184,46 +189,80 @@ uint64_t ed_unw_run(const struct ed_disk *d, uint64_t from, uint64_t end, bool *
 	return ED_MIN(next, end) - from;
 }
 
-/* Runs of the union of n sets: is `from` in any of them (*in), and where
+/* A set as a part of a union: its bits from sector lo on. */
+struct part {
+	const struct ed_bm *m;
+	uint64_t lo;
+};
+
+static inline bool part_has(const struct part *p, uint64_t s)
+{
+	return p->m->count != 0 && s >= p->lo && ed_bm_test(p->m, s);
+}
+
+/* Runs of the union of n parts: is `from` in any of them (*in), and where
  * does that answer change (at most end). */
-static uint64_t union_run(struct ed_bm *const *sets, int n, uint64_t from, uint64_t end, bool *in)
+static uint64_t union_run(const struct part *parts, int n, uint64_t from, uint64_t end, bool *in)
 {
 	*in = false;
 	for (int i = 0; i < n; i++)
-		if (sets[i]->count != 0 && ed_bm_test(sets[i], from))
+		if (part_has(&parts[i], from))
 			*in = true;
 	if (!*in) {
 		uint64_t next = end;
 		for (int i = 0; i < n; i++)
-			if (sets[i]->count != 0)
-				next = ED_MIN(next, ed_bm_next(sets[i], from, true));
+			if (parts[i].m->count != 0)
+				next = ED_MIN(next, ed_bm_next(parts[i].m, ED_MAX(from, parts[i].lo), true));
 		return ED_MAX(next, from + 1) - from;
 	}
-	/* In: extend while any set holds the next sector. */
+	/* In: extend while any part holds the next sector. */
 	uint64_t pos = from;
 	for (bool moved = true; moved && pos < end; ) {
 		moved = false;
 		for (int i = 0; i < n && pos < end; i++)
-			if (sets[i]->count != 0 && ed_bm_test(sets[i], pos)) {
-				pos = ed_bm_next(sets[i], pos, false);
+			if (part_has(&parts[i], pos)) {
+				pos = ed_bm_next(parts[i].m, pos, false);
 				moved = true;
 			}
 	}
 	return ED_MIN(pos, end) - from;
 }
 
-/* The sectors of [start, start + count) the durable view holds unwritten:
- * an allocation record lists them as `unw`.  False if out did not have
- * room (the caller then leaves the block for the next record). */
-bool ed_unw_durable_runs(struct ed_disk *d, uint64_t start, uint64_t count, struct ed_rl *out)
+/* The durable view as parts (*n of them): unw, done, and the running
+ * cycle's set from d->fl_pos on.  What the cycle's records have named
+ * below fl_pos is durable as written: a record that allocates must not
+ * name it unwritten again, nor may a checkpoint carry it (either would
+ * turn data a flush acknowledged into zeros after a cut).  Below fl_pos,
+ * fl holds nothing else: a sector a record skipped there was in unw or
+ * done, and stays in them until it is freed or the cycle ends.  (Leaving
+ * fl's bits where they are, rather than clearing what each record names,
+ * needs no memory: a clear inside a leaf that is all ones would.)  A
+ * checkpoint whose first flush took the set itself (ck_took_fl) carries
+ * none of it. */
+static int durable_parts(const struct ed_disk *d, uint64_t fl_from, struct part p[3])
 {
-	struct ed_bm *const sets[3] = { &d->unw, &d->unw_done, &d->unw_fl };
+	p[0] = (struct part){ &d->unw, 0 };
+	p[1] = (struct part){ &d->unw_done, 0 };
+	p[2] = (struct part){ &d->unw_fl, fl_from };
+	return d->ck_took_fl ? 2 : 3;
+}
+
+/* The sectors of [start, start + count) the durable view holds unwritten,
+ * the cycle's set taken from fl_from on (d->fl_pos, or past it: what the
+ * record being built names written or passes over): an allocation record
+ * lists them as `unw`.  False if out did not have room (the caller then
+ * leaves the block for the next record). */
+bool ed_unw_durable_runs(struct ed_disk *d, uint64_t start, uint64_t count, uint64_t fl_from,
+                         struct ed_rl *out)
+{
 	if (d->unw.count == 0 && d->unw_done.count == 0 && d->unw_fl.count == 0)
 		return true;
+	struct part parts[3];
+	int n_parts = durable_parts(d, fl_from, parts);
 	uint64_t end = start + count;
 	for (uint64_t s = start; s < end; ) {
 		bool in;
-		uint64_t n = union_run(sets, 3, s, end, &in);
+		uint64_t n = union_run(parts, n_parts, s, end, &in);
 		if (in) {
 			if (out->n == out->cap)
 				return false;
@@ -235,12 +274,17 @@ bool ed_unw_durable_runs(struct ed_disk *d, uint64_t start, uint64_t count, stru
 }
 
 /* The next runs of the flush cycle's set from *pos on that a `written`
- * range may name: fl less what was allocated or written again since (unw,
- * done).  Adds at most out->cap - out->n runs; *pos moves past what was
- * taken (d->nsectors when nothing is left). */
+ * range must name: fl less what was allocated or written again since (unw,
+ * done), and less what is not allocated durably yet (d->dfm): no record a
+ * replay reads names that unwritten, and the record that will allocate it
+ * is built after this cycle's device flush, so it leaves it out of its
+ * `unw` ranges (the caller passes it fl_next).  The usual sync - data into
+ * new sectors, flush, then the write-back - so needs no `written` record.
+ * Adds at most out->cap - out->n runs; *pos moves past what was taken
+ * (d->nsectors when nothing is left). */
 void ed_unw_flushed_runs(struct ed_disk *d, uint64_t *pos, struct ed_rl *out)
 {
-	struct ed_bm *const again[2] = { &d->unw, &d->unw_done };
+	const struct part again[2] = { { &d->unw, 0 }, { &d->unw_done, 0 } };
 	uint64_t s = *pos;
 	while (s < d->nsectors && out->n < out->cap) {
 		if (d->unw_fl.count == 0 || (s = ed_bm_next(&d->unw_fl, s, true)) >= d->nsectors) {
@@ -251,8 +295,12 @@ void ed_unw_flushed_runs(struct ed_disk *d, uint64_t *pos, struct ed_rl *out)
 		while (s < end && out->n < out->cap) {
 			bool in;
 			uint64_t n = union_run(again, 2, s, end, &in);
-			if (!in)
-				ed_rl_add(out, s, n);
+			if (!in) {
+				bool durable = ed_bm_test(&d->dfm, s);
+				n = ED_MIN(ed_bm_next(&d->dfm, s, !durable), s + n) - s;
+				if (durable)
+					ed_rl_add(out, s, n);
+			}
 			s += n;
 		}
 	}
@@ -263,13 +311,12 @@ void ed_unw_flushed_runs(struct ed_disk *d, uint64_t *pos, struct ed_rl *out)
  * records): as ed_unw_flushed_runs. */
 void ed_unw_carry_runs(struct ed_disk *d, uint64_t *pos, struct ed_rl *out)
 {
-	/* What the checkpoint's own first flush made durable is left out. */
-	struct ed_bm *const sets[3] = { &d->unw, &d->unw_done, &d->unw_fl };
-	int n_sets = d->ck_took_fl ? 2 : 3;
+	struct part parts[3];
+	int n_parts = durable_parts(d, d->fl_pos, parts);
 	uint64_t s = *pos;
 	while (s < d->nsectors && out->n < out->cap) {
 		bool in;
-		uint64_t n = union_run(sets, n_sets, s, d->nsectors, &in);
+		uint64_t n = union_run(parts, n_parts, s, d->nsectors, &in);
 		if (in)
 			ed_rl_add(out, s, n);
 		s += n;
@@ -287,6 +334,7 @@ bool ed_unw_cycle_begin(struct ed_disk *d)
 	struct ed_bm t = d->unw_fl;
 	d->unw_fl = d->unw_done;
 	d->unw_done = t;
+	d->fl_pos = 0;                 /* none of it named yet */
 	return true;
 }
 
@@ -300,6 +348,8 @@ void ed_unw_cycle_end(struct ed_disk *d)
 /* Replay: a record's `unw` (set) or `written` (clear) range. */
 int ed_unw_replay(struct ed_disk *d, uint64_t start, uint64_t count, bool unwritten)
 {
+	if (!unwritten && !ed_unw_any(d, start, count))
+		return 0;
 	int err = unwritten ? ed_bm_set(&d->unw, start, count) : ed_bm_clear(&d->unw, start, count);
 	if (err == 0 && !unwritten)
 		tidy(&d->unw, start, count);

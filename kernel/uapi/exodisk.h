@@ -220,7 +220,7 @@ struct ed_unit_info {
 	uint64_t fm_addr;
 	uint64_t mount_ticks;     /* time the mount took (timer ticks; kinfo timebase_hz)      */
 	uint64_t mount_reads;     /* sectors the mount read                                    */
-	uint64_t replayed;        /* log records the mount applied                             */
+	uint64_t replayed;        /* log records the mount applied (less `carried`)             */
 	uint64_t checkpoints;     /* since mount: checkpoints ...                              */
 	uint64_t ckpt_sectors;    /* ... and the sectors they wrote (pages and superblocks)    */
 	uint64_t ckpt_last;       /* sectors the last checkpoint wrote                         */
@@ -246,6 +246,11 @@ struct ed_unit_info {
 	uint64_t fell_lost;       /* log records only the damaged checkpoint still covered, lost
 	                             with it (UINT64_MAX: unknown, its superblock is unreadable)  */
 	uint64_t fell_io;         /* 1: fell_at could not be read at all (a media error, every try) */
+	uint64_t unw_records;     /* since mount: records naming sectors written (a flush cycle's)
+	                             or carrying the unwritten set (a checkpoint's)             */
+	uint64_t carried;         /* records the mount read that only carry the unwritten set
+	                             (a checkpoint's, docs/exodisk.md section 10); `replayed`
+	                             counts the others                                          */
 };
 
 /* ---- errors: -128 .. -255 (kernel/uapi/errno.h splits the space) -------- */

@@ -403,9 +403,10 @@ static int cmd_info(const struct opts *o)
 	       "metadata)\n",
 	       (unsigned long long)u.bindings, (unsigned long long)u.allocated,
 	       (unsigned long long)(u.nsectors - u.allocated), (unsigned long long)u.reserved);
-	printf("  mounting read %llu sectors, replayed %llu log records; kernel memory %llu KiB\n",
+	printf("  mounting read %llu sectors, replayed %llu log records (and %llu carrying the "
+	       "unwritten set); kernel memory %llu KiB\n",
 	       (unsigned long long)u.mount_reads, (unsigned long long)u.replayed,
-	       (unsigned long long)(u.kmem_bytes / 1024));
+	       (unsigned long long)u.carried, (unsigned long long)(u.kmem_bytes / 1024));
 	print_lost(o->image, &u);
 	print_fell(o->image, &u, false);
 	ed_destroy(ED);            /* nothing written */

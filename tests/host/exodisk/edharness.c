@@ -122,6 +122,12 @@ static void h_wakefn(void *ctx)
 	((struct harness *)ctx)->woken = true;
 }
 
+static void h_pausefn(void *ctx, uint32_t ms)
+{
+	(void)ms;
+	((struct harness *)ctx)->pauses++;
+}
+
 void h_use_sleep(struct harness *h)
 {
 	h->env.sleep = h_sleepfn;
@@ -143,6 +149,7 @@ void h_init(struct harness *h, uint64_t seed)
 	h->env.unmap_page = h_unmap;
 	h->env.entropy = h_entropy;
 	h->env.wait = h_waitfn;
+	h->env.pause = h_pausefn;
 }
 
 struct exodisk *h_core(struct harness *h, const struct ed_config *cfg, const char *key)

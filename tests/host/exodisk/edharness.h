@@ -33,6 +33,7 @@ struct harness {
 	long pins;                 /* pins handed to the core and not released */
 	long posts;
 	long sleeps;               /* env.sleep calls (h_use_sleep) */
+	long pauses;               /* env.pause calls (no time passes in the harness) */
 	bool woken;
 	long fail_alloc;           /* the page allocation that brings this to 0 fails; <0 never */
 	uint64_t rng;

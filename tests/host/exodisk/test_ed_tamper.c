@@ -562,6 +562,30 @@ static void test_damaged_checkpoint(void)
 	fx_free(&f);
 }
 
+/* The disk both mount-error tests start from: extent a written back and
+ * checkpointed, then extent b written back and checkpointed (so only the
+ * newest checkpoint has b), shut down uncleanly: f's medium holds it and
+ * nothing is mounted.  Returns the data area's first sector. */
+static uint64_t two_checkpoints(struct fx *f, uint64_t seed, struct ed_protector *a,
+                                struct ed_protector *b)
+{
+	struct ed_format_opts fo = { .log_sectors = 128 };
+	fx_new_fmt(f, D, HD_SYNC, NULL, seed, &fo);
+	uint64_t ds = data_start(f);
+	*a = h_ext(0, ds + 16, 8 * SECT, RC, WC);
+	*b = h_ext(0, ds + 64, 8 * SECT, RC, WC);
+	struct ed_protector any = h_ext(0, 0, 0, RC, WC);
+	for (int i = 0; i < 2; i++) {
+		struct ed_protector *p = i == 0 ? a : b;
+		CHECK_EQ(op(f, ED_OP_EXTENT_ALLOCATE, p, NULL), 0);
+		CHECK_EQ(h_sync(&f->h, f->ed, &f->a, ED_OP_EXTENT_WRITE, p), 0);
+		CHECK_EQ(h_sync(&f->h, f->ed, &f->a, ED_OP_CHECKPOINT, &any), 0);
+	}
+	h_settle();
+	fx_forget(f);
+	return ds;
+}
+
 /* A mount that cannot load the newest checkpoint's trees for a reason
  * other than damage - out of memory, a failed read - must not fall back to
  * the older checkpoint: that mount writes a superblock over the newer one
@@ -572,19 +596,8 @@ static void test_damaged_checkpoint(void)
 static void test_transient_mount_errors(void)
 {
 	struct fx f;
-	struct ed_format_opts fo = { .log_sectors = 128 };
-	fx_new_fmt(&f, D, HD_SYNC, NULL, 43, &fo);
-	uint64_t ds = data_start(&f);
-	struct ed_protector a = h_ext(0, ds + 16, 8 * SECT, RC, WC), b = h_ext(0, ds + 64, 8 * SECT, RC, WC);
-	struct ed_protector any = h_ext(0, 0, 0, RC, WC);
-	CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &a, NULL), 0);
-	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &a), 0);
-	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_CHECKPOINT, &any), 0);
-	CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &b, NULL), 0);
-	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &b), 0);
-	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_CHECKPOINT, &any), 0);
-	h_settle();
-	fx_forget(&f);
+	struct ed_protector a, b;
+	uint64_t ds = two_checkpoints(&f, 43, &a, &b);
 	struct ed_super *sa = (struct ed_super *)medium(&f, 0), *sb = (struct ed_super *)medium(&f, 8);
 	uint64_t nseq = sa->gen > sb->gen ? sa->log_seq : sb->log_seq;
 	uint64_t brec = log_record(&f, ds, nseq - 1);
@@ -643,19 +656,8 @@ static void test_transient_mount_errors(void)
 static void test_unreadable_checkpoint(void)
 {
 	struct fx f;
-	struct ed_format_opts fo = { .log_sectors = 128 };
-	fx_new_fmt(&f, D, HD_SYNC, NULL, 44, &fo);
-	uint64_t ds = data_start(&f);
-	struct ed_protector a = h_ext(0, ds + 16, 8 * SECT, RC, WC), b = h_ext(0, ds + 64, 8 * SECT, RC, WC);
-	struct ed_protector any = h_ext(0, 0, 0, RC, WC);
-	CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &a, NULL), 0);
-	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &a), 0);
-	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_CHECKPOINT, &any), 0);
-	CHECK_EQ(op(&f, ED_OP_EXTENT_ALLOCATE, &b, NULL), 0);
-	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_WRITE, &b), 0);
-	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_CHECKPOINT, &any), 0);
-	h_settle();
-	fx_forget(&f);
+	struct ed_protector a, b;
+	(void)two_checkpoints(&f, 44, &a, &b);
 	static uint8_t saved[D * SECT];
 	memcpy(saved, f.hd.medium, sizeof saved);
 	struct ed_super *sa = (struct ed_super *)medium(&f, 0), *sb = (struct ed_super *)medium(&f, 8);
@@ -669,8 +671,10 @@ static void test_unreadable_checkpoint(void)
 	f.hd.bad_lo = page;
 	f.hd.bad_n = 1;
 	f.hd.bad_left = 2;             /* ED_MOUNT_READ_TRIES (3) less one */
+	long pauses = f.h.pauses;
 	CHECK_EQ(fx_boot(&f), 0);
 	CHECK_EQ(f.hd.bad_left, 0);
+	CHECK_EQ(f.h.pauses - pauses, 2);   /* a pause before each try again */
 	CHECK_EQ(ed_unit_info(f.ed, 0, NULL, &u), 0);
 	CHECK_EQ(u.fell, 0);
 	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXTENT_READ, &b), 0);
