@@ -660,6 +660,26 @@ void ed_bm_free(struct ed_bm *m)
 	m->count = 0;
 }
 
+/* Every bit clear, the pages kept: a set emptied and filled again over and
+ * over (a flush cycle's, unwritten.c) would otherwise free its tree each
+ * time and build it again at the next bit - three pointer pages walked
+ * 512 slots each, then allocated and zeroed again.  A leaf that is a ONES
+ * marker (or a bitmap with a base) cannot be cleared in place without
+ * memory: then the tree goes. */
+void ed_bm_zero(struct ed_bm *m)
+{
+	uint64_t n = nleaves(m);
+	for (uint64_t li = ed_bm_next_leaf(m, 0); li < n; li = ed_bm_next_leaf(m, li + 1)) {
+		void *mk;
+		if (m->base != NULL || ed_bm_leaf(m, li, &mk) == NULL) {
+			ed_bm_free(m);
+			return;
+		}
+		ed_memset(ed_bm_own(m, li), 0, ED_PAGE);
+	}
+	m->count = 0;
+}
+
 /* Number of leaves (for export and persistence). */
 uint64_t ed_bm_nleaves(const struct ed_bm *m)
 {

@@ -89,6 +89,7 @@ struct ed_bm {
 void ed_bm_init(struct ed_bm *m, const struct ed_env *env, uint64_t nbits, void *fill,
                 uint64_t *pages);
 void ed_bm_free(struct ed_bm *m);
+void ed_bm_zero(struct ed_bm *m);        /* every bit clear, pages kept (ONES leaves: freed) */
 uint64_t ed_bm_nleaves(const struct ed_bm *m);
 const uint64_t *ed_bm_leaf(const struct ed_bm *m, uint64_t li, void **mk);
 bool ed_bm_test(const struct ed_bm *m, uint64_t bit);

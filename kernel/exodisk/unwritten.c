@@ -101,14 +101,18 @@ static void tidy(struct ed_bm *m, uint64_t start, uint64_t count)
 	}
 }
 
-/* Leaves of the unwritten set left without a bit give their pages back
- * (a checkpoint calls it: the write path does not, as a leaf emptied by
- * one write is often filled by the next allocation). */
+/* Leaves of the three sets left without a bit give their pages back (a
+ * checkpoint calls it: the write path and the end of a flush cycle do
+ * not, as a leaf emptied by one write or cycle is often filled by the
+ * next), so what the sets keep follows what was written since the last
+ * checkpoint, not the disk. */
 void ed_unw_tidy_all(struct ed_disk *d)
 {
-	for (uint64_t li = ed_bm_next_leaf(&d->unw, 0); li < ed_bm_nleaves(&d->unw);
-	     li = ed_bm_next_leaf(&d->unw, li + 1))
-		ed_bm_compact(&d->unw, li);
+	struct ed_bm *sets[3] = { &d->unw, &d->unw_done, &d->unw_fl };
+	for (int i = 0; i < 3; i++)
+		for (uint64_t li = ed_bm_next_leaf(sets[i], 0); li < ed_bm_nleaves(sets[i]);
+		     li = ed_bm_next_leaf(sets[i], li + 1))
+			ed_bm_compact(sets[i], li);
 }
 
 /* Writes to [start, start + count) completed: their unwritten sectors are
@@ -338,11 +342,12 @@ bool ed_unw_cycle_begin(struct ed_disk *d)
 	return true;
 }
 
-/* The cycle's records are durable: its set is done with. */
+/* The cycle's records are durable: its set is done with.  Its pages stay
+ * (the next cycle's done set takes them: ed_unw_cycle_begin swaps) until
+ * a checkpoint gives back what is empty (ed_unw_tidy_all). */
 void ed_unw_cycle_end(struct ed_disk *d)
 {
-	ed_bm_free(&d->unw_fl);
-	ed_bm_init(&d->unw_fl, &d->ed->env, d->nsectors, ED_BM_ZERO, &d->mem_pages);
+	ed_bm_zero(&d->unw_fl);
 }
 
 /* Replay: a record's `unw` (set) or `written` (clear) range. */

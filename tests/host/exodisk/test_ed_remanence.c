@@ -179,6 +179,56 @@ static void test_exonode(void)
 	fx_free(&f);
 }
 
+/* ---- the sets' bitmaps: emptied in place, compacted when uniform ---------------- */
+
+static void test_bitmap_reuse(void)
+{
+	struct harness h;
+	h_init(&h, 66);
+	uint64_t pages = 0, nbits = 4 * ED_BM_LEAF_BITS + 100;
+	struct ed_bm m;
+	ed_bm_init(&m, &h.env, nbits, ED_BM_ZERO, &pages);
+	/* Bits in two leaves' pages: emptied, the pages stay, and a bit set
+	 * again takes no new page. */
+	CHECK_EQ(ed_bm_set(&m, 5, 3), 0);
+	CHECK_EQ(ed_bm_set(&m, 2 * ED_BM_LEAF_BITS + 70, 1), 0);
+	uint64_t kept = pages;
+	CHECK(kept > 0);
+	ed_bm_zero(&m);
+	CHECK_EQ(m.count, 0);
+	CHECK_EQ(pages, kept);
+	CHECK(ed_bm_next(&m, 0, true) == nbits);
+	CHECK_EQ(ed_bm_set(&m, 6, 1), 0);
+	CHECK_EQ(pages, kept);
+	CHECK(ed_bm_test(&m, 6) && !ed_bm_test(&m, 5));
+	/* Compaction: a page all clear, or all set below the end of a short
+	 * last leaf, becomes a marker; a mixed one stays. */
+	CHECK_EQ(ed_bm_clear(&m, 6, 1), 0);
+	ed_bm_compact(&m, 0);
+	ed_bm_compact(&m, 2);
+	CHECK(pages < kept);
+	CHECK_EQ(ed_bm_set(&m, 4 * ED_BM_LEAF_BITS, 50), 0);       /* the short leaf, whole, */
+	CHECK_EQ(ed_bm_set(&m, 4 * ED_BM_LEAF_BITS + 50, 50), 0);  /* in two steps: a page */
+	CHECK_EQ(ed_bm_set(&m, ED_BM_LEAF_BITS + 1, ED_BM_LEAF_BITS - 1), 0);
+	uint64_t before = pages;
+	ed_bm_compact(&m, 1);                                        /* bit 0 clear: mixed */
+	CHECK_EQ(pages, before);
+	CHECK_EQ(ed_bm_set(&m, ED_BM_LEAF_BITS, 1), 0);
+	ed_bm_compact(&m, 1);                                        /* all set now */
+	ed_bm_compact(&m, 4);
+	CHECK(pages < before);
+	CHECK_EQ(m.count, ED_BM_LEAF_BITS + 100);
+	CHECK(ed_bm_test(&m, ED_BM_LEAF_BITS + 5) && ed_bm_test(&m, nbits - 1));
+	/* A whole leaf of ones cannot be emptied in place: the tree goes. */
+	ed_bm_zero(&m);
+	CHECK_EQ(m.count, 0);
+	CHECK(ed_bm_next(&m, 0, true) == nbits);
+	ed_bm_free(&m);
+	CHECK_EQ(pages, 0);
+	CHECK_EQ(h.pages, 0);
+	printf("  bitmaps: emptied in place keeping their pages; uniform leaves compacted\n");
+}
+
 /* ---- a flush cycle of several records -------------------------------------------- */
 
 #define CR_EXT  30                   /* extents allocated and committed before the cycle */
@@ -506,6 +556,7 @@ int main(int argc, char **argv)
 	WC2 = h_cap(0x6262, 0x2626);
 	test_extent();
 	test_exonode();
+	test_bitmap_reuse();
 	test_cycle_records(false);
 	test_cycle_records(true);
 	test_powercut();
