@@ -561,12 +561,29 @@ int edc_fm_test(const struct edc_fm *fm, uint64_t sector)
 	return w == NULL || ((*(const volatile uint64_t *)w >> (sector % 64)) & 1);
 }
 
+/* The map's page holding sector s, with *words set to the words of it
+ * that cover the unit from s's word on (the last page may be short); NULL
+ * outside the map.  The searches below look a page up once and then go a
+ * word at a time within it: a page lookup is a call through the
+ * transport, which cost more than the word's test when made per word. */
+static const uint64_t *fm_words(const struct edc_fm *fm, uint64_t s, uint64_t *words)
+{
+	const uint64_t *page = fm->c->t->fm_page(fm->c->ctx, fm->unit, (uint32_t)(s / FM_BITS_PER_PAGE));
+	if (page == NULL)
+		return NULL;
+	uint64_t base = s - s % FM_BITS_PER_PAGE;
+	uint64_t end = fm->nsectors - base < FM_BITS_PER_PAGE ? fm->nsectors - base : FM_BITS_PER_PAGE;
+	uint64_t i = (s % FM_BITS_PER_PAGE) / 64;
+	*words = (end + 63) / 64 - i;
+	return page + i;
+}
+
 uint64_t edc_fm_run(const struct edc_fm *fm, uint64_t start, uint64_t max)
 {
 	uint64_t n = 0;
 	while (n < max && start + n < fm->nsectors) {
-		uint64_t s = start + n;
-		const uint64_t *w = fm_word(fm, s);
+		uint64_t s = start + n, nw;
+		const uint64_t *w = fm_words(fm, s, &nw);
 		if (w == NULL)
 			break;
 		/* A word at a time: the free sectors up to the first allocated
@@ -578,6 +595,16 @@ uint64_t edc_fm_run(const struct edc_fm *fm, uint64_t start, uint64_t max)
 			break;
 		}
 		n += 64 - s % 64;
+		uint64_t i = 1;
+		for (; i < nw && n < max; i++, n += 64) {
+			bits = *(const volatile uint64_t *)&w[i];
+			if (bits != 0) {
+				n += (uint64_t)__builtin_ctzll(bits);
+				break;
+			}
+		}
+		if (i < nw && n < max)
+			break;                /* an allocated sector ended the run */
 	}
 	if (n > max)
 		n = max;
@@ -586,25 +613,30 @@ uint64_t edc_fm_run(const struct edc_fm *fm, uint64_t start, uint64_t max)
 	return n;
 }
 
-/* The first free sector at or after s (fm->nsectors if none), skipping
- * fully allocated words at a time. */
-static uint64_t next_free(const struct edc_fm *fm, uint64_t s)
+/* The first free sector in [s, to) (to if none), skipping fully
+ * allocated words at a time; to is at most fm->nsectors. */
+static uint64_t next_free(const struct edc_fm *fm, uint64_t s, uint64_t to)
 {
-	while (s < fm->nsectors) {
-		const uint64_t *w = fm_word(fm, s);
+	while (s < to) {
+		uint64_t nw;
+		const uint64_t *w = fm_words(fm, s, &nw);
 		if (w == NULL)
-			return fm->nsectors;
+			return to;
 		/* The free bits from s on, as ones (the shift brings in zeros:
 		 * nothing past the word is taken for free). */
 		uint64_t freebits = ~*(const volatile uint64_t *)w >> (s % 64);
 		if (freebits == 0) {
 			s += 64 - s % 64;
-			continue;
+			for (uint64_t i = 1; freebits == 0 && i < nw && s < to; i++, s += 64)
+				freebits = ~*(const volatile uint64_t *)&w[i];
+			if (freebits == 0)
+				continue;     /* full to the page's end (or to): go on */
+			s -= 64;              /* (the loop stepped past the word it found) */
 		}
 		s += (uint64_t)__builtin_ctzll(freebits);
-		return s < fm->nsectors ? s : fm->nsectors;
+		return s < to ? s : to;
 	}
-	return fm->nsectors;
+	return to;
 }
 
 uint64_t edc_fm_next_used(const struct edc_fm *fm, uint64_t s)
@@ -639,13 +671,18 @@ static uint64_t round_up(uint64_t v, uint64_t a)
 	return (v + a - 1) / a * a;
 }
 
-/* The first aligned run of count free sectors inside [from, to). */
-static uint64_t find_in(const struct edc_fm *fm, uint64_t from, uint64_t to, uint64_t count,
+uint64_t edc_fm_find_in(const struct edc_fm *fm, uint64_t from, uint64_t to, uint64_t count,
                         uint64_t align)
 {
+	if (count == 0)
+		return UINT64_MAX;
+	if (align == 0)
+		align = 1;
+	if (to > fm->nsectors)
+		to = fm->nsectors;
 	uint64_t s = round_up(from, align);
 	while (s < to && to - s >= count) {
-		uint64_t f = next_free(fm, s);
+		uint64_t f = next_free(fm, s, to);
 		if (f != s) {
 			s = round_up(f, align);
 			continue;
@@ -666,10 +703,10 @@ uint64_t edc_fm_find(const struct edc_fm *fm, uint64_t goal, uint64_t count, uin
 		align = 1;
 	if (goal >= fm->nsectors)
 		goal = 0;
-	uint64_t r = find_in(fm, goal, fm->nsectors, count, align);
+	uint64_t r = edc_fm_find_in(fm, goal, fm->nsectors, count, align);
 	if (r == UINT64_MAX && goal > 0) {
 		uint64_t to = goal + count < fm->nsectors ? goal + count : fm->nsectors;
-		r = find_in(fm, 0, to, count, align);
+		r = edc_fm_find_in(fm, 0, to, count, align);
 	}
 	return r;
 }

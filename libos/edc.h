@@ -223,6 +223,11 @@ int  edc_fm_test(const struct edc_fm *fm, uint64_t sector);    /* 1 = allocated 
 /* The first run of `count` free sectors, starting at a multiple of `align`,
  * at or after `goal`, wrapping around once; UINT64_MAX if there is none. */
 uint64_t edc_fm_find(const struct edc_fm *fm, uint64_t goal, uint64_t count, uint64_t align);
+/* The same inside [from, to) only, without wrapping: a run that starts at
+ * or after `from` and ends at or before `to`.  A search near a goal that
+ * costs what the window holds, not what the rest of the unit does. */
+uint64_t edc_fm_find_in(const struct edc_fm *fm, uint64_t from, uint64_t to, uint64_t count,
+                        uint64_t align);
 /* Free sectors in [start, start + count) that follow start (0 if start is
  * allocated), at most `max`. */
 uint64_t edc_fm_run(const struct edc_fm *fm, uint64_t start, uint64_t max);

@@ -62,6 +62,19 @@ uint64_t kit_find(const struct kit *k, uint64_t goal, uint64_t n, uint64_t align
 	}
 }
 
+uint64_t kit_find_near(const struct kit *k, uint64_t goal, uint64_t reach, uint64_t n,
+                       uint64_t align)
+{
+	/* A run that starts at most reach past goal ends by `to`. */
+	uint64_t to = goal + reach + n > goal ? goal + reach + n : UINT64_MAX;
+	for (;;) {
+		uint64_t s = edc_fm_find_in(&k->fm, goal, to, n, align);
+		if (s == UINT64_MAX || s % 8 != 1)
+			return s;
+		goal = s + 1;        /* (a lock sector, as in kit_find) */
+	}
+}
+
 static uint64_t units(uint64_t n)
 {
 	return (n + KIT_UNIT - 1) / KIT_UNIT * KIT_UNIT;

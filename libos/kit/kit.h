@@ -213,6 +213,12 @@ int kit_taken(int64_t r);
  * once), never starting at sector 1 of an aligned group of 8 (where
  * anchors keep their lock sector); UINT64_MAX if none. */
 uint64_t kit_find(const struct kit *k, uint64_t goal, uint64_t n, uint64_t align);
+/* The same, but only a run starting at most reach sectors past goal, no
+ * wrapping: a look near a goal whose cost follows reach, not the unit (on
+ * a full stretch of disk kit_find walks all of it).  Callers that find
+ * nothing near then look from a cursor of their own (unixfs: alloc.c). */
+uint64_t kit_find_near(const struct kit *k, uint64_t goal, uint64_t reach, uint64_t n,
+                       uint64_t align);
 /* Allocate between min and want sectors (rounded up to KIT_UNIT, aligned
  * to it; as long a run as the free map has, halving down to min) at or
  * after goal, as extent entry `ent` of exonode (sector, slot).  Returns the

@@ -56,11 +56,30 @@ void ufs_unpromise(struct ufs *fs, struct uinode *ip, uint64_t sectors)
 	fs->resv -= sectors < fs->resv ? sectors : fs->resv;
 }
 
-/* A free run of n sectors (aligned to `align`) at or after goal, never
- * starting where an anchor keeps its lock (kit_find); UINT64_MAX if none. */
+/* How far past its goal a run is looked for before the next-fit cursor:
+ * 2 MiB, 64 words of the free map. */
+#define NEAR_REACH 4096u
+
+/* A free run of n sectors (aligned to `align`), never starting where an
+ * anchor keeps its lock (kit_find); UINT64_MAX if none.  Near the goal
+ * first (a file's or directory's extents next to each other), else from
+ * the cursor on, which then moves past what it found (next-fit).
+ *
+ * Not first-fit from the goal: a goal behind a long stretch of used and
+ * short free runs (a directory made early, its dnode or last extent among
+ * everything written since) made every search walk that stretch, again and
+ * again, and a disk whose data reached its end walked all of it: on 16 GiB
+ * from 780,000 files on (docs/unixfs.md, "Allocation").  The cursor passes
+ * each stretch once per round of the disk. */
 static uint64_t find_run(struct ufs *fs, uint64_t goal, uint64_t n, uint64_t align)
 {
-	return kit_find(&fs->k, goal, n, align);
+	uint64_t s = kit_find_near(&fs->k, goal, NEAR_REACH, n, align);
+	if (s != UINT64_MAX)
+		return s;
+	s = kit_find(&fs->k, fs->next_fit, n, align);
+	if (s != UINT64_MAX)
+		fs->next_fit = s + n;
+	return s;
 }
 
 uint64_t ufs_room_after(struct ufs *fs, uint64_t start, uint64_t want)

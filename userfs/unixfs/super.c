@@ -360,7 +360,7 @@ int ufs_mount_common(const char *opts, int readonly, struct ufs **out)
 	fs->dirty_max = dirty * 1024;
 	fs->gmax = cache * UFS_BSIZE < GROUPS_MAX ? cache * UFS_BSIZE : GROUPS_MAX;
 	fs->id_next = fs->id_limit = fs->sb.next_id;
-	fs->data_goal = fs->sb_sector;
+	fs->data_goal = fs->next_fit = fs->sb_sector;
 	fs->free_est = edc_fm_count_free(&fs->k.fm);
 	if (err == 0)
 		err = ufs_load_root(fs);

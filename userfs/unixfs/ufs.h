@@ -336,6 +336,7 @@ struct ufs {
 	struct kit_pool xpool;    /* dnodes and fnodes                           */
 	uint64_t xnear;           /* the place the last one was wanted near      */
 	uint64_t data_goal;
+	uint64_t next_fit;        /* where a run not found near its goal is looked for */
 	uint64_t resv;            /* sectors promised to writes not yet placed    */
 	uint64_t free_est;        /* free sectors when last counted              */
 	uint64_t id_next, id_limit;   /* ids handed out from here                */
