@@ -545,7 +545,8 @@ int ufs_dir_load(struct ufs *fs, struct udir *d, uint64_t id)
 	}
 	const struct ufs_xmeta *m = &d->m;
 	if (!have || m->magic != UFS_XMETA_MAGIC || m->kind != UFS_K_DIR || m->version != UFS_VERSION ||
-	    (id != 0 && m->id != id) || m->flags != 0 || m->reserved != 0 ||
+	    (id != 0 && m->id != id) || m->flags != 0 ||
+	    (m->nrec != 0 && (fs->sb.version < UFS_SB_NREC || m->head == 0)) ||
 	    (m->head == 0) != (m->nblocks == 0))
 		return ufs_damage(fs, "not the dnode its name says", d->x.sector, id);
 	int err = ds_load(fs, d, page);
@@ -664,6 +665,15 @@ static int changed(const struct udir *d)
 	return 0;
 }
 
+/* The records a commit of d now would hold. */
+static uint32_t records_now(const struct udir *d)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < d->npos; i++)
+		n += d->pos[i] != NULL && version(d->pos[i]) != NULL;
+	return n;
+}
+
 int ufs_dir_prepare(struct ufs *fs, struct udir *d, struct uio *w)
 {
 	if (d->damaged)
@@ -671,6 +681,7 @@ int ufs_dir_prepare(struct ufs *fs, struct udir *d, struct uio *w)
 	d->newhead = d->m.head;
 	d->newcsum = d->m.head_csum;
 	d->newnblocks = d->m.nblocks;
+	d->newnrec = d->ndisk;
 	/* What this commit stops naming is worked out afresh against the
 	 * directory as it is; blocks an earlier, unfinished attempt wrote are
 	 * not freed here (they may be named by a dnode write-back that did
@@ -678,6 +689,7 @@ int ufs_dir_prepare(struct ufs *fs, struct udir *d, struct uio *w)
 	d->sp.nlater = 0;
 	if (!changed(d))
 		return 0;
+	d->newnrec = records_now(d);
 	uint8_t *b = fs->page;
 	struct udspace *sp = &d->sp;
 	int err = 0;
@@ -786,6 +798,9 @@ int ufs_dir_publish(struct ufs *fs, struct udir *d)
 		m.head_csum = d->newcsum;
 		m.nblocks = d->newnblocks;
 		m.seq++;
+		/* (Version 5: the count of its records goes with the commit;
+		 * the file count may rest on it: super.c.) */
+		m.nrec = fs->sb.version >= UFS_SB_NREC && m.head != 0 ? d->newnrec : 0;
 	}
 	if (memcmp(&m, &d->pm, sizeof m) != 0) {
 		int64_t r = ufs_xn_add_data(fs, &d->x, UFS_E_META, &m, sizeof m, 0);
@@ -857,9 +872,7 @@ void ufs_dir_done(struct ufs *fs, struct udir *d)
 
 int64_t ufs_dir_count_change(const struct udir *d)
 {
-	int64_t n = 0;
-	for (uint32_t i = 0; i < d->npos; i++)
-		n += d->pos[i] != NULL && version(d->pos[i]) != NULL;
+	int64_t n = records_now(d);
 	for (const struct uent *e = d->gone; e != NULL; e = e->gnext)
 		if (e->ip != NULL && e->ip->d != NULL && !e->moved)
 			n -= (int64_t)ufs_dir_weight(e->ip->d);

@@ -137,9 +137,25 @@ static void check_alloc(struct ck *k, uint64_t start, uint64_t n)
 		problem(k, "extent not allocated in the free map");
 }
 
-/* Record the sectors a directory owns. */
+/* Record the sectors a directory owns; check its dnode's count of its
+ * records (version 5: the file count may rest on it). */
 static int account_dir(struct ck *k, struct udir *d)
 {
+	struct ufs *fs = k->fs;
+	if (fs->sb.version >= UFS_SB_NREC && d->m.nrec != d->ndisk) {
+		char what[120];
+		snprintf(what, sizeof what, "its dnode counts %lu records, its blocks hold %lu%s",
+		         (unsigned long)d->m.nrec, (unsigned long)d->ndisk, k->repair ? " (set)" : "");
+		problem(k, what);
+		if (k->repair && !fs->readonly) {
+			d->m.nrec = d->ndisk;
+			int64_t r = ufs_xn_add_data(fs, &d->x, UFS_E_META, &d->m, sizeof d->m, 0);
+			if (r < 0)
+				return kit_err(r);
+			d->pm = d->m;
+			/* (The superblock's count is set below, from the walk.) */
+		}
+	}
 	int err = add_run(k, d->x.sector, UFS_XBLK_SECT, 1);
 	for (uint32_t i = 0; err == 0 && i < d->sp.next; i++) {
 		k->st->extents++;
@@ -333,6 +349,7 @@ static int check_count(struct ck *k)
 	fs->sb.files = k->names;
 	fs->sb.pend_dir = fs->sb.pend_seq = 0;
 	fs->sb.pend_delta = 0;
+	fs->sb.pend_kind = UFS_PEND_DELTA;
 	return ufs_push_sb(fs);
 }
 

@@ -44,6 +44,8 @@ static int sb_valid(const struct ufs_super *sb, uint64_t nsectors)
 {
 	return sb->magic == UFS_SUPER_MAGIC && sb->version >= UFS_SB_VERSION_MIN &&
 	       sb->version <= UFS_SB_VERSION && sb->bsize == UFS_BSIZE &&
+	       (sb->pend_kind == UFS_PEND_DELTA ||
+	        (sb->pend_kind == UFS_PEND_DNODE && sb->version >= UFS_SB_NREC && sb->pend_dir != 0)) &&
 	       ufs_xref_slot(sb->root) < UFS_XPB && ufs_xref_sector(sb->root) < nsectors &&
 	       sb->root_id != 0 && sb->next_id > sb->root_id;
 }
@@ -81,7 +83,7 @@ int ufs_read_sb(struct ufs *fs)
 	if (r == sizeof fs->sb && fs->sb.magic == UFS_SUPER_MAGIC &&
 	    (fs->sb.version > UFS_SB_VERSION || fs->sb.version < UFS_SB_VERSION_MIN))
 		return sb_damaged(fs, fs->sb_sector,
-		                  "a unixfs format version this build does not read (it reads 2 to 4)");
+		                  "a unixfs format version this build does not read (it reads 2 to 5)");
 	uint64_t want = fs->sb.version >= UFS_SB_FILES ? sizeof fs->sb : UFS_SUPER_V3_BYTES;
 	if ((uint64_t)r != want || !sb_valid(&fs->sb, fs->k.fm.nsectors))
 		return sb_damaged(fs, fs->sb_sector, "its superblock entry is malformed");
@@ -99,11 +101,20 @@ int ufs_read_sb(struct ufs *fs)
  * cut can leave any subset of them durable.  So before a commit that
  * changes the count can be durable (ufs_count_begin, written back with
  * sync.c's step 2, before the barrier), the superblock says either
- *   - when one directory's commit changes it (an fsync, a removal, most
- *     small syncs): the count before, and that directory's dnode with the
- *     commit number it will have and the change - a mount reads that one
- *     dnode and knows whether the commit happened (count_resolve).  No
- *     write more than the sync made before;
+ *   - (version 5) when one directory's commit changes it by its own
+ *     records alone (an fsync, a create, a removal of files, most small
+ *     syncs): the count of all but that directory's records, and its
+ *     dnode, whose nrec - written with each of its commits, atomically
+ *     with the commit - adds them (count_resolve).  Once the superblock
+ *     says so, more commits of that directory change the count with no
+ *     write of the superblock at all: the count's record is folded into
+ *     the dnode's;
+ *   - when one directory's commit changes it otherwise (its removed
+ *     subdirectories' durable records leave with it), or on version 4:
+ *     the count before, and that directory's dnode with the commit number
+ *     it will have and the change - a mount reads that one dnode and
+ *     knows whether the commit happened.  No write more than the sync
+ *     made before;
  *   - when several do: 0, "not known", and once their commits are durable
  *     the new count (ufs_count_end, one more write-back at the end of the
  *     sync).
@@ -117,6 +128,14 @@ int ufs_read_sb(struct ufs *fs)
  * parent while it is gone from memory).  After a failed commit (some
  * directories may be durable and some not) nothing is written until a
  * whole sync goes well. */
+
+/* No pending change in the superblock (in memory). */
+static void pend_clear(struct ufs_super *sb)
+{
+	sb->pend_dir = sb->pend_seq = 0;
+	sb->pend_delta = 0;
+	sb->pend_kind = UFS_PEND_DELTA;
+}
 
 static void count_resolve(struct ufs *fs)
 {
@@ -133,8 +152,15 @@ static void count_resolve(struct ufs *fs)
 		                       UFS_E_META, &m, sizeof m);
 		if (r != sizeof m || m.magic != UFS_XMETA_MAGIC || m.kind != UFS_K_DIR) {
 			/* Cannot tell: count the tree when asked. */
-			sb->files = sb->pend_dir = sb->pend_seq = 0;
-			sb->pend_delta = 0;
+			sb->files = 0;
+			pend_clear(sb);
+			return;
+		}
+		if (sb->pend_kind == UFS_PEND_DNODE) {
+			/* That directory's records are its dnode's to count: the
+			 * superblock stays as it is. */
+			fs->nfiles = n + m.nrec;
+			fs->count_known = fs->count_exact = 1;
 			return;
 		}
 		if (m.seq >= sb->pend_seq)
@@ -145,8 +171,7 @@ static void count_resolve(struct ufs *fs)
 		 * the next cut would add a change that never happened. */
 		fs->count_stale = 1;
 		sb->files = n;
-		sb->pend_dir = sb->pend_seq = 0;
-		sb->pend_delta = 0;
+		pend_clear(sb);
 	}
 	fs->nfiles = n;
 	fs->count_known = fs->count_exact = 1;
@@ -183,9 +208,25 @@ int ufs_count_begin(struct ufs *fs, struct udir **list, uint32_t n)
 		int64_t delta = ufs_dir_count_change(one);
 		if (delta == 0)           /* (a rename within it: no change) */
 			return stale ? count_push(fs) : 0;
+		uint64_t xref = ufs_xref(one->x.sector, one->x.slot);
+		/* Its own records' change alone, and its durable dnode counts
+		 * them: the dnode's commit carries the count. */
+		if (sb->version >= UFS_SB_NREC && delta == (int64_t)one->newnrec - (int64_t)one->ndisk &&
+		    one->pm.nrec == one->ndisk) {
+			fs->pend_d = one;
+			fs->pend_delta = delta;
+			if (sb->pend_kind == UFS_PEND_DNODE && sb->pend_dir == xref && sb->files != 0)
+				return stale ? count_push(fs) : 0;
+			sb->files = fs->nfiles - one->ndisk;
+			pend_clear(sb);
+			sb->pend_dir = xref;
+			sb->pend_kind = UFS_PEND_DNODE;
+			return count_push(fs);
+		}
 		if (delta == (int32_t)delta) {
 			sb->files = fs->nfiles;
-			sb->pend_dir = ufs_xref(one->x.sector, one->x.slot);
+			pend_clear(sb);
+			sb->pend_dir = xref;
 			sb->pend_seq = one->m.seq + 1;      /* what ufs_dir_publish makes it */
 			sb->pend_delta = (int32_t)delta;
 			fs->pend_d = one;
@@ -199,8 +240,7 @@ int ufs_count_begin(struct ufs *fs, struct udir **list, uint32_t n)
 	if (sb->files == 0 && sb->pend_dir == 0)
 		return stale ? count_push(fs) : 0;
 	sb->files = 0;
-	sb->pend_dir = sb->pend_seq = 0;
-	sb->pend_delta = 0;
+	pend_clear(sb);
 	return count_push(fs);
 }
 
@@ -230,8 +270,7 @@ int ufs_count_end(struct ufs *fs, int ok, int whole)
 	} else {
 		sb->files = fs->nfiles;
 	}
-	sb->pend_dir = sb->pend_seq = 0;
-	sb->pend_delta = 0;
+	pend_clear(sb);
 	return ufs_push_sb(fs);
 }
 
@@ -240,6 +279,11 @@ void ufs_count_dir(struct ufs *fs, struct udir *d, uint32_t n, uint64_t gone)
 	int64_t delta = (int64_t)n - (int64_t)d->ndisk - (int64_t)gone - (int64_t)d->dropw;
 	if (d == fs->pend_d && delta != fs->pend_delta)
 		fs->count_known = 0;      /* (a bug: the superblock's pending change is wrong) */
+	/* (And if the superblock leaves its count to this dnode, the dnode
+	 * must count the records exactly, and they must be all it changed.) */
+	if (fs->sb.pend_kind == UFS_PEND_DNODE && fs->sb.pend_dir == ufs_xref(d->x.sector, d->x.slot) &&
+	    (d->pm.nrec != n || delta != (int64_t)n - (int64_t)d->ndisk))
+		fs->count_known = 0;
 	fs->nfiles += (uint64_t)delta;
 	fs->pending -= delta;
 	d->ndisk = n;

@@ -208,6 +208,7 @@ struct udir {
 	uint8_t  leave;           /* the end of a commit: 1 leaves the list      */
 	uint64_t newhead;         /* the commit being prepared                   */
 	uint32_t newcsum, newnblocks;
+	uint32_t newnrec;         /* and the records it holds                    */
 	/* The file count (super.c): records its durable version holds; the
 	 * durable records of removed directories below it that are gone from
 	 * memory, to drop at its next commit; a name added, removed or made

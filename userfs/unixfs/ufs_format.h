@@ -59,11 +59,18 @@
  * as it is, and becomes version 3 when its first hole is made.  4 keeps
  * the number of files in the superblock (struct ufs_super's files); a
  * version 2 or 3 file system has none there, mounts as it is, and is
- * counted afresh (a walk of the tree) the first time a mount is asked. */
-#define UFS_SB_VERSION     4
+ * counted afresh (a walk of the tree) the first time a mount is asked.  5
+ * keeps in each dnode the number of records its blocks hold (struct
+ * ufs_xmeta's nrec), so the superblock can name a directory whose count
+ * is its dnode's (pend_kind UFS_PEND_DNODE): that directory's commits
+ * then change the count with no write of the superblock.  A version 4
+ * file system mounts as it is and stays 4 (nrec zero, pending changes
+ * only as deltas); builds before 5 refuse a version 5 one. */
+#define UFS_SB_VERSION     5
 #define UFS_SB_VERSION_MIN 2
 #define UFS_SB_HOLES       3                        /* the first with holes      */
 #define UFS_SB_FILES       4                        /* the first with the count  */
+#define UFS_SB_NREC        5                        /* the first with dnodes' nrec */
 #define UFS_SUPER_MAGIC    0x32534658494e55ull      /* "UNIXFS2" little-endian */
 #define UFS_XMETA_MAGIC    0x58534655u              /* "UFSX" */
 #define UFS_DBLK_MAGIC     0x42534655u              /* "UFSB" */
@@ -114,19 +121,26 @@ struct ufs_super {
 	uint64_t files;           /* version 4: the file count (below); before: zero */
 	char     label[32];
 	struct ufs_intent intent[UFS_NINTENT];
-	/* Version 4 only (the entry of versions 2 and 3 ends here).  files:
+	/* Version 4 on (the entry of versions 2 and 3 ends here).  files:
 	 * the files and directories the durable tree holds, the root included
-	 * (its records + 1), once the commit of one directory that changes it
-	 * is resolved: if the dnode at pend_dir has a commit number (struct
-	 * ufs_xmeta seq) of at least pend_seq, that commit is durable and
-	 * pend_delta is to be added.  pend_dir 0: nothing pending.  files 0:
-	 * not known (a commit of several directories that changes it was under
-	 * way, or the count was never made): count the tree. */
+	 * (its records + 1), once what pend_dir says is added:
+	 *  - pend_dir 0: nothing pending;
+	 *  - pend_kind UFS_PEND_DELTA: the commit of one directory that changes
+	 *    the count: if the dnode at pend_dir has a commit number (struct
+	 *    ufs_xmeta seq) of at least pend_seq, that commit is durable and
+	 *    pend_delta is to be added;
+	 *  - pend_kind UFS_PEND_DNODE (version 5): files counts all but the
+	 *    records of the directory whose dnode is at pend_dir; that dnode's
+	 *    nrec is to be added (pend_seq and pend_delta zero).
+	 * files 0: not known (a commit of several directories that changes it
+	 * was under way, or the count was never made): count the tree. */
 	uint64_t pend_dir;
 	uint64_t pend_seq;
 	int32_t  pend_delta;
-	uint32_t pad;             /* zero                                            */
+	uint32_t pend_kind;       /* UFS_PEND_*; version 4: zero                      */
 };
+#define UFS_PEND_DELTA 0u
+#define UFS_PEND_DNODE 1u
 #define UFS_SUPER_V3_BYTES 176u                     /* the entry before version 4 */
 _Static_assert(sizeof(struct ufs_super) == 104 + UFS_NINTENT * 24 &&
                UFS_SUPER_V3_BYTES == 80 + UFS_NINTENT * 24, "superblock size");
@@ -152,7 +166,7 @@ struct ufs_xmeta {
 	uint64_t mtime, ctime;    /* dnode                                           */
 	uint64_t head;            /* dnode: sector of the head block; 0: no names    */
 	uint32_t head_csum;       /* dnode: the head block's CRC-32C                 */
-	uint32_t reserved;        /* zero                                            */
+	uint32_t nrec;            /* dnode, version 5: records in its blocks; else 0 */
 	uint64_t seq;             /* dnode: commits so far; the head carries the same */
 };
 _Static_assert(sizeof(struct ufs_xmeta) == 64, "node metadata size");
