@@ -91,16 +91,6 @@ static struct ufs_fsck_stats fsck_ok(const char *opts)
 	return st;
 }
 
-static void mount_it(void)
-{
-	CHECK_EQ(vfs_mount("/", "unixfs", OPTS, 1), 0);
-}
-
-static void umount_it(void)
-{
-	CHECK_EQ(vfs_umount("/"), 0);
-}
-
 /* The count follows every way a name comes and goes, and is on disk. */
 static void test_ops(void)
 {
@@ -110,7 +100,7 @@ static void test_ops(void)
 	struct ufs_fsck_stats st = fsck_ok(OPTS);
 	CHECK_EQ(st.version, UFS_SB_VERSION);
 	CHECK_EQ(st.sb_files, 1);                 /* the root */
-	mount_it();
+	ufx_mount(OPTS);
 	CHECK_EQ(files_now(), 1);
 	CHECK_EQ(vfs_mkdir("/a", 0755), 0);
 	CHECK_EQ(vfs_mkdir("/b", 0755), 0);
@@ -167,13 +157,13 @@ static void test_ops(void)
 	CHECK_EQ(vfs_sync(), 0);
 	CHECK_EQ(files_now(), 16);
 	CHECK_EQ(walk("/") + 1, 16);
-	umount_it();
+	ufx_umount();
 	/* The memory-only file is gone; the superblock has the rest. */
 	st = fsck_ok(OPTS);
 	CHECK_EQ(st.names, 15);
 	CHECK_EQ(st.sb_files, 15);
 	ufx_reboot(&u);
-	mount_it();
+	ufx_mount(OPTS);
 	CHECK_EQ(files_now(), 15);
 	/* A crash: what was synced stays counted, the rest is not there. */
 	for (int i = 0; i < 20; i++) {
@@ -191,11 +181,11 @@ static void test_ops(void)
 	ufx_crash(&u);
 	st = fsck_ok(OPTS);
 	CHECK(st.sb_files == 0 || st.sb_files == st.names);
-	mount_it();
+	ufx_mount(OPTS);
 	uint64_t n = walk("/") + 1;
 	CHECK(n >= 35 && n <= 54);
 	CHECK_EQ(files_now(), n);
-	umount_it();
+	ufx_umount();
 	st = fsck_ok(OPTS);
 	CHECK_EQ(st.sb_files, n);
 	ufx_free(&u);
@@ -207,56 +197,69 @@ static void test_version3(void)
 	struct ufx u;
 	ufx_new(&u, 65536, HD_SYNC, 4);
 	ufx_mkfs(&u, OPTS ",version=3");
-	mount_it();
+	ufx_mount(OPTS);
 	CHECK_EQ(vfs_mkdir("/a", 0755), 0);
 	put("/a/x", 10);
 	put("/y", 10);
-	umount_it();
+	ufx_umount();
 	struct ufs_fsck_stats st = fsck_ok(OPTS);
 	CHECK_EQ(st.version, 3);
 	CHECK_EQ(st.sb_files, 0);
 	CHECK_EQ(st.names, 4);
-	mount_it();
+	ufx_mount(OPTS);
 	CHECK_EQ(files_now(), 4);                 /* a walk */
 	put("/z", 10);
 	CHECK_EQ(files_now(), 5);
-	umount_it();
+	ufx_umount();
 	st = fsck_ok(OPTS);
 	CHECK_EQ(st.version, 3);
 	CHECK_EQ(st.sb_files, 0);
 	ufx_free(&u);
 }
 
+/* A new file system holding /one and /two, mounted outside the mount
+ * table, to be damaged. */
+static struct ufs *two_files(struct ufx *u, uint64_t seed)
+{
+	ufx_fresh(u, 65536, HD_SYNC, seed, OPTS);
+	put("/one", 10);
+	put("/two", 10);
+	ufx_umount();
+	struct ufs *fs;
+	CHECK_EQ(ufs_mount_common(OPTS, 0, &fs), 0);
+	return fs;
+}
+
+/* The damage done to fs: fsck finds that many problems and reads a count
+ * of sb_files; fsck -r sets it all; then the count is the 3 names. */
+static void found_and_set(struct ufx *u, struct ufs *fs, int problems, uint64_t sb_files)
+{
+	CHECK_EQ(ufs_unmount_common(fs), 0);
+	struct ufs_fsck_stats st;
+	int bad = 0;
+	CHECK_EQ(unixfs_fsck(OPTS, say, &bad, &st), problems);
+	CHECK_EQ(bad, problems);
+	CHECK_EQ(st.sb_files, sb_files);
+	CHECK_EQ(st.names, 3);
+	CHECK_EQ(unixfs_fsck(OPTS ",repair", say, NULL, &st), problems);
+	st = fsck_ok(OPTS);
+	CHECK_EQ(st.sb_files, 3);
+	ufx_mount(OPTS);
+	CHECK_EQ(files_now(), 3);
+	ufx_umount();
+	ufx_free(u);
+}
+
 /* A wrong count on disk: fsck says so, fsck -r sets it. */
 static void test_fsck(void)
 {
 	struct ufx u;
-	ufx_new(&u, 65536, HD_SYNC, 5);
-	ufx_mkfs(&u, OPTS);
-	mount_it();
-	put("/one", 10);
-	put("/two", 10);
-	umount_it();
-	struct ufs *fs;
-	CHECK_EQ(ufs_mount_common(OPTS, 0, &fs), 0);
+	struct ufs *fs = two_files(&u, 5);
 	fs->nfiles = fs->sb.files = 12345;        /* as a bug or bad disk would */
 	fs->sb.pend_dir = 0;
 	fs->sb.pend_kind = UFS_PEND_DELTA;
 	CHECK_EQ(ufs_push_sb(fs), 0);
-	CHECK_EQ(ufs_unmount_common(fs), 0);
-	struct ufs_fsck_stats st;
-	int bad = 0;
-	CHECK_EQ(unixfs_fsck(OPTS, say, &bad, &st), 1);
-	CHECK_EQ(st.sb_files, 12345);
-	CHECK_EQ(st.names, 3);
-	bad = 0;
-	CHECK_EQ(unixfs_fsck(OPTS ",repair", say, &bad, &st), 1);
-	st = fsck_ok(OPTS);
-	CHECK_EQ(st.sb_files, 3);
-	mount_it();
-	CHECK_EQ(files_now(), 3);
-	umount_it();
-	ufx_free(&u);
+	found_and_set(&u, fs, 1, 12345);
 }
 
 /* A dnode's count of its records that is wrong (version 5): fsck says
@@ -265,36 +268,17 @@ static void test_fsck(void)
 static void test_fsck_nrec(void)
 {
 	struct ufx u;
-	ufx_new(&u, 65536, HD_SYNC, 6);
-	ufx_mkfs(&u, OPTS);
-	mount_it();
-	put("/one", 10);
-	put("/two", 10);
-	umount_it();
-	struct ufs *fs;
-	CHECK_EQ(ufs_mount_common(OPTS, 0, &fs), 0);
+	struct ufs *fs = two_files(&u, 6);
 	/* The last sync changed the root's records alone: the count rests on
 	 * its dnode. */
+	struct udir *root = fs->root->d;
 	CHECK_EQ(fs->sb.pend_kind, UFS_PEND_DNODE);
-	CHECK_EQ(fs->sb.pend_dir, ufs_xref(fs->root->d->x.sector, fs->root->d->x.slot));
-	CHECK_EQ(fs->root->d->m.nrec, 2);
-	fs->root->d->m.nrec = 7;
-	CHECK(ufs_xn_add_data(fs, &fs->root->d->x, UFS_E_META, &fs->root->d->m, sizeof fs->root->d->m, 0) >= 0);
+	CHECK_EQ(fs->sb.pend_dir, ufs_xref(root->x.sector, root->x.slot));
+	CHECK_EQ(root->m.nrec, 2);
+	root->m.nrec = 7;
+	CHECK(ufs_xn_add_data(fs, &root->x, UFS_E_META, &root->m, sizeof root->m, 0) >= 0);
 	CHECK_EQ(ufs_writeback_all(fs), 0);
-	CHECK_EQ(ufs_unmount_common(fs), 0);
-	struct ufs_fsck_stats st;
-	int bad = 0;
-	CHECK_EQ(unixfs_fsck(OPTS, say, &bad, &st), 2);
-	CHECK_EQ(bad, 2);
-	CHECK_EQ(st.sb_files, 8);
-	CHECK_EQ(st.names, 3);
-	CHECK_EQ(unixfs_fsck(OPTS ",repair", say, NULL, &st), 2);
-	st = fsck_ok(OPTS);
-	CHECK_EQ(st.sb_files, 3);
-	mount_it();
-	CHECK_EQ(files_now(), 3);
-	umount_it();
-	ufx_free(&u);
+	found_and_set(&u, fs, 2, 8);
 }
 
 /* The log records (FUA writes) of: a file made in /y and a sync, a file
@@ -306,7 +290,7 @@ static void fold_records(int version, uint64_t *rec)
 	snprintf(opts, sizeof opts, OPTS ",version=%d", version);
 	ufx_new(&u, 65536, HD_SYNC, 8);
 	ufx_mkfs(&u, opts);
-	mount_it();
+	ufx_mount(OPTS);
 	CHECK_EQ(vfs_mkdir("/y", 0755), 0);
 	put("/y/a", 10);
 	put("/y/b", 10);
@@ -322,7 +306,7 @@ static void fold_records(int version, uint64_t *rec)
 	rec[0] = f1 - f0;
 	rec[1] = u.f.hd.nfua - f1;
 	CHECK_EQ(files_now(), 5);
-	umount_it();
+	ufx_umount();
 	struct ufs_fsck_stats st = fsck_ok(OPTS);
 	CHECK_EQ(st.version, version);
 	CHECK_EQ(st.sb_files, 5);

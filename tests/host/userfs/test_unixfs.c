@@ -58,16 +58,6 @@ static void say(void *arg, const char *path, const char *what)
 	fprintf(stderr, "  fsck: %s: %s\n", path, what);
 }
 
-static void mount_it(void)
-{
-	CHECK_EQ(vfs_mount("/", "unixfs", OPTS, 1), 0);
-}
-
-static void umount_it(void)
-{
-	CHECK_EQ(vfs_umount("/"), 0);
-}
-
 /* Files of many sizes: immediate, one block, several, past the direct
  * extents into map nodes.  Survives a reboot. */
 static void test_sizes(struct ufx *u)
@@ -76,7 +66,7 @@ static void test_sizes(struct ufx *u)
 	                                2 * 1024 * 1024 + 17 };
 	const int n = (int)(sizeof sizes / sizeof sizes[0]);
 	uint8_t *buf = malloc(3 * 1024 * 1024);
-	mount_it();
+	ufx_mount(OPTS);
 	CHECK_EQ(vfs_mkdir("/d", 0755), 0);
 	for (int i = 0; i < n; i++) {
 		char path[64];
@@ -85,9 +75,9 @@ static void test_sizes(struct ufx *u)
 		put(path, buf, sizes[i]);
 		expect(path, buf, sizes[i]);
 	}
-	umount_it();
+	ufx_umount();
 	ufx_reboot(u);
-	mount_it();
+	ufx_mount(OPTS);
 	for (int i = 0; i < n; i++) {
 		char path[64];
 		snprintf(path, sizeof path, "/d/f%d", i);
@@ -105,11 +95,11 @@ static void test_sizes(struct ufx *u)
 	memset(buf + 7000, 0, 2000);
 	CHECK_EQ(vfs_close(f), 0);
 	expect("/d/f9", buf, 9000);
-	umount_it();
+	ufx_umount();
 	ufx_reboot(u);
-	mount_it();
+	ufx_mount(OPTS);
 	expect("/d/f9", buf, 9000);
-	umount_it();
+	ufx_umount();
 	free(buf);
 }
 
@@ -118,9 +108,7 @@ static void test_sizes(struct ufx *u)
 static void test_enospc(void)
 {
 	struct ufx u;
-	ufx_new(&u, 8192, HD_SYNC, 2);
-	ufx_mkfs(&u, OPTS);
-	mount_it();
+	ufx_fresh(&u, 8192, HD_SYNC, 2, OPTS);
 	static uint8_t buf[256 * 1024];
 	int n = 0;
 	long r = 0;
@@ -138,9 +126,9 @@ static void test_enospc(void)
 	CHECK(n > 2 && n < 100);
 	CHECK_EQ(r, -ENOSPC);
 	CHECK_EQ(vfs_sync(), 0);
-	umount_it();
+	ufx_umount();
 	ufx_reboot(&u);
-	mount_it();
+	ufx_mount(OPTS);
 	for (int i = 0; i < n; i++) {
 		char path[32];
 		snprintf(path, sizeof path, "/f%d", i);
@@ -155,7 +143,7 @@ static void test_enospc(void)
 	pattern(buf, sizeof buf, 77);
 	put("/again", buf, sizeof buf);
 	expect("/again", buf, sizeof buf);
-	umount_it();
+	ufx_umount();
 	struct ufs_fsck_stats st;
 	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
 	ufx_free(&u);
@@ -168,9 +156,7 @@ static void test_enospc(void)
 static void test_deep_tree(void)
 {
 	struct ufx u;
-	ufx_new(&u, 65536, HD_SYNC, 9);
-	ufx_mkfs(&u, OPTS);
-	mount_it();
+	ufx_fresh(&u, 65536, HD_SYNC, 9, OPTS);
 	static char path[LIBFS_PATH_MAX];
 	size_t n = 0;
 	int levels = 0;
@@ -183,7 +169,7 @@ static void test_deep_tree(void)
 	CHECK(levels >= 510);
 	memcpy(path + n, "/f", 3);
 	put(path, "bottom", 6);
-	umount_it();
+	ufx_umount();
 	ufx_reboot(&u);
 	struct ufs_fsck_stats st;
 	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
@@ -191,9 +177,9 @@ static void test_deep_tree(void)
 	CHECK(st.dirs >= (uint64_t)levels);
 	CHECK_EQ(unixfs_fsck(OPTS ",repair", say, NULL, &st), 0);
 	CHECK_EQ(st.problems, 0);
-	mount_it();
+	ufx_mount(OPTS);
 	expect(path, "bottom", 6);
-	umount_it();
+	ufx_umount();
 	ufx_free(&u);
 }
 
@@ -209,7 +195,7 @@ static void test_cache_full(void)
 	fx_new(&u.f, 65536, HD_SYNC, &cfg, 3);
 	ufx_start(&u);
 	ufx_mkfs(&u, OPTS);
-	mount_it();
+	ufx_mount(OPTS);
 	/* Another process holds entries with changes of its own. */
 	struct edc_host b;
 	edc_host_init(&b, &u.f.h, u.f.ed);
@@ -247,9 +233,9 @@ static void test_cache_full(void)
 	edc_host_exit(&b);
 	put("/d5/after", buf, 600);
 	CHECK_EQ(vfs_sync(), 0);
-	umount_it();
+	ufx_umount();
 	ufx_reboot(&u);
-	mount_it();
+	ufx_mount(OPTS);
 	for (int d = 0; d < 30; d++)
 		for (int i = 0; i < 3; i++) {
 			char path[64];
@@ -260,7 +246,7 @@ static void test_cache_full(void)
 	expect("/d5/after", buf, 600);
 	struct libfs_stat st;
 	CHECK_EQ(vfs_stat("/d5/m7", &st), -ENOENT);
-	umount_it();
+	ufx_umount();
 	struct ufs_fsck_stats fst;
 	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &fst), 0);
 	ufx_free(&u);
@@ -373,9 +359,7 @@ static void find_path(struct edc *c, const char *opts, const char *path, struct 
 static void test_corruption(void)
 {
 	struct ufx u;
-	ufx_new(&u, 65536, HD_SYNC, 4);
-	ufx_mkfs(&u, OPTS);
-	mount_it();
+	ufx_fresh(&u, 65536, HD_SYNC, 4, OPTS);
 	static uint8_t buf[50000];
 	CHECK_EQ(vfs_mkdir("/big", 0755), 0);
 	CHECK_EQ(vfs_mkdir("/ok", 0755), 0);
@@ -390,7 +374,7 @@ static void test_corruption(void)
 	put("/victim", buf, 40000);               /* large: an fnode */
 	put("/stale/a", buf, 100);
 	CHECK_EQ(vfs_sync(), 0);
-	umount_it();
+	ufx_umount();
 	struct edc *c = &u.p.edc;
 	/* /big: flip a byte in a record block (not the head). */
 	struct ufs_drec r;
@@ -414,9 +398,9 @@ static void test_corruption(void)
 	memset(&junk, 0x5a, sizeof junk);
 	CHECK_EQ(edc_xn_add_data(c, &v, UFS_E_META, &junk, sizeof junk), UFS_E_META);
 	CHECK_EQ(edc_xn_write_sync(c, &v), 0);
-	mount_it();
+	ufx_mount(OPTS);
 	put("/stale/b", buf, 200);                /* a new head for /stale */
-	umount_it();
+	ufx_umount();
 	uint64_t nsbl[2];
 	CHECK_EQ(dir_blocks(c, OPTS, stale, nsbl, 2), 1);
 	CHECK(nsbl[0] != sbl[0]);
@@ -424,7 +408,7 @@ static void test_corruption(void)
 	hostdisk_sector(&u.f.hd, bl[1])[700] ^= 0x10;
 	memcpy(hostdisk_sector(&u.f.hd, nsbl[0]), oldhead, UFS_BSIZE);   /* stale, but once valid */
 
-	mount_it();
+	ufx_mount(OPTS);
 	struct libfs_stat st;
 	struct vfile *f;
 	CHECK_EQ(vfs_stat("/big/file-with-a-long-name-3", &st), -EIO);
@@ -435,7 +419,7 @@ static void test_corruption(void)
 	expect("/ok/keep", buf, 5000);              /* the rest is fine */
 	put("/ok/new", buf, 10);
 	CHECK_EQ(vfs_unlink("/ok/new"), 0);
-	umount_it();
+	ufx_umount();
 	struct ufs_fsck_stats fst;
 	CHECK(unixfs_fsck(OPTS, say, NULL, &fst) >= 3);
 	ufx_free(&u);
@@ -476,9 +460,7 @@ static void test_rename_cuts(void)
 			const char *to = within ? "/d1/b" : "/d2/b";
 			for (int cut = 0;; cut++) {
 				struct ufx u;
-				ufx_new(&u, 65536, HD_SYNC, 100 + (uint64_t)cut);
-				ufx_mkfs(&u, OPTS);
-				mount_it();
+				ufx_fresh(&u, 65536, HD_SYNC, 100 + (uint64_t)cut, OPTS);
 				CHECK_EQ(vfs_mkdir("/d1", 0755), 0);
 				CHECK_EQ(vfs_mkdir("/d2", 0755), 0);
 				put("/d1/a", buf, n);
@@ -497,14 +479,14 @@ static void test_rename_cuts(void)
 				CHECK(unixfs_fsck(OPTS ",repair", no_orphan_report, &bad, &st) >= 0);
 				CHECK_EQ(bad, 0);
 				CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
-				mount_it();
+				ufx_mount(OPTS);
 				int names = exists("/d1/a", buf, n) + exists(to, buf, n);
 				if (names != 1)
 					fprintf(stderr, "rename %s cut at request %d: %d names\n", to, cut, names);
 				CHECK_EQ(names, 1);
 				expect("/d1/keep", buf, 100);
 				expect("/d2/other", buf, 10);
-				umount_it();
+				ufx_umount();
 				ufx_free(&u);
 				tried++;
 				if (!died)
@@ -527,9 +509,7 @@ static void test_fscut(int max_runs)
 static void test_persistence(void)
 {
 	struct ufx u;
-	ufx_new(&u, 65536, HD_POLLED, 5);
-	ufx_mkfs(&u, OPTS);
-	mount_it();
+	ufx_fresh(&u, 65536, HD_POLLED, 5, OPTS);
 	CHECK_EQ(vfs_mkdir("/p", 0755), 0);
 	CHECK_EQ(vfs_sync(), 0);
 	static uint8_t buf[20000];
@@ -557,7 +537,7 @@ static void test_persistence(void)
 	/* Power fails: the write-through file is there in full. */
 	vfs_abandon();
 	ufx_crash(&u);
-	mount_it();
+	ufx_mount(OPTS);
 	expect("/p/through", buf, sizeof buf);
 	CHECK_EQ(vfs_stat("/p/through", &st), 0);
 	CHECK(st.persist == LIBFS_P_WRITETHROUGH);   /* the choice is kept */
@@ -568,10 +548,10 @@ static void test_persistence(void)
 	CHECK_EQ(vfs_write(mem, buf, 100), 100);
 	CHECK_EQ(vfs_close(mem), 0);
 	expect("/p/tmp", buf, 100);
-	umount_it();
-	mount_it();
+	ufx_umount();
+	ufx_mount(OPTS);
 	CHECK_EQ(vfs_stat("/p/tmp", &st), -ENOENT);
-	umount_it();
+	ufx_umount();
 	struct ufs_fsck_stats fst;
 	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &fst), 0);
 	ufx_free(&u);
@@ -583,9 +563,7 @@ static void test_persistence(void)
 static void test_lock(void)
 {
 	struct ufx u;
-	ufx_new(&u, 65536, HD_SYNC, 6);
-	ufx_mkfs(&u, OPTS);
-	mount_it();
+	ufx_fresh(&u, 65536, HD_SYNC, 6, OPTS);
 	put("/x", "hello", 5);
 	/* A second process on the same machine. */
 	struct edc_host b;
@@ -613,8 +591,8 @@ static void test_lock(void)
 	ufx_start(&u);
 	/* A wrong key opens nothing: its places hold no anchor of its own. */
 	CHECK_EQ(vfs_mount("/", "unixfs", "unit=0,key=wrong", 1), -ENODEV);
-	mount_it();
-	umount_it();
+	ufx_mount(OPTS);
+	ufx_umount();
 	ufx_free(&u);
 }
 
@@ -740,12 +718,12 @@ static void test_fragmented(void)
 	struct libfs_stat st;
 	CHECK_EQ(vfs_stat("/frag", &st), 0);
 	CHECK(st.blocks > (uint64_t)nb * 8 + 3 * 4);      /* map nodes as well as data */
-	umount_it();
+	ufx_umount();
 	struct ufs_fsck_stats fst;
 	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &fst), 0);
 	CHECK(fst.extents >= (uint64_t)nb && fst.mapnodes >= 3);
 	ufx_reboot(&u);
-	mount_it();
+	ufx_mount(OPTS);
 	expect("/frag", a, sizeof a);
 	/* Shrink back through the double node's leaves, the single node, the
 	 * direct entries, mid-extent each time. */
@@ -761,14 +739,14 @@ static void test_fragmented(void)
 	/* Nothing left but the inode: no extents, no map nodes. */
 	CHECK_EQ(vfs_stat("/frag", &st), 0);
 	CHECK_EQ(st.blocks, 1);
-	umount_it();
+	ufx_umount();
 	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &fst), 0);
 	CHECK(fst.mapnodes >= 3);                           /* /other's */
 	/* Deleting /other (320 extents in the inode, the single node and
 	 * leaves of the double node) gives each node's extents back in one
 	 * request (ED_OP_EXONODE_REMOVE_RANGE), not one each. */
 	ufx_reboot(&u);
-	mount_it();
+	ufx_mount(OPTS);
 	struct libfs_statfs sf0, sf1;
 	CHECK_EQ(vfs_statfs("/", &sf0), 0);
 	uint64_t r0 = u.p.edc.nrequests;
@@ -778,12 +756,12 @@ static void test_fragmented(void)
 	printf("test_unixfs: deleting a file of %d extents: %lu exodisk requests\n", nb,
 	       (unsigned long)reqs);
 	CHECK(reqs < 80);
-	umount_it();
+	ufx_umount();
 	ufx_reboot(&u);
-	mount_it();
+	ufx_mount(OPTS);
 	CHECK_EQ(vfs_statfs("/", &sf1), 0);
 	CHECK(sf1.bfree >= sf0.bfree + (uint64_t)nb * 4096 / sf0.bsize);   /* its blocks are free again */
-	umount_it();
+	ufx_umount();
 	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &fst), 0);
 	CHECK_EQ(fst.mapnodes, 0);
 	ufx_free(&u);
@@ -795,14 +773,12 @@ static void test_fragmented(void)
 static void test_shrink_regrow(void)
 {
 	struct ufx u;
-	ufx_new(&u, 65536, HD_SYNC, 9);
-	ufx_mkfs(&u, OPTS);
-	mount_it();
+	ufx_fresh(&u, 65536, HD_SYNC, 9, OPTS);
 	static uint8_t buf[70000], model[70000];
 	pattern(buf, sizeof buf, 31);
 	put("/f", buf, 64861);
-	umount_it();
-	mount_it();                              /* a cold cache */
+	ufx_umount();
+	ufx_mount(OPTS);                              /* a cold cache */
 	struct vfile *f;
 	CHECK_EQ(vfs_open("/f", LIBFS_O_READ | LIBFS_O_WRITE, 0, &f), 0);
 	CHECK_EQ(vfs_ftruncate(f, 3141), 0);
@@ -819,10 +795,10 @@ static void test_shrink_regrow(void)
 	CHECK_EQ(vfs_close(f), 0);
 	memset(model + 1000, 0, sizeof model - 1000);
 	expect("/f", model, 60000);
-	umount_it();
-	mount_it();
+	ufx_umount();
+	ufx_mount(OPTS);
 	expect("/f", model, 60000);
-	umount_it();
+	ufx_umount();
 	ufx_free(&u);
 }
 
@@ -891,7 +867,7 @@ static void test_alloc_race(void)
 	struct edc wrapped;
 	edc_init(&wrapped, &rival_transport, &rv);
 	edc_set_default(&wrapped);
-	mount_it();
+	ufx_mount(OPTS);
 	rv.every = 3;                  /* the mount's lock is left alone */
 	static uint8_t buf[300000];
 	pattern(buf, sizeof buf, 41);
@@ -912,18 +888,18 @@ static void test_alloc_race(void)
 	rv.every = 0;
 	for (int k = 0; k < 3; k++)
 		CHECK(rv.stolen[k] > 0);
-	umount_it();
+	ufx_umount();
 	edc_host_exit(&other);          /* what the rival took is given back */
 	edc_set_default(&u.p.edc);
 	ufx_reboot(&u);
-	mount_it();
+	ufx_mount(OPTS);
 	for (int i = 0; i < 40; i++) {
 		char path[32];
 		snprintf(path, sizeof path, i % 2 ? "/d/f%d" : "/f%d", i);
 		expect(path, buf + i, (size_t)(i * 997) % 20000);
 	}
 	expect("/big", buf, 280000);
-	umount_it();
+	ufx_umount();
 	struct ufs_fsck_stats st;
 	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
 	ufx_free(&u);
@@ -952,9 +928,7 @@ static void test_dir_ahead(void)
 {
 	enum { NDIR = 40, NFILE = 5 };
 	struct ufx u;
-	ufx_new(&u, 65536, HD_POLLED, 12);
-	ufx_mkfs(&u, OPTS);
-	mount_it();
+	ufx_fresh(&u, 65536, HD_POLLED, 12, OPTS);
 	static uint8_t buf[NDIR * NFILE + 40000];
 	pattern(buf, sizeof buf, 77);
 	CHECK_EQ(vfs_mkdir("/t", 0755), 0);
@@ -968,10 +942,10 @@ static void test_dir_ahead(void)
 		}
 	}
 	put("/t/s07/big", buf, 40000);           /* a large file among them */
-	umount_it();
+	ufx_umount();
 	ufx_reboot(&u);
 	/* In the order they were made: nearly all from the read-ahead. */
-	mount_it();
+	ufx_mount(OPTS);
 	for (int f = 0; f < NFILE; f++)
 		for (int d = 0; d < NDIR; d++) {
 			ahead_path(p, sizeof p, d, f);
@@ -979,15 +953,15 @@ static void test_dir_ahead(void)
 		}
 	expect("/t/s07/big", buf, 40000);
 	CHECK(ahead_used() >= NDIR - 4);
-	umount_it();
+	ufx_umount();
 	/* Backwards, and then every other one, changing some on the way. */
-	mount_it();
+	ufx_mount(OPTS);
 	for (int d = NDIR - 1; d >= 0; d--) {
 		ahead_path(p, sizeof p, d, 1);
 		expect(p, buf + d * NFILE + 1, 100 + (size_t)(d * 131 + 17) % 3000);
 	}
-	umount_it();
-	mount_it();
+	ufx_umount();
+	ufx_mount(OPTS);
 	for (int d = 0; d < NDIR; d += 2) {
 		ahead_path(p, sizeof p, d, 0);
 		put(p, buf + 1000 + d, 500);     /* loads s(d), whose siblings were read ahead */
@@ -995,10 +969,10 @@ static void test_dir_ahead(void)
 		expect(p, buf + (d + 1) * NFILE, 100 + (size_t)((d + 1) * 131) % 3000);
 	}
 	CHECK_EQ(vfs_sync(), 0);
-	umount_it();
+	ufx_umount();
 	ufx_reboot(&u);
 	/* Round-robin deletes, as the benchmark does, then the directories. */
-	mount_it();
+	ufx_mount(OPTS);
 	for (int d = 0; d < NDIR; d += 2) {
 		ahead_path(p, sizeof p, d, 0);
 		expect(p, buf + 1000 + d, 500);
@@ -1014,7 +988,7 @@ static void test_dir_ahead(void)
 		CHECK_EQ(vfs_rmdir(p), 0);
 	}
 	CHECK_EQ(vfs_rmdir("/t"), 0);
-	umount_it();
+	ufx_umount();
 	struct ufs_fsck_stats st;
 	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
 	ufx_free(&u);
@@ -1034,7 +1008,7 @@ static void test_read_around(void)
 	static const uint8_t zero[4096];
 	pattern(data, sizeof data, 99);
 	put("/r", data, sizeof data);
-	umount_it();
+	ufx_umount();
 	ufx_reboot(&u);
 	CHECK_EQ(vfs_mount("/", "unixfs", OPTS ",cache=256", 1), 0);
 	static uint32_t order[NB];
@@ -1069,11 +1043,11 @@ static void test_read_around(void)
 		CHECK(k < 301 || memcmp(b, zero, 4096) == 0);
 	}
 	CHECK_EQ(vfs_close(f), 0);
-	umount_it();
+	ufx_umount();
 	ufx_reboot(&u);
-	mount_it();
+	ufx_mount(OPTS);
 	expect("/r", data, sizeof data);
-	umount_it();
+	ufx_umount();
 	struct ufs_fsck_stats st;
 	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
 	ufx_free(&u);
@@ -1099,9 +1073,7 @@ static void test_read_around_fragments(void)
 {
 	enum { NB = 96, PIECE = 3 };
 	struct ufx u;
-	ufx_new(&u, 65536, HD_POLLED, 17);
-	ufx_mkfs(&u, OPTS);
-	mount_it();
+	ufx_fresh(&u, 65536, HD_POLLED, 17, OPTS);
 	static uint8_t a[NB * 4096], b[NB * 4096], got[4096];
 	pattern(a, sizeof a, 7);
 	pattern(b, sizeof b, 8);
@@ -1118,9 +1090,9 @@ static void test_read_around_fragments(void)
 	}
 	CHECK_EQ(vfs_close(fa), 0);
 	CHECK_EQ(vfs_close(fb), 0);
-	umount_it();
+	ufx_umount();
 	ufx_reboot(&u);
-	mount_it();
+	ufx_mount(OPTS);
 	CHECK_EQ(vfs_open("/a", LIBFS_O_READ, 0, &fa), 0);
 	uint64_t r0 = data_reads();
 	/* Some blocks first, so that later misses meet cached ones. */
@@ -1136,10 +1108,10 @@ static void test_read_around_fragments(void)
 	uint64_t reads = data_reads() - r0;
 	CHECK(reads <= NB / 2);
 	CHECK_EQ(vfs_close(fa), 0);
-	umount_it();
-	mount_it();
+	ufx_umount();
+	ufx_mount(OPTS);
 	expect("/b", b, sizeof b);
-	umount_it();
+	ufx_umount();
 	struct ufs_fsck_stats st;
 	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
 	ufx_free(&u);
@@ -1164,17 +1136,15 @@ static void test_read_in_order(void)
 {
 	enum { SIZE = 3 * 1024 * 1024 + 1000, PIECE = 64 * 1024 };
 	struct ufx u;
-	ufx_new(&u, 65536, HD_POLLED, 17);
-	ufx_mkfs(&u, OPTS);
-	mount_it();
+	ufx_fresh(&u, 65536, HD_POLLED, 17, OPTS);
 	static uint8_t data[SIZE], other[SIZE], b[PIECE];
 	pattern(data, sizeof data, 7);
 	pattern(other, sizeof other, 8);
 	put("/a", data, sizeof data);
 	put("/b", other, sizeof other);
-	umount_it();
+	ufx_umount();
 	ufx_reboot(&u);
-	mount_it();
+	ufx_mount(OPTS);
 	struct vfile *f, *g;
 	CHECK_EQ(vfs_open("/a", LIBFS_O_READ | LIBFS_O_WRITE, 0, &f), 0);
 	CHECK_EQ(vfs_open("/b", LIBFS_O_READ, 0, &g), 0);
@@ -1224,12 +1194,12 @@ static void test_read_in_order(void)
 	}
 	CHECK_EQ(vfs_close(g), 0);
 	CHECK_EQ(vfs_close(f), 0);
-	umount_it();
+	ufx_umount();
 	ufx_reboot(&u);
-	mount_it();
+	ufx_mount(OPTS);
 	expect("/a", data, sizeof data);
 	expect("/b", other, sizeof other);
-	umount_it();
+	ufx_umount();
 	struct ufs_fsck_stats st;
 	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
 	ufx_free(&u);
@@ -1245,9 +1215,9 @@ static void test_damaged_anchor(void)
 		ufx_new(&u, 65536, HD_SYNC, 21 + (uint64_t)how);
 		uint64_t sb;
 		CHECK_EQ(unixfs_mkfs(OPTS, &sb), 0);
-		mount_it();
+		ufx_mount(OPTS);
 		put("/f", "hello", 5);
-		umount_it();
+		ufx_umount();
 		ufx_reboot(&u);
 		uint8_t *blk = hostdisk_sector(&u.f.hd, sb);
 		if (how == 0)
@@ -1357,7 +1327,7 @@ static void test_holes(void)
 	struct ufx u;
 	ufx_new(&u, 65536, HD_SYNC, 17);                       /* 32 MiB */
 	ufx_mkfs(&u, OPTS ",version=2");
-	mount_it();
+	ufx_mount(OPTS);
 	static uint8_t a[MiB], b[MiB], c[4096], d[70000];
 	pattern(a, sizeof a, 41);
 	pattern(b, sizeof b, 42);
@@ -1365,9 +1335,9 @@ static void test_holes(void)
 	pattern(d, sizeof d, 44);
 	/* Format 2 holds dense files and mounts as it is. */
 	put("/dense", a, 200000);
-	umount_it();
+	ufx_umount();
 	CHECK_EQ(fsck_clean().version, 2);
-	mount_it();
+	ufx_mount(OPTS);
 	expect("/dense", a, 200000);
 	uint64_t free0 = free_blocks();
 
@@ -1389,12 +1359,12 @@ static void test_holes(void)
 	CHECK(free0 - free_blocks() < 2 * MiB / 4096);          /* what was written, not 3 GiB */
 	CHECK_EQ(vfs_stat("/s", &st), 0);
 	CHECK(st.blocks >= (5000 + 9000 + 4096 + MiB + 70000) / 512 && st.blocks < 2 * MiB / 512 + 64);
-	umount_it();
+	ufx_umount();
 	struct ufs_fsck_stats fs1 = fsck_clean();
 	CHECK_EQ(fs1.version, 3);                               /* its first hole made it 3 */
 	CHECK_EQ(fs1.sparse, 1);
 	CHECK(fs1.hole_bytes > 3 * GiB - 2 * MiB);
-	mount_it();
+	ufx_mount(OPTS);
 	check_sparse(a, b, c, d);
 	expect("/dense", a, 200000);
 
@@ -1408,9 +1378,9 @@ static void test_holes(void)
 	truncate_to("/s", 1 * GiB);
 	expect_at("/s", 256 * MiB, c, 4096);
 	expect_at("/s", 700 * MiB, NULL, 100000);
-	umount_it();
+	ufx_umount();
 	fsck_clean();
-	mount_it();
+	ufx_mount(OPTS);
 	expect_at("/s", 3 * MiB + 100, a, 5000);
 	expect_at("/s", 256 * MiB, c, 4096);
 	expect_at("/s", 700 * MiB, NULL, 100000);
@@ -1430,10 +1400,10 @@ static void test_holes(void)
 		if (i % 64 == 0)
 			CHECK_EQ(vfs_sync(), 0);
 	}
-	umount_it();
+	ufx_umount();
 	struct ufs_fsck_stats fs2 = fsck_clean();
 	CHECK_EQ(fs2.sparse, 2);
-	mount_it();
+	ufx_mount(OPTS);
 	for (int i = 0; i < N; i++) {
 		expect_at("/m", (uint64_t)i * 65536, a + i * 4096 % (MiB - 4096), 4096);
 		expect_at("/m", (uint64_t)i * 65536 + 4096, NULL, 28672);
@@ -1448,7 +1418,7 @@ static void test_holes(void)
 	CHECK_EQ(vfs_unlink("/s"), 0);
 	CHECK_EQ(vfs_sync(), 0);
 	CHECK(free_blocks() + 2 >= free0);
-	umount_it();
+	ufx_umount();
 	fsck_clean();
 	ufx_free(&u);
 }
@@ -1459,9 +1429,7 @@ static void test_holes_cut(void)
 {
 	for (int seed = 1; seed <= 4; seed++) {
 		struct ufx u;
-		ufx_new(&u, 65536, HD_SYNC, 100 + seed);
-		ufx_mkfs(&u, OPTS);
-		mount_it();
+		ufx_fresh(&u, 65536, HD_SYNC, 100 + seed, OPTS);
 		static uint8_t a[65536], b[65536];
 		pattern(a, sizeof a, 51 + seed);
 		pattern(b, sizeof b, 61 + seed);
@@ -1482,7 +1450,7 @@ static void test_holes_cut(void)
 		struct ufs_fsck_stats st;
 		int r = unixfs_fsck(OPTS, say, NULL, &st);
 		CHECK(r >= 0);
-		mount_it();
+		ufx_mount(OPTS);
 		struct libfs_stat fst;
 		CHECK_EQ(vfs_stat("/h", &fst), 0);
 		CHECK(fst.size == 64 * MiB + 8192 || fst.size == 20 * MiB || fst.size == 128 * MiB + 4096);
@@ -1499,7 +1467,7 @@ static void test_holes_cut(void)
 		expect_at("/h", 16 * MiB - 4096, NULL, 4096);
 		if (fst.size > 64 * MiB && !(seed % 2))
 			expect_at("/h", 64 * MiB, a + 4096, 8192);
-		umount_it();
+		ufx_umount();
 		ufx_free(&u);
 	}
 }
@@ -1512,9 +1480,7 @@ static void test_holes_cut(void)
 static void test_many_dirs(void)
 {
 	struct ufx u;
-	ufx_new(&u, 1 << 20, HD_SYNC, 12);
-	ufx_mkfs(&u, OPTS);
-	mount_it();
+	ufx_fresh(&u, 1 << 20, HD_SYNC, 12, OPTS);
 	enum { DIRS = 1200, PER = 4 };
 	char path[48];
 	uint64_t most = 0;
@@ -1538,15 +1504,15 @@ static void test_many_dirs(void)
 	/* The cache is 512 objects; between syncs, 100 directories and their
 	 * files wait for their commit.  Before the fix: all 1,200 stayed. */
 	CHECK(most <= 1000);
-	umount_it();
+	ufx_umount();
 	ufx_reboot(&u);
-	mount_it();
+	ufx_mount(OPTS);
 	for (int d = 0; d < DIRS; d += 7)
 		for (int f = 0; f < PER; f++) {
 			snprintf(path, sizeof path, "/d%d/f%d", d, f);
 			expect(path, path, strlen(path));
 		}
-	umount_it();
+	ufx_umount();
 	struct ufs_fsck_stats st;
 	CHECK_EQ(unixfs_fsck(OPTS, say, NULL, &st), 0);
 	CHECK_EQ(st.files, (uint64_t)DIRS * PER);

@@ -54,6 +54,27 @@ static inline void ufx_mkfs(struct ufx *u, const char *opts)
 	}
 }
 
+/* The unixfs of opts mounted at / of the mount table (the test fails if
+ * it cannot be), and unmounted. */
+static inline void ufx_mount(const char *opts)
+{
+	CHECK_EQ(vfs_mount("/", "unixfs", opts, 1), 0);
+}
+
+static inline void ufx_umount(void)
+{
+	CHECK_EQ(vfs_umount("/"), 0);
+}
+
+/* A new disk (ufx_new) with a new unixfs of opts on it, mounted at /: the
+ * start of most tests. */
+static inline void ufx_fresh(struct ufx *u, uint64_t nsectors, int mode, uint64_t seed, const char *opts)
+{
+	ufx_new(u, nsectors, mode, seed);
+	ufx_mkfs(u, opts);
+	ufx_mount(opts);
+}
+
 /* Clean reboot: the process has unmounted and exits, the machine restarts. */
 static inline void ufx_reboot(struct ufx *u)
 {
