@@ -762,6 +762,38 @@ int vvol_harden(struct vvol *v)
 
 static int write_back(struct vvol *v, unsigned mask, int harden);
 
+static void note_written(struct vvol *v, uint64_t bno)
+{
+	for (uint32_t i = v->nwlog; i > 0 && i + 8 > v->nwlog; i--)
+		if (v->wlog[i - 1] == bno)
+			return;              /* written again since: listed already */
+	if (v->nwlog == VV_WLOG)
+		v->wover = 1;
+	else
+		v->wlog[v->nwlog++] = bno;
+}
+
+int vvol_track(struct vvol *v)
+{
+	if (v->wlog == NULL && (v->wlog = malloc(VV_WLOG * sizeof *v->wlog)) == NULL)
+		return -ENOMEM;
+	vvol_written_clear(v);
+	return 0;
+}
+
+uint32_t vvol_written(struct vvol *v, const uint64_t **blocks, int *over)
+{
+	*blocks = v->wlog;
+	*over = v->wover;
+	return v->nwlog;
+}
+
+void vvol_written_clear(struct vvol *v)
+{
+	v->nwlog = 0;
+	v->wover = 0;
+}
+
 int vvol_sync(struct vvol *v, unsigned mask)
 {
 	return write_back(v, mask, 1);
@@ -858,6 +890,8 @@ static int write_back(struct vvol *v, unsigned mask, int harden)
 		v->err = kit_err(w);       /* a write failed: never commit its chunk */
 	for (uint32_t i = 0; i < nb; i++) {
 		struct vv_blk *b = bl[i];
+		if (v->wlog != NULL && any(b->wrote))
+			note_written(v, b->bno);
 		for (unsigned s = 0; s < VV_BLOCK; s++)
 			if (tst(b->wrote, s)) {
 				if (v->err == 0)
@@ -940,6 +974,85 @@ int vvol_each_dirty(struct vvol *v, unsigned mask, int (*fn)(void *arg, uint64_t
 	for (uint64_t i = 0; i < k && e == 0; i++)
 		e = fn(arg, l[i] >> 2, (int)(l[i] & 3));
 	free(l);
+	return e;
+}
+
+/* ---- another process changed the volume ----------------------------------------------------- */
+
+/* Drop block b from the cache (clean, unpinned). */
+static void blk_drop(struct vvol *v, struct vv_blk *b)
+{
+	lru_unlink(v, b);
+	hash_remove(v, b);
+	data_free(b->data);
+	free(b);
+	v->nblk--;
+}
+
+int vvol_forget(struct vvol *v, uint64_t lba, uint64_t n)
+{
+	if (!range_ok(v, lba, n))
+		return -EINVAL;
+	if (n == 0)
+		return 0;
+	uint64_t b0 = lba / VV_BLOCK, b1 = (lba + n - 1) / VV_BLOCK;
+	/* A long range: walk the cache, not the range. */
+	if (b1 - b0 >= v->nblk) {
+		for (struct vv_blk *b = v->lru, *next; b; b = next) {
+			next = b->next;
+			if (b->bno < b0 || b->bno > b1)
+				continue;
+			if (any(b->dirty) || b->pins)
+				return -EBUSY;
+			blk_drop(v, b);
+		}
+		return 0;
+	}
+	for (uint64_t bno = b0; bno <= b1; bno++) {
+		struct vv_blk *b = lookup(v, bno);
+		if (b == NULL)
+			continue;
+		if (any(b->dirty) || b->pins)
+			return -EBUSY;
+		blk_drop(v, b);
+	}
+	return 0;
+}
+
+int vvol_reload(struct vvol *v, int force)
+{
+	if (v->batch != NULL)
+		return -EBUSY;
+	for (struct vv_blk *b = v->lru; b; b = b->next)
+		if ((any(b->dirty) && !force) || b->pins)
+			return -EBUSY;
+	while (v->lru != NULL) {
+		struct vv_blk *b = v->lru;
+		v->lru = b->next;
+		data_free(b->data);
+		free(b);
+	}
+	memset(v->hash, 0, v->nhash * sizeof *v->hash);
+	v->lru_tail = NULL;
+	v->nblk = v->ndirty = 0;
+	memset(v->dsect, 0, sizeof v->dsect);
+	return vvol_reload_map(v);
+}
+
+int vvol_reload_map(struct vvol *v)
+{
+	if (v->k == NULL)
+		return 0;
+	if (v->batch != NULL || v->dirty.n != 0)
+		return -EBUSY;
+	/* The map as the others left it (committed: they harden before they
+	 * let go); where the next chunk goes stays a hint. */
+	uint64_t hint = v->hint;
+	vv_map_free(v);
+	v->fresh = 0;
+	int e = vv_map_open(v);
+	if (hint)
+		v->hint = hint;
 	return e;
 }
 
@@ -1040,6 +1153,8 @@ void vvol_close(struct vvol *v)
 	}
 	free(v->hash);
 	v->hash = NULL;
+	free(v->wlog);
+	v->wlog = NULL;
 	v->lru_tail = NULL;
 	v->nblk = v->ndirty = 0;
 	memset(v->dsect, 0, sizeof v->dsect);

@@ -104,7 +104,13 @@ struct vvol {
 	uint64_t dsect[VV_NCLASS];    /* dirty sectors of each class                   */
 	int err;                      /* the last write-back error (sticky until sync succeeds) */
 	struct vvol_stats st;
+	/* Blocks written, for other processes' caches (vvol_track). */
+	uint64_t *wlog;
+	uint32_t nwlog;
+	int wover;                    /* more than VV_WLOG since the last vvol_written */
 };
+
+#define VV_WLOG 1024u                /* blocks vvol_track remembers                  */
 
 /* ---- making and opening ---------------------------------------------------- */
 
@@ -177,6 +183,29 @@ int  vvol_pressed(const struct vvol *v, unsigned percent);
  * uses those sectors any more (for FAT: once the names of the files whose
  * clusters were freed are durably gone). */
 int  vvol_discard(struct vvol *v, uint64_t lba, uint64_t n);
+
+/* ---- sharing: another process changed the volume -------------------------------------------- */
+
+/* Forget what the cache holds of [lba, lba + n): it is read again from the
+ * disk when next used.  -EBUSY (nothing forgotten past that block) if a
+ * block there is dirty or pinned. */
+int  vvol_forget(struct vvol *v, uint64_t lba, uint64_t n);
+/* Forget everything cached, the map's nodes too, and read the map again
+ * as it is now on the exodisk (another process changed it, and committed:
+ * docs/sharing.md).  -EBUSY if anything is dirty or pinned, unless force
+ * (dirty sectors are then lost: changes that could not be published). */
+int  vvol_reload(struct vvol *v, int force);
+/* Only the map (the cache's sectors still good): -EBUSY if the map has
+ * changes not committed. */
+int  vvol_reload_map(struct vvol *v);
+
+/* Remember the cache blocks (lba / VV_BLOCK) written to the disk from now
+ * on, so that other processes can forget just those (vvol_forget).  The
+ * list (up to VV_WLOG, in the order written; *over when more were) is
+ * taken and emptied by vvol_written.  0 or -ENOMEM. */
+int  vvol_track(struct vvol *v);
+uint32_t vvol_written(struct vvol *v, const uint64_t **blocks, int *over);
+void vvol_written_clear(struct vvol *v);
 
 /* ---- checks of what is read ------------------------------------------------------------- */
 

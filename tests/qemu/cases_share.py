@@ -1,5 +1,5 @@
 """cases_share.py - many processes using one library file system at once
-(docs/sharing.md): unixfs (the root), lfs, kvfs and flatfs shared by concurrent
+(docs/sharing.md): unixfs (the root), lfs, kvfs, flatfs and fatfs shared by concurrent
 programs, checked against a model, with processes killed at random
 moments; no EBUSY; a polling reader sees each append within a scheduler
 tick.
@@ -13,6 +13,7 @@ from qemutest import Case
 
 MKFS = "mkfs -t kvfs key=k; mkfs -t flatfs key=k; mount /kv kvfs key=k; mount /fl flatfs key=k; "
 MKLFS = "mkfs -t lfs key=l; mount /lf lfs key=l; "
+FAT = "mkfs -t fatfs key=f; mount /fa fatfs key=f; "
 
 
 def model(fs, seeds, workers=4, ops=40, kills=2):
@@ -49,6 +50,18 @@ CASES = [
          "cat /listing; cat /report; fsck",
          expect=[r"^one$", r"model ok", r"^listing$", r"^two$", r"fsck: .* 0 problems"],
          reject=[r"busy", r"WRONG"], timeout=180),
+    # fatfs (userfs/fatfs/share.c): the same, on a FAT volume beside the root.
+    Case("share-model-fatfs", FAT + model("fa", [1, 2]) + "; fsck -t fatfs key=f",
+         check=all_ok(2), timeout=240),
+    Case("share-shell-fatfs",
+         FAT + "echo one > /fa/one; mkdir /fa/w; fsshare model /fa/w 2 60 9 0 & "
+         "cat /fa/one; ls /fa > /fa/listing; echo two >> /fa/listing; "
+         "fsck -t fatfs key=f > /fa/report; wait; cat /fa/listing; cat /fa/report; fsck -t fatfs key=f",
+         expect=[r"^one$", r"model ok", r"^listing$", r"^two$", r"fsck: .* 0 problems"],
+         reject=[r"busy", r"WRONG"], timeout=180),
+    Case("share-poll-fatfs", FAT + "fsshare poll /fa 30",
+         expect=[r"fsshare poll: 30 appends seen"], timeout=180,
+         env={"ICOUNT": "1", "DISK": "ram"}),
     Case("share-poll-unixfs", "mkfs; mkdir /p; fsshare poll /p 30",
          expect=[r"fsshare poll: 30 appends seen"], timeout=180,
          env={"ICOUNT": "1", "DISK": "ram"}),
@@ -80,7 +93,7 @@ CASES = [
 
 if os.environ.get("SHARE_SEEDS"):
     n = int(os.environ["SHARE_SEEDS"])
-    CASES.append(Case("share-many", "mkfs; " + MKFS + MKLFS + "mkdir /sh; fsshare model /kv 4 40 100 2 %d; "
+    CASES.append(Case("share-many", "mkfs; " + MKFS + MKLFS + FAT + "mkdir /sh; fsshare model /kv 4 40 100 2 %d; "
                       "fsshare model /fl 4 40 100 2 %d; fsshare model /sh 4 40 100 2 %d; "
-                      "fsshare model /lf 4 40 100 2 %d"
-                      % (n, n, n, n), check=all_ok(4 * n), timeout=120 + 120 * n))
+                      "fsshare model /lf 4 40 100 2 %d; fsshare model /fa 4 40 100 2 %d"
+                      % (n, n, n, n, n), check=all_ok(5 * n), timeout=120 + 150 * n))

@@ -473,6 +473,12 @@ int fat_ck_open(struct fatfs *fs, int fsck)
 		 * makes the checksums again after repairing. */
 		return 0;
 	}
+	if (state == CK_OPEN && fs->sh_joined) {
+		/* Open because others have it mounted (share.c), each keeping
+		 * the checksums of what it publishes. */
+		fs->ck_trust = 1;
+		return 0;
+	}
 	if (state == CK_DAMAGED && !fs->ro) {
 		fat_say("fatfs: damage was found on this volume before: mounted read-only (run fsck -t "
 		        "fatfs -r)");

@@ -29,6 +29,8 @@
 #include "userfs/fatfs/fat.h"
 
 #define DIR_KEEP 1024            /* directories whose index is kept unused */
+#define STALE    0xFFFFFFFFu     /* the first cluster of a directory that is gone */
+#define SLOTS_PER_SECTOR (ED_SECTOR / DIRENT)
 
 uint64_t fat_ino(const struct fdir *d, uint32_t slot)
 {
@@ -192,7 +194,7 @@ static void forget(struct fatfs *fs, uint32_t first)
 			if (d->refs == 0)
 				dir_free(fs, d);
 			else
-				d->first = 0xFFFFFFFFu;   /* stale: nothing will match it */
+				d->first = STALE;         /* nothing will match it */
 			return;
 		}
 }
@@ -404,37 +406,47 @@ static int build_index(struct fatfs *fs, struct fdir *d)
 	char name[LFN_MAX * 3 + 1];
 	d->end = d->nslots;
 	d->holes = 0;
-	for (uint32_t s = 0; s < d->nslots; s++) {
-		int e;
+	d->hole_at = UINT32_MAX;
+	int at_end = 0, e = 0;
+	/* A sector at a time: one look-up in the cache for its 16 slots. */
+	for (uint32_t s = 0; s < d->nslots && !at_end && e == 0;) {
+		uint32_t s0 = s;
 		const uint8_t *p = fat_dir_entry(fs, d, s, &e);
 		if (p == NULL)
 			return e;
-		uint8_t ent[DIRENT];
-		memcpy(ent, p, DIRENT);
-		fat_dir_done(fs, d, s, 0);
-		if (ent[0] == 0) {
-			d->end = s;
-			break;
+		for (uint32_t k = s % SLOTS_PER_SECTOR; k < SLOTS_PER_SECTOR && s < d->nslots && e == 0;
+		     k++, s++, p += DIRENT) {
+			const uint8_t *ent = p;
+			if (ent[0] == 0) {
+				d->end = s;
+				at_end = 1;
+				break;
+			}
+			if (ent[0] == DIR_FREE) {
+				if (d->holes++ == 0)
+					d->hole_at = s;
+				l.parts = 0;
+				continue;
+			}
+			if ((ent[DIR_ATTR] & ATTR_LFN_MASK) == ATTR_LFN) {
+				lfn_part(&l, ent, s);
+				continue;
+			}
+			if ((ent[DIR_ATTR] & ATTR_VOLID) || is_dot(ent)) {
+				l.parts = 0;
+				continue;
+			}
+			int parts = lfn_done(&l, ent, name);
+			if (parts == 0)
+				fat_sfn_show(ent, ent[DIR_NTRES], name);
+			int i = add_ent(d, s, (uint8_t)parts, ent[DIR_ATTR], ent, name);
+			if (i < 0)
+				e = i;
 		}
-		if (ent[0] == DIR_FREE) {
-			d->holes++;
-			l.parts = 0;
-			continue;
-		}
-		if ((ent[DIR_ATTR] & ATTR_LFN_MASK) == ATTR_LFN) {
-			lfn_part(&l, ent, s);
-			continue;
-		}
-		if ((ent[DIR_ATTR] & ATTR_VOLID) || is_dot(ent)) {
-			l.parts = 0;
-			continue;
-		}
-		int parts = lfn_done(&l, ent, name);
-		if (parts == 0)
-			fat_sfn_show(ent, ent[DIR_NTRES], name);
-		if ((e = add_ent(d, s, (uint8_t)parts, ent[DIR_ATTR], ent, name)) < 0)
-			return e;
+		fat_dir_done(fs, d, s0, 0);
 	}
+	if (e < 0)
+		return e;
 	d->indexed = 1;
 	return 0;
 }
@@ -545,20 +557,27 @@ static int grow_dir(struct fatfs *fs, struct fdir *d, uint32_t n)
 static int find_room(struct fatfs *fs, struct fdir *d, uint32_t n, uint32_t *at)
 {
 	if (d->holes >= n) {
-		uint32_t run = 0;
-		for (uint32_t s = 0; s < d->end; s++) {
+		/* From the first slot that may be free (every one below it is
+		 * in use): refilling a directory emptied by deletes is then not
+		 * a scan from its start for every name. */
+		uint32_t run = 0, first = UINT32_MAX;
+		for (uint32_t s = d->hole_at; s < d->end; s++) {
 			int e;
 			const uint8_t *p = fat_dir_entry(fs, d, s, &e);
 			if (p == NULL)
 				return e;
 			int free_slot = p[0] == DIR_FREE;
 			fat_dir_done(fs, d, s, 0);
+			if (free_slot && first == UINT32_MAX)
+				first = s;
 			run = free_slot ? run + 1 : 0;
 			if (run == n) {
 				*at = s + 1 - n;
+				d->hole_at = first == *at ? s + 1 : first;
 				return 0;
 			}
 		}
+		d->hole_at = first;
 	}
 	int e = grow_dir(fs, d, n);
 	if (e < 0)
@@ -582,6 +601,8 @@ int fat_dir_add(struct fatfs *fs, struct fdir *d, const char *name, const uint8_
                 int *idx)
 {
 	uint16_t u[LFN_MAX + 1];
+	if (!d->root && d->first == STALE)
+		return -ENOENT;               /* removed (by another process, say) */
 	int n = fat_name_ucs2(name, u);
 	if (n < 0)
 		return n;
@@ -659,6 +680,8 @@ int fat_dir_remove(struct fatfs *fs, struct fdir *d, int idx)
 		fat_dir_done(fs, d, s, 1);
 	}
 	d->holes += x->nlfn + 1u;
+	if (s0 < d->hole_at)
+		d->hole_at = s0;
 	unlink_ent(d, idx);
 	free(x->name);
 	x->name = NULL;
@@ -799,6 +822,76 @@ int fat_walk(struct fatfs *fs, const char *path, struct fdir **dir, int *idx, co
 		d = child;
 		p = slash + 1;
 	}
+}
+
+/* ---- another process changed the volume (share.c) ------------------------------------- */
+
+int fat_dir_index(struct fatfs *fs, struct fdir *d)
+{
+	return build_index(fs, d);
+}
+
+int fat_dirs_catch_up(struct fatfs *fs, int (*changed)(struct fatfs *, struct fdir *, void *),
+                      void *arg)
+{
+	int e = 0;
+	for (struct fdir *d = fs->dirs, *next; d && e == 0; d = next) {
+		next = d->next;
+		if (!changed(fs, d, arg))
+			continue;
+		if (d->refs == 0 && d != fs->root)
+			dir_free(fs, d);
+		else
+			e = fat_dir_reload(fs, d);
+	}
+	return e;
+}
+
+/* d is gone: empty, and found under no cluster. */
+static void make_stale(struct fdir *d)
+{
+	free_index(d);
+	fat_chain_free(&d->ch);
+	d->first = STALE;
+	d->nslots = 0;
+}
+
+int fat_dir_reload(struct fatfs *fs, struct fdir *d)
+{
+	free_index(d);
+	if (d->root && fs->type != 32)
+		return 0;                     /* a fixed region */
+	if (!d->root && d->first == STALE)
+		return 0;
+	if (!d->root) {
+		/* Still a directory?  Its first cluster in use, holding "." that
+		 * names it.  (Read before its chain, which may now be any
+		 * file's, or free: neither is damage.) */
+		uint32_t v;
+		int e = fat_get(fs, d->first, &v);
+		if (e < 0)
+			return e;
+		if (v == 0 || v == fs->bad) {
+			make_stale(d);
+			return 0;
+		}
+		/* (Not checked against its checksum: it may be file data now.) */
+		uint8_t p[ED_SECTOR];
+		if ((e = vvol_read(&fs->vol, fat_clus_lba(fs, d->first), p, 1, 0)) < 0)
+			return e;
+		int dot = is_dot(p) && p[1] == ' ' && (p[DIR_ATTR] & ATTR_DIR) && dir_first(p) == d->first;
+		if (!dot) {
+			make_stale(d);
+			return 0;
+		}
+	}
+	fat_chain_free(&d->ch);
+	int e = fat_chain_load(fs, &d->ch, d->first, dir_limit(fs));
+	if (e < 0)
+		return e;
+	uint64_t n = (uint64_t)d->ch.len * (fs->csize / DIRENT);
+	d->nslots = n > FAT_ENT_MAX ? FAT_ENT_MAX : (uint32_t)n;
+	return 0;
 }
 
 /* Called by ops.c when a directory's entry is removed: its clusters go. */

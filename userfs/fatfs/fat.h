@@ -14,6 +14,8 @@
  *   sync.c    write-back in the order that keeps the volume repairable
  *   ops.c     struct libfs_ops, mounting by name, mkfs
  *   fsck.c    the checker (what fsck.fat checks) and its repairs
+ *   share.c   many processes on one volume: the lock as a lease, and
+ *             catching up with what the others changed
  *
  * fatfs works on a virtual volume (libos/vvol/vvol.h): the FAT image is
  * the volume's logical sectors, so what a program writes is exactly what
@@ -30,6 +32,7 @@
 #include <string.h>
 #include "libos/libfs.h"
 #include "libos/kit/kit.h"
+#include "libos/share.h"
 #include "libos/vvol/vvol.h"
 #include "userfs/fatfs/format.h"
 #include "userfs/fatfs/fatfs.h"
@@ -77,6 +80,7 @@ struct fdir {
 	uint32_t nslots;          /* slots it has room for                                 */
 	uint32_t end;             /* slot of its end marker (first never-used entry)       */
 	uint32_t holes;           /* deleted slots below end                               */
+	uint32_t hole_at;         /* no deleted slot below this one                        */
 	int indexed;
 	struct fdent *e;
 	uint32_t ne, cap, live;
@@ -94,6 +98,8 @@ struct ffile {
 	uint32_t size;
 	uint8_t attr;
 	int unlinked;             /* its name is gone: freed at the last close             */
+	int gone;                 /* another process removed it: a stand-in, nothing freed */
+	uint8_t sfn[11];          /* its short name (to find it again: share.c)            */
 	struct fchain ch;
 	uint64_t last_end;        /* where the last read ended (read-ahead)                */
 };
@@ -158,6 +164,12 @@ struct fatfs {
 	int broken;               /* damage was found (said once)                         */
 	size_t cache;             /* bytes of volume cache                                */
 	struct fatfs_stats st;
+	/* sharing (share.c) */
+	struct share sh;          /* sh.a NULL: not shared (the kit's lock, or an image)  */
+	int sh_change;            /* this operation may change what others see            */
+	int sh_joined;            /* mounted while others had it mounted                  */
+	int sh_hold;              /* keep the lock from mount to unmount (fsck)           */
+	uint64_t sh_seq;          /* the shared log of written blocks, as far as we read it */
 };
 
 /* An array grown to `cap` elements of `size` bytes (the first `n` kept),
@@ -329,6 +341,32 @@ void fat_release(struct fatfs *fs);
 /* Damage found while working: said once, and the mount becomes read-only.
  * Returns -EIO. */
 int  fat_damaged(struct fatfs *fs, const char *what, uint32_t where);
+
+/* ---- share.c ---- */
+/* Join the others using this volume (or take the kit's one-process lock
+ * when no shared area can be had), holding the lock. */
+int  fat_share_attach(struct fatfs *fs, const char *opts);
+/* The mount is done: from now on the VFS takes the lock for each call. */
+void fat_share_mounted(struct fatfs *fs);
+void fat_share_detach(struct fatfs *fs);
+/* struct libfs_ops.enter/leave. */
+int  fat_share_enter(void *fs, int change);
+void fat_share_leave(void *fs);
+/* A process dies holding what it had (host tests: the lock left dead). */
+void fat_share_abandon(struct fatfs *fs);
+/* Processes with the volume mounted (1 when not shared). */
+uint32_t fat_share_users(struct fatfs *fs);
+
+/* ---- dir.c, for share.c ---- */
+/* Another process may have changed d: read its chain and names again; a
+ * directory that is no longer there becomes empty and unfindable. */
+int  fat_dir_reload(struct fatfs *fs, struct fdir *d);
+/* Build d's index of names if it is not built (d->e). */
+int  fat_dir_index(struct fatfs *fs, struct fdir *d);
+/* Each known directory for which changed(fs, d, arg) says so: forgotten
+ * if nobody holds it, else read again (fat_dir_reload). */
+int  fat_dirs_catch_up(struct fatfs *fs, int (*changed)(struct fatfs *, struct fdir *, void *),
+                       void *arg);
 
 /* ---- csum.c ---- */
 #define CK_CLEAN   1u         /* the checksum area's state: closed cleanly           */

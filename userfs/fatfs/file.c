@@ -52,6 +52,7 @@ int fat_file_open(struct fatfs *fs, struct fdir *d, int idx, struct ffile **out)
 		return -ENOMEM;
 	f->size = le32(ent + DIR_FILESIZE);
 	f->attr = ent[DIR_ATTR];
+	memcpy(f->sfn, ent, 11);
 	uint32_t first = dir_first(ent);
 	uint32_t need = (uint32_t)(((uint64_t)f->size + fs->csize - 1) / fs->csize);
 	e = fat_chain_load(fs, &f->ch, first, need + 1);
@@ -274,6 +275,8 @@ long fat_file_write(struct fatfs *fs, struct ffile *f, const void *buf, size_t n
 {
 	if (fs->ro)
 		return -EROFS;
+	if (f->gone)
+		return (long)n;         /* another process removed it: nowhere to go */
 	if (off + n > 0xFFFFFFFFull)
 		return -EFBIG;          /* FAT holds sizes below 4 GiB */
 	int e = 0;
@@ -301,6 +304,8 @@ int fat_file_truncate(struct fatfs *fs, struct ffile *f, uint64_t len)
 		return -EROFS;
 	if (len > 0xFFFFFFFFull)
 		return -EFBIG;
+	if (f->gone)
+		return 0;
 	int e = 0;
 	if (len > f->size) {
 		for (uint64_t at = f->size; e == 0 && at < len;) {

@@ -754,7 +754,15 @@ int fatfs_fsck(const char *opts, void (*say)(void *arg, const char *what), void 
 	if (e < 0)
 		return e;
 	struct fatfs *fs = p;
-	e = fat_fsck_vol(fs, repair, say ? say : quiet, arg, st);
+	/* The mount holds the lock until the unmount (share.c): others wait
+	 * while the volume is checked.  Repairs would change it under the
+	 * caches of those who have it mounted: not while they do. */
+	if (repair && fat_share_users(fs) > 1) {
+		fat_say("fatfs: fsck: other programs have this volume mounted: not repairing");
+		e = -EBUSY;
+	} else {
+		e = fat_fsck_vol(fs, repair, say ? say : quiet, arg, st);
+	}
 	int u = fatfs_ops.unmount(fs);
 	return e < 0 ? e : u;
 }

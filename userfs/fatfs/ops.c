@@ -101,8 +101,12 @@ static int fo_mount(const char *opts, void **fsp)
 	uint64_t mib;
 	int e = kit_opt_num(opts, "cache", 0, &mib);
 	fs->cache = mib ? (size_t)mib << 20 : vvol_cache_auto();
+	/* The kit opens the unit and key and finds the anchor; share.c joins
+	 * the other processes using the volume and takes the lock. */
 	if (e == 0)
-		e = kit_mount(&fs->kit, "fatfs", opts);
+		e = kit_open(&fs->kit, "fatfs", opts);
+	if (e == 0)
+		e = kit_anchor_find(&fs->kit, opts);
 	if (e < 0) {
 		free(fs);
 		return e;
@@ -110,15 +114,26 @@ static int fo_mount(const char *opts, void **fsp)
 	fs->kit_mounted = 1;
 	fs->kit.fs = fs;
 	fs->kit.writeback = hook;
+	/* fsck's own mount keeps the lock until its unmount: the volume holds
+	 * still while it is checked. */
+	char v[8];
+	fs->sh_hold = libfs_opt(opts, "ckfsck", v, sizeof v) == 1;
 	e = vvol_open(&fs->vol, &fs->kit, VOL_ENT, fs->cache);
 	if (e == -EIO)
 		fat_say("fatfs: the virtual volume's map is damaged");
 	if (e == 0)
-		e = fat_mount_vol(fs, opts);
+		e = fat_share_attach(fs, opts);
 	if (e < 0) {
 		fat_release(fs);
 		return e;
 	}
+	e = fat_mount_vol(fs, opts);
+	if (e < 0) {
+		fat_share_detach(fs);
+		fat_release(fs);
+		return e;
+	}
+	fat_share_mounted(fs);        /* the VFS takes the lock for each call */
 	*fsp = fs;
 	return 0;
 }
@@ -148,9 +163,14 @@ static int fo_sync(void *p)
 static int fo_unmount(void *p)
 {
 	struct fatfs *fs = p;
-	int e = fat_sync(fs);
+	int e = fat_share_enter(fs, !fs->ro);
 	if (e == 0)
+		e = fat_sync(fs);
+	/* Closed cleanly only by the last one out (others still have it
+	 * open, and their changes are not all durable). */
+	if (e == 0 && fat_share_users(fs) <= 1)
 		e = fat_ck_close(fs);
+	fat_share_detach(fs);
 	fat_release(fs);
 	return e;
 }
@@ -158,6 +178,7 @@ static int fo_unmount(void *p)
 static void fo_abandon(void *p)
 {
 	struct fatfs *fs = p;
+	fat_share_abandon(fs);
 	fs->kit_mounted = 0;       /* the process dies: the lock goes with it */
 	fat_release(fs);
 }
@@ -615,6 +636,7 @@ static int fo_rename(void *p, const char *from, const char *to)
 		struct ffile *f = fat_file_find(fs, d1, oldslot);
 		if (f != NULL) {
 			f->slot = d2->e[ni].slot;
+			memcpy(f->sfn, d2->e[ni].sfn, 11);
 			if (f->dir != d2) {
 				d2->refs++;
 				fat_dir_put(fs, f->dir);
@@ -686,6 +708,8 @@ const struct libfs_ops fatfs_ops = {
 	.fsync = fo_fsync,
 	.readdir = fo_readdir,
 	.abandon = fo_abandon,
+	.enter = fat_share_enter,
+	.leave = fat_share_leave,
 };
 
 /* ---- making one --------------------------------------------------------------------------- */

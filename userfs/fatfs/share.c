@@ -1,0 +1,420 @@
+/*
+ * share.c - one fatfs volume used by many processes at once
+ * (docs/sharing.md).
+ *
+ * Every process that mounts the volume attaches to one shared area named
+ * from its key (kit_share), and the VFS takes its lock around every
+ * operation (fat_share_enter, fat_share_leave), so operations of
+ * different processes never overlap.  fatfs caches in the process's own
+ * memory - the virtual volume's cache of sectors (FAT, directories,
+ * data) and its map, directories' indexes, open files' chains - so, as
+ * unixfs does, it keeps the lock as a lease (libos/share.h):
+ *
+ *  - while a process holds changes nobody else has seen (dirty sectors,
+ *    chains waiting to be freed), it keeps the lock between operations:
+ *    working alone costs what it did before sharing;
+ *  - it lets go when another process has waited SHARE_LEASE_NS, when it
+ *    is about to block, and at unmount; before letting go it publishes:
+ *    a sync (fat_sync: the volume's usual ordered write-back, every step
+ *    durable, the map committed), then the list of the cache blocks it
+ *    wrote goes into the shared area's log;
+ *  - the next holder, told the volume changed (SHARE_CHANGED), forgets
+ *    the blocks the log names since it last looked (all of its cache if
+ *    the log has wrapped since), reads the map again; of the directories
+ *    it knows, those whose clusters or FAT entries lie in those blocks
+ *    are forgotten, or read again if it holds them (one another process
+ *    removed becomes empty); its open files whose entry or chain lies
+ *    there are found again: at
+ *    their slot if the entry is still theirs (the same first cluster; an
+ *    empty file: the same short name), else by first cluster in the same
+ *    directory (a rename there), else the file is gone - an empty stand-in that
+ *    reads nothing, takes writes nowhere and frees nothing;
+ *  - a holder that died (SHARE_DEAD) left the volume as a crash at that
+ *    moment would (the sync's order keeps it one fsck.fat repairs, and
+ *    the exodisk undoes its uncommitted map entries): the next holder
+ *    forgets everything, makes the metadata checksums again (as a mount
+ *    after a crash does) and counts the free clusters again.
+ *
+ * The checksum area's "open" state belongs to the volume, not to one
+ * process: a mount that joins others does not take it for a crash, and
+ * only the last process out marks the volume closed cleanly.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "userfs/fatfs/fat.h"
+
+#define LOG 2048u                 /* cache blocks the shared log remembers */
+
+struct fat_sharea {
+	struct share_area h;
+	uint64_t seq;                 /* blocks ever logged                       */
+	uint64_t log[LOG];            /* block seq % LOG: one that was written     */
+};
+
+static struct fat_sharea *area(struct fatfs *fs)
+{
+	return (struct fat_sharea *)fs->sh.a;
+}
+
+/* Changes in this process's memory that nobody else has seen. */
+static int dirty(struct fatfs *fs)
+{
+	return vvol_dirty_sectors(&fs->vol, VV_ALL) != 0 || fs->pending.n != 0 || fs->cuts.n != 0 ||
+	       fs->freed.n != 0 || fs->info_dirty || fs->ck_unsealed.n != 0;
+}
+
+/* The blocks this process wrote go into the shared log. */
+static void log_written(struct fatfs *fs)
+{
+	struct fat_sharea *a = area(fs);
+	const uint64_t *b;
+	int over;
+	uint32_t n = vvol_written(&fs->vol, &b, &over);
+	if (over || n > LOG)
+		a->seq += LOG + 1;        /* too many: everyone forgets everything */
+	else
+		for (uint32_t i = 0; i < n; i++)
+			a->log[a->seq++ % LOG] = b[i];
+	vvol_written_clear(&fs->vol);
+	fs->sh_seq = a->seq;          /* ours: nothing to forget */
+}
+
+/* Before letting go: everything changed becomes durable, and the others
+ * learn which blocks to read again. */
+static int publish(void *arg)
+{
+	struct fatfs *fs = arg;
+	if (fs->ro || fs->root == NULL || !dirty(fs)) {
+		if (fs->vol.nwlog || fs->vol.wover)
+			log_written(fs);      /* written out early (fat_relieve) */
+		return 0;
+	}
+	share_touch(&fs->sh);
+	int e = fat_sync(fs);
+	log_written(fs);
+	if (e < 0) {
+		/* What could not be written must not stay only here while
+		 * others change the same sectors: it is lost, as in a crash, and
+		 * this process goes on read-only. */
+		fprintf(stderr, "fatfs: changes lost: could not write them for other processes (%s); "
+		        "read-only from now on\n", strerror(-e));
+		fs->ro = 1;
+		fs->vol.readonly = 1;
+		vvol_reload(&fs->vol, 1);
+		fs->sh_seq = 0;
+		area(fs)->seq += LOG + 1;
+	}
+	return e;
+}
+
+int fat_share_attach(struct fatfs *fs, const char *opts)
+{
+	int e = kit_share(&fs->kit, &fs->sh, sizeof(struct fat_sharea));
+	if (e == -EBUSY || e == -ENOSYS) {
+		/* No shared segment to be had: one process at a time. */
+		uint64_t wait;
+		fs->sh.a = NULL;
+		e = kit_opt_num(opts, "wait", KIT_LOCK_WAIT_MS, &wait);
+		return e < 0 ? e : kit_lock(&fs->kit, wait);
+	}
+	if (e < 0)
+		return e;
+	share_lease_init(&fs->sh, publish, fs);
+	int r = share_lease_enter(&fs->sh);
+	if (r < 0) {
+		share_lease_fini(&fs->sh);
+		share_detach(&fs->sh);
+		return r;
+	}
+	/* Others have it mounted (and none died in the middle of a change):
+	 * the checksums' "open" is theirs, not a crash's. */
+	fs->sh_joined = r != SHARE_DEAD && fs->sh.a->ready;
+	fs->sh_seq = area(fs)->seq;
+	e = vvol_track(&fs->vol);
+	if (e < 0)
+		fat_share_detach(fs);
+	return e;
+}
+
+void fat_share_mounted(struct fatfs *fs)
+{
+	if (fs->sh.a == NULL)
+		return;
+	fs->sh.a->ready = 1;
+	/* fsck's mount stays inside until its unmount: nothing else in this
+	 * process takes the lock from it (share_lease_enter, share_idle). */
+	if (!fs->sh_hold)
+		fat_share_leave(fs);
+}
+
+void fat_share_detach(struct fatfs *fs)
+{
+	kit_unlock(&fs->kit);         /* (only if it fell back to the lock) */
+	if (fs->sh.a == NULL)
+		return;
+	if (fs->sh.held) {
+		if (fs->sh_change)
+			share_touch(&fs->sh);
+		if (fs->vol.nwlog || fs->vol.wover)
+			log_written(fs);
+		fs->sh.inside = 0;
+		share_leave(&fs->sh);
+	}
+	share_lease_fini(&fs->sh);
+	share_detach(&fs->sh);
+}
+
+void fat_share_abandon(struct fatfs *fs)
+{
+	/* A host test's dying process: the lock is left as the kernel leaves
+	 * a dead holder's. */
+	if (fs->sh.a != NULL && fs->sh.held)
+		fs->sh.a->k.lock = SHSEG_LOCK_DEAD;
+	if (fs->sh.a != NULL) {
+		share_lease_fini(&fs->sh);
+		share_detach(&fs->sh);
+	}
+}
+
+uint32_t fat_share_users(struct fatfs *fs)
+{
+	return share_sharers(&fs->sh);
+}
+
+/* ---- catching up ------------------------------------------------------------------------ */
+
+/* Is the short entry ent still open file f's? */
+static int still_ours(const struct ffile *f, const uint8_t *ent)
+{
+	if (ent[0] == 0 || ent[0] == DIR_FREE || (ent[DIR_ATTR] & ATTR_LFN_MASK) == ATTR_LFN ||
+	    (ent[DIR_ATTR] & (ATTR_DIR | ATTR_VOLID)))
+		return 0;
+	/* A file with clusters is its first cluster (a slot, even a short
+	 * name, may be another file's now: renamed away, made again); an
+	 * empty one has only its name to go by. */
+	if (f->ch.first != 0)
+		return dir_first(ent) == f->ch.first;
+	return memcmp(ent, f->sfn, 11) == 0;
+}
+
+/* Another process removed f (or moved it to another directory): an empty
+ * stand-in.  Its clusters are not ours to free any more. */
+static void stand_in(struct ffile *f)
+{
+	fat_chain_free(&f->ch);
+	memset(&f->ch, 0, sizeof f->ch);
+	f->size = 0;
+	f->unlinked = 1;
+	f->gone = 1;
+}
+
+/* Open file f as its directory now says. */
+static int find_again(struct fatfs *fs, struct ffile *f)
+{
+	struct fdir *d = f->dir;
+	if (!d->root && d->first == 0xFFFFFFFFu) {
+		stand_in(f);
+		return 0;
+	}
+	uint8_t ent[DIRENT];
+	int e = 0, found = 0;
+	if (f->slot < d->nslots) {
+		const uint8_t *p = fat_dir_entry(fs, d, f->slot, &e);
+		if (p == NULL)
+			return e;
+		memcpy(ent, p, DIRENT);
+		fat_dir_done(fs, d, f->slot, 0);
+		found = still_ours(f, ent);
+	}
+	if (!found && f->ch.first != 0) {
+		/* Renamed within its directory: the entry with its first
+		 * cluster (the index is built from what the disk says now). */
+		if ((e = fat_dir_index(fs, d)) < 0)
+			return e;
+		for (uint32_t k = 0; k < d->ne && !found; k++) {
+			if (d->e[k].name == NULL || (d->e[k].attr & ATTR_DIR))
+				continue;
+			if ((e = fat_dir_read(fs, d, (int)k, ent)) < 0)
+				return e;
+			if (dir_first(ent) == f->ch.first) {
+				f->slot = d->e[k].slot;
+				found = 1;
+			}
+		}
+	}
+	if (!found) {
+		stand_in(f);
+		return 0;
+	}
+	memcpy(f->sfn, ent, 11);
+	f->attr = ent[DIR_ATTR];
+	f->size = le32(ent + DIR_FILESIZE);
+	uint32_t first = dir_first(ent);
+	uint32_t need = (uint32_t)(((uint64_t)f->size + fs->csize - 1) / fs->csize);
+	fat_chain_free(&f->ch);
+	memset(&f->ch, 0, sizeof f->ch);
+	e = fat_chain_load(fs, &f->ch, first, need + 1);
+	if (e == 0 && f->ch.len > need)
+		e = fat_damaged(fs, "a file's chain is longer than its size, starting at cluster", first);
+	return e;
+}
+
+/* ---- what others wrote ------------------------------------------------------------------ */
+
+/* The cache blocks others wrote since we last looked: a small open hash
+ * set (at most LOG of them). */
+struct bset {
+	uint64_t v[2 * LOG];          /* block + 1; 0: empty */
+	int all;                      /* everything may have changed            */
+};
+
+static void bset_add(struct bset *b, uint64_t blk)
+{
+	uint32_t h = (uint32_t)((blk * 0x9e3779b97f4a7c15ull) >> 40) % (2 * LOG);
+	while (b->v[h] != 0 && b->v[h] != blk + 1)
+		h = (h + 1) % (2 * LOG);
+	b->v[h] = blk + 1;
+}
+
+static int bset_has(const struct bset *b, uint64_t blk)
+{
+	if (b->all)
+		return 1;
+	uint32_t h = (uint32_t)((blk * 0x9e3779b97f4a7c15ull) >> 40) % (2 * LOG);
+	while (b->v[h] != 0) {
+		if (b->v[h] == blk + 1)
+			return 1;
+		h = (h + 1) % (2 * LOG);
+	}
+	return 0;
+}
+
+/* Did others write any of sectors [lba, lba + n)? */
+static int span_changed(const struct bset *b, uint64_t lba, uint64_t n)
+{
+	for (uint64_t k = lba / VV_BLOCK; n > 0 && k <= (lba + n - 1) / VV_BLOCK; k++)
+		if (bset_has(b, k))
+			return 1;
+	return 0;
+}
+
+/* The byte of the active FAT holding cluster c's entry. */
+static uint64_t fat_byte(const struct fatfs *fs, uint32_t c)
+{
+	uint64_t off = fs->type == 12 ? c + c / 2 : fs->type == 16 ? 2ull * c : 4ull * c;
+	return ((uint64_t)fs->rsvd + (uint64_t)fs->active * fs->fatsz) * ED_SECTOR + off;
+}
+
+/* Did others write the clusters of a chain, or its FAT entries (a chain
+ * that grew, was cut or freed changes the entry of a cluster it had)? */
+static int chain_changed(const struct fatfs *fs, const struct fchain *ch, const struct bset *b)
+{
+	for (uint32_t i = 0; i < ch->nr; i++) {
+		const struct frun *r = &ch->r[i];
+		if (span_changed(b, fat_clus_lba(fs, r->clus), (uint64_t)r->n * fs->spc))
+			return 1;
+		uint64_t f0 = fat_byte(fs, r->clus) / ED_SECTOR,
+		         f1 = (fat_byte(fs, r->clus + r->n - 1) + 3) / ED_SECTOR;
+		if (span_changed(b, f0, f1 - f0 + 1))
+			return 1;
+	}
+	return 0;
+}
+
+static int dir_changed(struct fatfs *fs, struct fdir *d, void *arg)
+{
+	const struct bset *b = arg;
+	if (d->root && fs->type != 32)
+		return span_changed(b, fs->rootsec, fs->rootnsec);
+	return !d->ch.known || chain_changed(fs, &d->ch, b);
+}
+
+static int file_changed(struct fatfs *fs, struct ffile *f, const struct bset *b)
+{
+	uint64_t lba;
+	uint32_t off;
+	if (b->all || fat_dir_slot(fs, f->dir, f->slot, &lba, &off) < 0 || span_changed(b, lba, 1))
+		return 1;
+	/* An empty file's entry did not change: still empty.  Else its
+	 * chain's FAT entries (the last one's too: growth) and clusters. */
+	return chain_changed(fs, &f->ch, b);
+}
+
+static int reload(struct fatfs *fs, int dead)
+{
+	struct fat_sharea *a = area(fs);
+	int e;
+	static struct bset b;         /* (large: not on the stack) */
+	memset(&b, 0, sizeof b);
+	/* The volume: the blocks others wrote, or everything. */
+	if (dead || a->seq - fs->sh_seq > LOG) {
+		b.all = 1;
+		e = vvol_reload(&fs->vol, 0);
+	} else {
+		e = 0;
+		for (uint64_t i = fs->sh_seq; i < a->seq && e == 0; i++) {
+			bset_add(&b, a->log[i % LOG]);
+			e = vvol_forget(&fs->vol, a->log[i % LOG] * VV_BLOCK, VV_BLOCK);
+		}
+		if (e == 0)
+			e = vvol_reload_map(&fs->vol);
+	}
+	fs->sh_seq = a->seq;
+	if (e < 0)
+		return e;
+	/* What the boot sector's neighbours say now: FSInfo's free count and
+	 * hint (kept exact at every sync).  A holder that died may have left
+	 * them behind: count again, and make the checksums again. */
+	uint32_t hint = fs->hint;
+	if ((e = fat_boot(fs)) < 0)
+		return e;
+	if (fs->fsinfo == 0)
+		fs->hint = hint;          /* FAT12/16: ours is as good as any */
+	if (dead) {
+		fs->nfree = -1;
+		fs->info_dirty = fs->fsinfo != 0 && !fs->ro;
+		fset_clear(&fs->ck_unsealed);
+		if ((e = fat_ck_rebuild(fs)) < 0)
+			return e;
+	}
+	/* Directories others changed: forgotten if nobody holds them, read
+	 * again if someone does; then the open files whose entry or chain
+	 * others changed. */
+	if ((e = fat_dirs_catch_up(fs, dir_changed, &b)) < 0)
+		return e;
+	for (struct ffile *f = fs->files; f && e == 0; f = f->next)
+		if (!f->unlinked && file_changed(fs, f, &b))
+			e = find_again(fs, f);
+	return e;
+}
+
+int fat_share_enter(void *p, int change)
+{
+	struct fatfs *fs = p;
+	if (fs->sh.a == NULL)
+		return 0;
+	int r = share_lease_enter(&fs->sh);
+	if (r < 0)
+		return r;
+	fs->sh_change |= change;
+	if (r == SHARE_CHANGED || r == SHARE_DEAD) {
+		int e = reload(fs, r == SHARE_DEAD);
+		if (e < 0) {
+			fat_share_leave(fs);
+			return e;
+		}
+	}
+	return 0;
+}
+
+void fat_share_leave(void *p)
+{
+	struct fatfs *fs = p;
+	if (fs->sh.a == NULL)
+		return;
+	if (fs->sh_change && fs->sh.held)
+		share_touch(&fs->sh);
+	fs->sh_change = 0;
+	share_lease_leave(&fs->sh, dirty(fs));
+}
