@@ -131,7 +131,11 @@ int fat_share_attach(struct fatfs *fs, const char *opts)
 	 * the checksums' "open" is theirs, not a crash's. */
 	fs->sh_joined = r != SHARE_DEAD && fs->sh.a->ready;
 	fs->sh_seq = area(fs)->seq;
-	e = vvol_track(&fs->vol);
+	/* The map was opened before the lock was ours: read it again now
+	 * that nobody is changing it. */
+	e = vvol_reload_map(&fs->vol);
+	if (e == 0)
+		e = vvol_track(&fs->vol);
 	if (e < 0)
 		fat_share_detach(fs);
 	return e;
