@@ -170,6 +170,7 @@ struct fatfs {
 	int sh_joined;            /* mounted while others had it mounted                  */
 	int sh_hold;              /* keep the lock from mount to unmount (fsck)           */
 	uint64_t sh_seq;          /* the shared log of written blocks, as far as we read it */
+	int keep_lost;            /* fsck's repair leaves lost clusters be (share.c)       */
 };
 
 /* An array grown to `cap` elements of `size` bytes (the first `n` kept),
@@ -356,6 +357,13 @@ void fat_share_leave(void *fs);
 void fat_share_abandon(struct fatfs *fs);
 /* Processes with the volume mounted (1 when not shared). */
 uint32_t fat_share_users(struct fatfs *fs);
+/* sync.c: a sync is (1) or is no longer (0) changing links and frees in
+ * the FAT and names in directories: a holder that dies in between leaves
+ * work for the next writer (share.c: repair). */
+void fat_share_writing(struct fatfs *fs, int on);
+/* ops.c, file.c: an open file lost (1) or, closed, gave up (0) its name;
+ * its chain belongs to nobody on the disk. */
+void fat_share_orphan(struct fatfs *fs, int on);
 
 /* ---- dir.c, for share.c ---- */
 /* Another process may have changed d: read its chain and names again; a

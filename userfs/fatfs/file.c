@@ -93,6 +93,8 @@ int fat_file_close(struct fatfs *fs, struct ffile *f)
 	if (--f->refs > 0)
 		return 0;
 	int e = 0;
+	if (f->unlinked && !f->gone)
+		fat_share_orphan(fs, 0);
 	if (f->unlinked && !fs->ro)
 		e = fat_free_later(fs, f->ch.first);
 	file_free(fs, f);

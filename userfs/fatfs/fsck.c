@@ -645,7 +645,7 @@ static int check_lost(struct ck *k)
 			nfree++;
 		} else if (v != fs->bad && !bit(k->owned, c)) {
 			lost++;
-			if (k->repair) {
+			if (k->repair && !fs->keep_lost) {
 				if ((e = fat_set(fs, c, 0, CL_FAT)) < 0)
 					return e;
 				nfree++;
@@ -654,7 +654,7 @@ static int check_lost(struct ck *k)
 		}
 	}
 	if (lost)
-		problem(k, 1, "%llu cluster%s allocated in the FAT but in no file's chain (lost)",
+		problem(k, !fs->keep_lost, "%llu cluster%s allocated in the FAT but in no file's chain (lost)",
 		        (unsigned long long)lost, lost == 1 ? "" : "s");
 	k->st->free = nfree;
 	k->st->clusters = fs->nclusters;

@@ -475,9 +475,10 @@ static int drop_file(struct fatfs *fs, struct fdir *d, int i)
 	struct ffile *f = fat_file_find(fs, d, d->e[i].slot);
 	if ((e = fat_dir_remove(fs, d, i)) < 0)
 		return e;
-	if (f != NULL)
+	if (f != NULL) {
 		f->unlinked = 1;
-	else
+		fat_share_orphan(fs, 1);
+	} else
 		e = fat_free_later(fs, dir_first(ent));
 	return e;
 }

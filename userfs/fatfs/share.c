@@ -49,6 +49,8 @@
 struct fat_sharea {
 	struct share_area h;
 	uint64_t seq;                 /* blocks ever logged                       */
+	uint32_t writing;             /* a sync is between its FAT and its frees  */
+	uint32_t orphans;             /* open files without a name, in any process */
 	uint64_t log[LOG];            /* block seq % LOG: one that was written     */
 };
 
@@ -108,6 +110,20 @@ static int publish(void *arg)
 	return e;
 }
 
+static int repair(struct fatfs *fs);
+
+/* The last holder died holding the lock.  The kernel announces a death
+ * only once the dead process's exodisk operations have completed
+ * (exodisk_exit), so what it wrote is on the disk now - but in nobody's
+ * log: it had not published.  Every other process must forget all it
+ * cached (the log "wraps" for them), or it would go on from a FAT that
+ * shows the dead one's new chains free, and allocate them again. */
+static void died(struct fatfs *fs)
+{
+	area(fs)->seq += LOG + 1;
+	share_touch(&fs->sh);
+}
+
 int fat_share_attach(struct fatfs *fs, const char *opts)
 {
 	int e = kit_share(&fs->kit, &fs->sh, sizeof(struct fat_sharea));
@@ -130,6 +146,8 @@ int fat_share_attach(struct fatfs *fs, const char *opts)
 	/* Others have it mounted (and none died in the middle of a change):
 	 * the checksums' "open" is theirs, not a crash's. */
 	fs->sh_joined = r != SHARE_DEAD && fs->sh.a->ready;
+	if (r == SHARE_DEAD)
+		died(fs);
 	fs->sh_seq = area(fs)->seq;
 	/* The map was opened before the lock was ours: read it again now
 	 * that nobody is changing it. */
@@ -146,6 +164,8 @@ void fat_share_mounted(struct fatfs *fs)
 	if (fs->sh.a == NULL)
 		return;
 	fs->sh.a->ready = 1;
+	if (area(fs)->writing && !fs->ro && repair(fs) < 0)
+		fat_say("fatfs: could not finish what a process that died left half written");
 	/* fsck's mount stays inside until its unmount: nothing else in this
 	 * process takes the lock from it (share_lease_enter, share_idle). */
 	if (!fs->sh_hold)
@@ -184,6 +204,22 @@ void fat_share_abandon(struct fatfs *fs)
 uint32_t fat_share_users(struct fatfs *fs)
 {
 	return share_sharers(&fs->sh);
+}
+
+void fat_share_writing(struct fatfs *fs, int on)
+{
+	if (fs->sh.a != NULL)
+		area(fs)->writing = (uint32_t)on;
+}
+
+void fat_share_orphan(struct fatfs *fs, int on)
+{
+	if (fs->sh.a == NULL)
+		return;
+	if (on)
+		area(fs)->orphans++;
+	else if (area(fs)->orphans > 0)
+		area(fs)->orphans--;
 }
 
 /* ---- catching up ------------------------------------------------------------------------ */
@@ -345,6 +381,42 @@ static int file_changed(struct fatfs *fs, struct ffile *f, const struct bset *b)
 	return chain_changed(fs, &f->ch, b);
 }
 
+static int dir_all(struct fatfs *fs, struct fdir *d, void *arg)
+{
+	(void)fs;
+	(void)d;
+	(void)arg;
+	return 1;
+}
+
+/* A holder died inside a sync, between the FAT's new links and its frees
+ * (sync.c): the volume is as a power cut there leaves it - chains nobody
+ * names (new ones whose names were not written, or removed files' not yet
+ * freed), chains longer than their files.  Nothing points at a free
+ * cluster, so nothing is lost; but the space is, until repaired, and the
+ * checker calls it a problem.  The next writer repairs it as fsck does,
+ * then makes its repairs durable before anyone else looks.  A chain
+ * without a name may also be an open file's that lost its name in a live
+ * process (freed at its last close): while any exists, lost clusters
+ * stay allocated - space kept, never a chain freed under its user.
+ * Costs a walk of the volume's metadata, as the checksums made again do:
+ * only after a process died writing. */
+static int repair(struct fatfs *fs)
+{
+	struct fatfs_stats st;
+	fs->keep_lost = area(fs)->orphans != 0;
+	int e = fat_fsck_vol(fs, 1, NULL, NULL, &st);
+	fs->keep_lost = 0;
+	if (e == 0)
+		e = fat_sync(fs);         /* (clears `writing`) */
+	if (e == 0)
+		e = fat_dirs_catch_up(fs, dir_all, NULL);
+	if (e == 0 && st.repaired > 0)
+		fprintf(stderr, "fatfs: a process died while writing the volume back: %llu problem%s "
+		        "it left repaired\n", (unsigned long long)st.repaired, st.repaired == 1 ? "" : "s");
+	return e;
+}
+
 static int reload(struct fatfs *fs, int dead)
 {
 	struct fat_sharea *a = area(fs);
@@ -387,6 +459,8 @@ static int reload(struct fatfs *fs, int dead)
 	 * others changed. */
 	if ((e = fat_dirs_catch_up(fs, dir_changed, &b)) < 0)
 		return e;
+	if (a->writing && !fs->ro && (e = repair(fs)) < 0)
+		return e;
 	for (struct ffile *f = fs->files; f && e == 0; f = f->next)
 		if (!f->unlinked && file_changed(fs, f, &b))
 			e = find_again(fs, f);
@@ -402,6 +476,8 @@ int fat_share_enter(void *p, int change)
 	if (r < 0)
 		return r;
 	fs->sh_change |= change;
+	if (r == SHARE_DEAD)
+		died(fs);
 	if (r == SHARE_CHANGED || r == SHARE_DEAD) {
 		int e = reload(fs, r == SHARE_DEAD);
 		if (e < 0) {

@@ -61,6 +61,10 @@ int fat_sync(struct fatfs *fs)
 	/* Chains cut short go out whole now, and cut with the frees. */
 	if (e == 0)
 		e = fat_cuts_hold(fs, 1);
+	/* From here to the last flush a death leaves chains nobody names,
+	 * or chains longer than their files: others must know (share.c). */
+	if (e == 0)
+		fat_share_writing(fs, 1);
 	if (e == 0)
 		e = vvol_sync(&fs->vol, 1u << CL_FAT);
 	if (e == 0)
@@ -86,8 +90,10 @@ int fat_sync(struct fatfs *fs)
 		e = fat_discard(fs);
 	if (e == 0)
 		e = vvol_sync(&fs->vol, 0);
-	if (e == 0)
+	if (e == 0) {
 		fset_clear(&fs->newdir);
+		fat_share_writing(fs, 0);
+	}
 	fs->st.syncs++;
 	return e;
 }
