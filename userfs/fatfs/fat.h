@@ -171,6 +171,7 @@ struct fatfs {
 	int sh_hold;              /* keep the lock from mount to unmount (fsck)           */
 	uint64_t sh_seq;          /* the shared log of written blocks, as far as we read it */
 	int keep_lost;            /* fsck's repair leaves lost clusters be (share.c)       */
+	uint32_t sh_jn;           /* directory sectors journaled so far (share.c)          */
 };
 
 /* An array grown to `cap` elements of `size` bytes (the first `n` kept),
@@ -361,6 +362,9 @@ uint32_t fat_share_users(struct fatfs *fs);
  * the FAT and names in directories: a holder that dies in between leaves
  * work for the next writer (share.c: repair). */
 void fat_share_writing(struct fatfs *fs, int on);
+/* sync.c: the directory sectors about to be written go into (1) or, now
+ * durable, leave (0) the shared area's journal. */
+void fat_share_journal(struct fatfs *fs, int on);
 /* ops.c, file.c: an open file lost (1) or, closed, gave up (0) its name;
  * its chain belongs to nobody on the disk. */
 void fat_share_orphan(struct fatfs *fs, int on);

@@ -45,6 +45,7 @@
 #include "userfs/fatfs/fat.h"
 
 #define LOG 2048u                 /* cache blocks the shared log remembers */
+#define JMAX 256u                 /* directory sectors one sync can journal */
 
 struct fat_sharea {
 	struct share_area h;
@@ -52,6 +53,10 @@ struct fat_sharea {
 	uint32_t writing;             /* a sync is between its FAT and its frees  */
 	uint32_t orphans;             /* open files without a name, in any process */
 	uint64_t log[LOG];            /* block seq % LOG: one that was written     */
+	/* The directory sectors a sync is writing (fat_share_journal). */
+	uint32_t jn, jpad;
+	uint64_t jlba[JMAX];
+	uint8_t jdata[JMAX][ED_SECTOR];
 };
 
 static struct fat_sharea *area(struct fatfs *fs)
@@ -111,6 +116,7 @@ static int publish(void *arg)
 }
 
 static int repair(struct fatfs *fs);
+static int redo(struct fatfs *fs);
 
 /* The last holder died holding the lock.  The kernel announces a death
  * only once the dead process's exodisk operations have completed
@@ -154,6 +160,9 @@ int fat_share_attach(struct fatfs *fs, const char *opts)
 	e = vvol_reload_map(&fs->vol);
 	if (e == 0)
 		e = vvol_track(&fs->vol);
+	char v[8];
+	if (e == 0 && area(fs)->jn && libfs_opt(opts, "ro", v, sizeof v) != 1)
+		e = redo(fs);
 	if (e < 0)
 		fat_share_detach(fs);
 	return e;
@@ -210,6 +219,51 @@ void fat_share_writing(struct fatfs *fs, int on)
 {
 	if (fs->sh.a != NULL)
 		area(fs)->writing = (uint32_t)on;
+}
+
+/* A sync's directory step writes several sectors, and a process killed
+ * in the middle leaves some new and some old: a rename whose two entries
+ * lie in different sectors then has both names on one chain, or neither.
+ * So before the step, the sectors go into the shared area; a process
+ * that dies leaves them there, and the next writer writes them again
+ * (redo) before anything reads a directory.  Cleared once they are
+ * durable.  More than JMAX: no journal (a death there is a power cut's
+ * outcome: fsck's repair). */
+static int jadd(void *arg, uint64_t lba, int cls)
+{
+	struct fatfs *fs = arg;
+	struct fat_sharea *a = area(fs);
+	(void)cls;
+	if (fs->sh_jn >= JMAX)
+		return -ENOSPC;
+	int e = vvol_read(&fs->vol, lba, a->jdata[fs->sh_jn], 1, 0);
+	if (e < 0)
+		return e;
+	a->jlba[fs->sh_jn++] = lba;
+	return 0;
+}
+
+void fat_share_journal(struct fatfs *fs, int on)
+{
+	if (fs->sh.a == NULL)
+		return;
+	struct fat_sharea *a = area(fs);
+	__atomic_store_n(&a->jn, 0, __ATOMIC_RELEASE);
+	if (!on)
+		return;
+	fs->sh_jn = 0;
+	if (vvol_each_dirty(&fs->vol, 1u << CL_DIR, jadd, fs) < 0)
+		return;                   /* none: as without sharing */
+	__atomic_store_n(&a->jn, fs->sh_jn, __ATOMIC_RELEASE);
+}
+
+static int redo(struct fatfs *fs)
+{
+	struct fat_sharea *a = area(fs);
+	int e = 0;
+	for (uint32_t i = 0; i < a->jn && i < JMAX && e == 0; i++)
+		e = vvol_write(&fs->vol, a->jlba[i], a->jdata[i], 1, CL_DIR);
+	return e;
 }
 
 void fat_share_orphan(struct fatfs *fs, int on)
@@ -437,6 +491,8 @@ static int reload(struct fatfs *fs, int dead)
 			e = vvol_reload_map(&fs->vol);
 	}
 	fs->sh_seq = a->seq;
+	if (e == 0 && a->jn && !fs->ro)
+		e = redo(fs);
 	if (e < 0)
 		return e;
 	/* What the boot sector's neighbours say now: FSInfo's free count and

@@ -70,7 +70,11 @@ int fat_sync(struct fatfs *fs)
 	if (e == 0)
 		e = fat_cuts_hold(fs, 0);
 	if (e == 0)
+		fat_share_journal(fs, 1);
+	if (e == 0)
 		e = vvol_sync(&fs->vol, 1u << CL_DIR);
+	if (e == 0)
+		fat_share_journal(fs, 0);
 	if (e == 0)
 		e = fat_free_pending(fs);
 	if (e == 0)
