@@ -566,6 +566,26 @@ int vvol_write(struct vvol *v, uint64_t lba, const void *buf, uint64_t n, int cl
 	return 0;
 }
 
+int vvol_overlay(struct vvol *v, uint64_t lba, const void *buf)
+{
+	if (!range_ok(v, lba, 1) || lba >= v->d.nsectors)
+		return -EINVAL;
+	struct vv_blk *b = get(v, lba / VV_BLOCK);
+	if (b == NULL)
+		return -ENOBUFS;
+	unsigned s = (unsigned)(lba % VV_BLOCK);
+	int e = 0;
+	if (tst(b->dirty, s) || tst(b->fill, s)) {
+		e = -EBUSY;
+	} else {
+		memcpy(b->data + (size_t)s * ED_SECTOR, buf, ED_SECTOR);
+		set(b->valid, s);
+		clr(b->disk, s);              /* not the disk's: nothing to check */
+	}
+	unpin(b);
+	return e;
+}
+
 uint8_t *vvol_sector(struct vvol *v, uint64_t lba, int flags, int *err)
 {
 	*err = 0;

@@ -207,6 +207,13 @@ int  vvol_track(struct vvol *v);
 uint32_t vvol_written(struct vvol *v, const uint64_t **blocks, int *over);
 void vvol_written_clear(struct vvol *v);
 
+/* Sector lba reads as buf from now on, clean (never written back), until
+ * it is forgotten or dropped from the cache: a read-only process's view of
+ * what a dead one left for the next writer to write (fatfs's journal,
+ * docs/sharing.md).  Works on a read-only volume; -EBUSY if the sector is
+ * dirty. */
+int  vvol_overlay(struct vvol *v, uint64_t lba, const void *buf);
+
 /* ---- checks of what is read ------------------------------------------------------------- */
 
 /* Did cached sector lba come from the disk (or read as zeros, its chunk

@@ -172,6 +172,12 @@ struct fatfs {
 	uint64_t sh_seq;          /* the shared log of written blocks, as far as we read it */
 	int keep_lost;            /* fsck's repair leaves lost clusters be (share.c)       */
 	uint32_t sh_jn;           /* directory sectors journaled so far (share.c)          */
+	int sh_distrust;          /* checksums not checked until a writer settles (share.c) */
+	/* A rename's old name, to be removed right after the sync that makes
+	 * the new one durable: the journal holds the directory without it
+	 * (share.c, fat_share_unname). */
+	struct fdir *sh_ud;
+	uint32_t sh_us0, sh_us1;
 };
 
 /* An array grown to `cap` elements of `size` bytes (the first `n` kept),
@@ -365,6 +371,9 @@ void fat_share_writing(struct fatfs *fs, int on);
 /* sync.c: the directory sectors about to be written go into (1) or, now
  * durable, leave (0) the shared area's journal. */
 void fat_share_journal(struct fatfs *fs, int on);
+/* ops.c: the next sync's journal shows slots s0..s1 of d free (a
+ * rename's old name, removed only after that sync; d NULL: none). */
+void fat_share_unname(struct fatfs *fs, struct fdir *d, uint32_t s0, uint32_t s1);
 /* ops.c, file.c: an open file lost (1) or, closed, gave up (0) its name;
  * its chain belongs to nobody on the disk. */
 void fat_share_orphan(struct fatfs *fs, int on);

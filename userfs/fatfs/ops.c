@@ -608,16 +608,24 @@ static int fo_rename(void *p, const char *from, const char *to)
 	if (e == 0)
 		e = fat_dir_read(fs, d1, i1, ent);
 	uint32_t oldslot = e == 0 ? d1->e[i1].slot : 0;
+	uint32_t oldfirst = e == 0 ? oldslot - d1->e[i1].nlfn : 0;   /* its long name's */
 	int ni = -1;
 	/* The new name, durably, and only then the old one goes: a crash in
 	 * between leaves both names on one chain (fsck.fat cuts the second one
 	 * in the directory to nothing, the first keeps the data), never
 	 * neither.  FAT cannot change two entries at once; this keeps the
-	 * data. */
+	 * data.  A process that dies in between is another matter: the rename
+	 * must be whole for the processes sharing the volume, so the sync's
+	 * journal shows the directories without the old name, and it stays
+	 * there (with the ".." of a directory moved) until the next sync: a
+	 * writer after a death finishes the rename (share.c). */
 	if (e == 0)
 		e = fat_dir_add(fs, d2, last2, ent, &ni);
-	if (e == 0)
+	if (e == 0) {
+		fat_share_unname(fs, d1, oldfirst, oldslot);
 		e = fat_sync(fs);
+		fat_share_unname(fs, NULL, 0, 0);
+	}
 	if (e == 0)
 		e = fat_dir_remove(fs, d1, i1);
 	if (e == 0 && isdir && d1 != d2) {
@@ -633,6 +641,8 @@ static int fo_rename(void *p, const char *from, const char *to)
 			fat_dir_put(fs, sub);
 		}
 	}
+	if (e == 0)
+		fat_share_journal(fs, 1);
 	if (e == 0 && !isdir) {
 		struct ffile *f = fat_file_find(fs, d1, oldslot);
 		if (f != NULL) {

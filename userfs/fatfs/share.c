@@ -29,11 +29,16 @@
  *    empty file: the same short name), else by first cluster in the same
  *    directory (a rename there), else the file is gone - an empty stand-in that
  *    reads nothing, takes writes nowhere and frees nothing;
- *  - a holder that died (SHARE_DEAD) left the volume as a crash at that
+ *  - a holder that died (SHARE_DEAD, seen by whoever takes the lock next,
+ *    a process just mounting too) left the volume as a crash at that
  *    moment would (the sync's order keeps it one fsck.fat repairs, and
- *    the exodisk undoes its uncommitted map entries): the next holder
- *    forgets everything, makes the metadata checksums again (as a mount
- *    after a crash does) and counts the free clusters again.
+ *    the exodisk undoes its uncommitted map entries), but what it wrote is
+ *    in nobody's log: every process forgets everything (died); the first
+ *    writer makes the metadata checksums again and counts the free
+ *    clusters again (settle), writes again the directory sectors the dead
+ *    one was writing (its journal in the shared area: redo), and repairs
+ *    what a death inside a sync leaves (repair).  A read-only process reads
+ *    the journal's sectors in place of the disk's until a writer has come.
  *
  * The checksum area's "open" state belongs to the volume, not to one
  * process: a mount that joins others does not take it for a crash, and
@@ -51,6 +56,7 @@ struct fat_sharea {
 	struct share_area h;
 	uint64_t seq;                 /* blocks ever logged                       */
 	uint32_t writing;             /* a sync is between its FAT and its frees  */
+	uint32_t unsettled;           /* a holder died: count and checksum again   */
 	uint32_t orphans;             /* open files without a name, in any process */
 	uint64_t log[LOG];            /* block seq % LOG: one that was written     */
 	/* The directory sectors a sync is writing (fat_share_journal). */
@@ -127,7 +133,44 @@ static int redo(struct fatfs *fs);
 static void died(struct fatfs *fs)
 {
 	area(fs)->seq += LOG + 1;
+	area(fs)->unsettled = 1;
 	share_touch(&fs->sh);
+}
+
+/* After a death, the free count in FSInfo and the metadata checksums may
+ * be as the dead process left them, half written: the first writer to
+ * come counts the free clusters again and makes the checksums again (as a
+ * mount after a crash does) - whoever saw the death, which may have been
+ * a read-only process.  A read-only process cannot: it stops checking
+ * sectors against the checksums until a writer has made them again.
+ * rebuilt: this mount made them already (fat_ck_open). */
+static int settle(struct fatfs *fs, int rebuilt)
+{
+	struct fat_sharea *a = area(fs);
+	if (!a->unsettled) {
+		if (fs->sh_distrust) {
+			fs->ck_trust = 1;
+			fs->sh_distrust = 0;
+		}
+		return 0;
+	}
+	if (fs->ro) {
+		if (fs->ck_trust) {
+			fs->ck_trust = 0;
+			fs->sh_distrust = 1;
+		}
+		return 0;
+	}
+	fs->nfree = -1;
+	fs->info_dirty = fs->fsinfo != 0;
+	int e = 0;
+	if (!rebuilt) {
+		fset_clear(&fs->ck_unsealed);
+		e = fat_ck_rebuild(fs);
+	}
+	if (e == 0)
+		a->unsettled = 0;
+	return e;
 }
 
 int fat_share_attach(struct fatfs *fs, const char *opts)
@@ -161,7 +204,9 @@ int fat_share_attach(struct fatfs *fs, const char *opts)
 	if (e == 0)
 		e = vvol_track(&fs->vol);
 	char v[8];
-	if (e == 0 && area(fs)->jn && libfs_opt(opts, "ro", v, sizeof v) != 1)
+	if (libfs_opt(opts, "ro", v, sizeof v) == 1)
+		fs->vol.readonly = 1;     /* (as the mount will make it) */
+	if (e == 0 && area(fs)->jn)
 		e = redo(fs);
 	if (e < 0)
 		fat_share_detach(fs);
@@ -173,6 +218,9 @@ void fat_share_mounted(struct fatfs *fs)
 	if (fs->sh.a == NULL)
 		return;
 	fs->sh.a->ready = 1;
+	if (settle(fs, fs->st.ck_rebuilds > 0) < 0)
+		fat_say("fatfs: could not count free space and make the checksums again after a "
+		        "process died");
 	if (area(fs)->writing && !fs->ro && repair(fs) < 0)
 		fat_say("fatfs: could not finish what a process that died left half written");
 	/* fsck's mount stays inside until its unmount: nothing else in this
@@ -243,26 +291,69 @@ static int jadd(void *arg, uint64_t lba, int cls)
 	return 0;
 }
 
+/* A rename (ops.c) makes its new name durable with a sync and removes the
+ * old name only after it, so that a power cut leaves both names rather
+ * than neither.  For the processes sharing the volume the rename must be
+ * whole: the sync's journal shows the old name's slots free, and stays
+ * after the sync (until the next one) - a process that dies anywhere
+ * after the journal is made leaves the next writer the whole rename to
+ * write.  The sectors the journal holds are the new name's, durable by
+ * then, and the old name's, whose removal changes nothing else: no chain
+ * is freed by it, so the journal never names a free cluster. */
+void fat_share_unname(struct fatfs *fs, struct fdir *d, uint32_t s0, uint32_t s1)
+{
+	fs->sh_ud = fs->sh.a != NULL ? d : NULL;
+	fs->sh_us0 = s0;
+	fs->sh_us1 = s1;
+}
+
+static int unname(struct fatfs *fs)
+{
+	struct fat_sharea *a = area(fs);
+	for (uint32_t s = fs->sh_us0; s <= fs->sh_us1; s++) {
+		uint64_t lba;
+		uint32_t off, j = 0;
+		int e = fat_dir_slot(fs, fs->sh_ud, s, &lba, &off);
+		if (e < 0)
+			return e;
+		while (j < fs->sh_jn && a->jlba[j] != lba)
+			j++;
+		if (j == fs->sh_jn && (e = jadd(fs, lba, CL_DIR)) < 0)
+			return e;
+		a->jdata[j][off] = DIR_FREE;
+	}
+	return 0;
+}
+
 void fat_share_journal(struct fatfs *fs, int on)
 {
 	if (fs->sh.a == NULL)
 		return;
 	struct fat_sharea *a = area(fs);
+	if (!on && fs->sh_ud != NULL)
+		return;                   /* a rename's old name is still to go */
 	__atomic_store_n(&a->jn, 0, __ATOMIC_RELEASE);
 	if (!on)
 		return;
 	fs->sh_jn = 0;
-	if (vvol_each_dirty(&fs->vol, 1u << CL_DIR, jadd, fs) < 0)
+	if (vvol_each_dirty(&fs->vol, 1u << CL_DIR, jadd, fs) < 0 ||
+	    (fs->sh_ud != NULL && unname(fs) < 0))
 		return;                   /* none: as without sharing */
 	__atomic_store_n(&a->jn, fs->sh_jn, __ATOMIC_RELEASE);
 }
 
+/* A dead process's journal: a writer writes it again (it stays until that
+ * writer's next sync has made it durable; a writer that dies first leaves
+ * it to the next).  A read-only process cannot: it reads the sectors as
+ * the journal has them (vvol_overlay), at every entry while the journal
+ * is there - the cache may have dropped them between two operations. */
 static int redo(struct fatfs *fs)
 {
 	struct fat_sharea *a = area(fs);
 	int e = 0;
 	for (uint32_t i = 0; i < a->jn && i < JMAX && e == 0; i++)
-		e = vvol_write(&fs->vol, a->jlba[i], a->jdata[i], 1, CL_DIR);
+		e = fs->vol.readonly ? vvol_overlay(&fs->vol, a->jlba[i], a->jdata[i])
+		                     : vvol_write(&fs->vol, a->jlba[i], a->jdata[i], 1, CL_DIR);
 	return e;
 }
 
@@ -348,7 +439,11 @@ static int find_again(struct fatfs *fs, struct ffile *f)
 	uint32_t need = (uint32_t)(((uint64_t)f->size + fs->csize - 1) / fs->csize);
 	fat_chain_free(&f->ch);
 	memset(&f->ch, 0, sizeof f->ch);
-	e = fat_chain_load(fs, &f->ch, first, need + 1);
+	/* A chain longer than its file is damage, except where a writer that
+	 * died left it for the next one to cut (repair): a read-only process
+	 * cannot, and takes what the size covers. */
+	int cut = fs->ro && area(fs)->writing;
+	e = fat_chain_load(fs, &f->ch, first, cut ? need : need + 1);
 	if (e == 0 && f->ch.len > need)
 		e = fat_damaged(fs, "a file's chain is longer than its size, starting at cluster", first);
 	return e;
@@ -491,25 +586,20 @@ static int reload(struct fatfs *fs, int dead)
 			e = vvol_reload_map(&fs->vol);
 	}
 	fs->sh_seq = a->seq;
-	if (e == 0 && a->jn && !fs->ro)
+	if (e == 0 && a->jn)
 		e = redo(fs);
 	if (e < 0)
 		return e;
 	/* What the boot sector's neighbours say now: FSInfo's free count and
 	 * hint (kept exact at every sync).  A holder that died may have left
-	 * them behind: count again, and make the checksums again. */
+	 * them behind (settle). */
 	uint32_t hint = fs->hint;
 	if ((e = fat_boot(fs)) < 0)
 		return e;
 	if (fs->fsinfo == 0)
 		fs->hint = hint;          /* FAT12/16: ours is as good as any */
-	if (dead) {
-		fs->nfree = -1;
-		fs->info_dirty = fs->fsinfo != 0 && !fs->ro;
-		fset_clear(&fs->ck_unsealed);
-		if ((e = fat_ck_rebuild(fs)) < 0)
-			return e;
-	}
+	if ((e = settle(fs, 0)) < 0)
+		return e;
 	/* Directories others changed: forgotten if nobody holds them, read
 	 * again if someone does; then the open files whose entry or chain
 	 * others changed. */
@@ -534,12 +624,14 @@ int fat_share_enter(void *p, int change)
 	fs->sh_change |= change;
 	if (r == SHARE_DEAD)
 		died(fs);
-	if (r == SHARE_CHANGED || r == SHARE_DEAD) {
-		int e = reload(fs, r == SHARE_DEAD);
-		if (e < 0) {
-			fat_share_leave(fs);
-			return e;
-		}
+	int e = 0;
+	if (r == SHARE_CHANGED || r == SHARE_DEAD)
+		e = reload(fs, r == SHARE_DEAD);
+	else if (fs->vol.readonly && area(fs)->jn)
+		e = redo(fs);
+	if (e < 0) {
+		fat_share_leave(fs);
+		return e;
 	}
 	return 0;
 }
@@ -552,5 +644,13 @@ void fat_share_leave(void *p)
 	if (fs->sh_change && fs->sh.held)
 		share_touch(&fs->sh);
 	fs->sh_change = 0;
-	share_lease_leave(&fs->sh, dirty(fs));
+	int d = dirty(fs);
+	/* Nothing unpublished, but written (a sync the caller asked for, a
+	 * close of a file opened O_SYNC): the lock may go now without a
+	 * publish, so the others must learn here which blocks to read again.
+	 * (Without this they kept stale FAT sectors, saw clusters in use as
+	 * free and gave them out again: a cross-link.) */
+	if (!d && fs->sh.held && (fs->vol.nwlog || fs->vol.wover))
+		log_written(fs);
+	share_lease_leave(&fs->sh, d);
 }
