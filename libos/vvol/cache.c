@@ -1059,6 +1059,14 @@ int vvol_reload(struct vvol *v, int force)
 	return vvol_reload_map(v);
 }
 
+int vvol_adopt(struct vvol *v)
+{
+	if (v->k == NULL || v->readonly)
+		return 0;
+	int e = vv_adopt(v);
+	return e < 0 ? e : vvol_harden(v);
+}
+
 int vvol_reload_map(struct vvol *v)
 {
 	if (v->k == NULL)

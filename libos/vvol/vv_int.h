@@ -59,6 +59,9 @@ int  vv_alloc(struct vvol *v, uint64_t c, uint64_t *phys, struct vv_node **leaf)
 int  vv_free(struct vvol *v, uint64_t c0, uint64_t c1);
 /* Commit every changed map node, deepest first. */
 int  vv_commit(struct vvol *v);
+/* Add to v->dirty every node the exodisk's cache holds changed and not
+ * written back (loading every node). */
+int  vv_adopt(struct vvol *v);
 /* Count chunks and nodes, loading every node. */
 int  vv_count(struct vvol *v, uint64_t *chunks, uint64_t *nodes);
 

@@ -199,6 +199,18 @@ int  vvol_reload(struct vvol *v, int force);
  * changes not committed. */
 int  vvol_reload_map(struct vvol *v);
 
+/* A process sharing the volume died (docs/sharing.md): map nodes it
+ * changed and never committed - a chunk it was given and had not yet
+ * written, say - stay changed in the exodisk's cache while others hold
+ * them, and the others see those chunks mapped and write into them; but
+ * nobody would ever commit the change, and when the last holder lets go
+ * the exodisk undoes it, and what the others wrote there reads as zeros.
+ * So the next writer adopts them: every node the exodisk holds changed is
+ * committed now (loading every node of the map: a cost only after a
+ * death).  A chunk adopted so may hold sectors never written; only
+ * sectors the file system never reads before writing (free space). */
+int  vvol_adopt(struct vvol *v);
+
 /* Remember the cache blocks (lba / VV_BLOCK) written to the disk from now
  * on, so that other processes can forget just those (vvol_forget).  The
  * list (up to VV_WLOG, in the order written; *over when more were) is

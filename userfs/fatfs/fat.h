@@ -368,6 +368,10 @@ uint32_t fat_share_users(struct fatfs *fs);
  * the FAT and names in directories: a holder that dies in between leaves
  * work for the next writer (share.c: repair). */
 void fat_share_writing(struct fatfs *fs, int on);
+/* A read-only process while a writer's death inside a sync waits for the
+ * next writer's repair: a chain longer than its file is that, not damage
+ * (file.c, share.c take what the size covers). */
+int  fat_share_unrepaired(struct fatfs *fs);
 /* sync.c: the directory sectors about to be written go into (1) or, now
  * durable, leave (0) the shared area's journal. */
 void fat_share_journal(struct fatfs *fs, int on);

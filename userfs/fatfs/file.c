@@ -55,7 +55,7 @@ int fat_file_open(struct fatfs *fs, struct fdir *d, int idx, struct ffile **out)
 	memcpy(f->sfn, ent, 11);
 	uint32_t first = dir_first(ent);
 	uint32_t need = (uint32_t)(((uint64_t)f->size + fs->csize - 1) / fs->csize);
-	e = fat_chain_load(fs, &f->ch, first, need + 1);
+	e = fat_chain_load(fs, &f->ch, first, fat_share_unrepaired(fs) ? need : need + 1);
 	if (e == 0 && f->ch.len > need)
 		e = fat_damaged(fs, "a file's chain is longer than its size, starting at cluster", first);
 	if (e == 0 && (uint64_t)f->ch.len * fs->csize < f->size)

@@ -142,7 +142,9 @@ static void died(struct fatfs *fs)
  * come counts the free clusters again and makes the checksums again (as a
  * mount after a crash does) - whoever saw the death, which may have been
  * a read-only process.  A read-only process cannot: it stops checking
- * sectors against the checksums until a writer has made them again.
+ * sectors against the checksums until a writer has made them again.  The
+ * writer also commits the map nodes the dead one changed and never
+ * committed (vvol_adopt): chunks it was given and others now write into.
  * rebuilt: this mount made them already (fat_ck_open). */
 static int settle(struct fatfs *fs, int rebuilt)
 {
@@ -163,8 +165,8 @@ static int settle(struct fatfs *fs, int rebuilt)
 	}
 	fs->nfree = -1;
 	fs->info_dirty = fs->fsinfo != 0;
-	int e = 0;
-	if (!rebuilt) {
+	int e = vvol_adopt(&fs->vol);
+	if (e == 0 && !rebuilt) {
 		fset_clear(&fs->ck_unsealed);
 		e = fat_ck_rebuild(fs);
 	}
@@ -261,6 +263,11 @@ void fat_share_abandon(struct fatfs *fs)
 uint32_t fat_share_users(struct fatfs *fs)
 {
 	return share_sharers(&fs->sh);
+}
+
+int fat_share_unrepaired(struct fatfs *fs)
+{
+	return fs->sh.a != NULL && fs->ro && area(fs)->writing;
 }
 
 void fat_share_writing(struct fatfs *fs, int on)
@@ -442,7 +449,7 @@ static int find_again(struct fatfs *fs, struct ffile *f)
 	/* A chain longer than its file is damage, except where a writer that
 	 * died left it for the next one to cut (repair): a read-only process
 	 * cannot, and takes what the size covers. */
-	int cut = fs->ro && area(fs)->writing;
+	int cut = fat_share_unrepaired(fs);
 	e = fat_chain_load(fs, &f->ch, first, cut ? need : need + 1);
 	if (e == 0 && f->ch.len > need)
 		e = fat_damaged(fs, "a file's chain is longer than its size, starting at cluster", first);

@@ -268,9 +268,9 @@ static int resolve(struct sproc *p, struct sproc *q)
 		}
 	}
 	for (int f = 0; f < NF; f++)
-		fprintf(stderr, "  file %d: %lld bytes (last published %lld, tag %u; last %lld)\n", f,
+		fprintf(stderr, "  file %d: %lld bytes (last published %lld, tag %u%s; last %lld)\n", f,
 		        (long long)len[f], (long long)q->snap[0][f].len, q->snap[0][f].tag,
-		        (long long)q->cur[f].len);
+		        same(&q->snap[0][f], len[f], buf[f]) ? "" : ", other bytes", (long long)q->cur[f].len);
 	return fail_at("after its death", q, -1, "its files are in no state it passed through");
 decided:
 	if (verbose)
