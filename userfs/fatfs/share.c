@@ -194,9 +194,10 @@ int fat_share_attach(struct fatfs *fs, const char *opts)
 		share_detach(&fs->sh);
 		return r;
 	}
-	/* Others have it mounted (and none died in the middle of a change):
-	 * the checksums' "open" is theirs, not a crash's. */
-	fs->sh_joined = r != SHARE_DEAD && fs->sh.a->ready;
+	/* Others have it mounted (and none died in the middle of a change,
+	 * or a writer has settled since): the checksums' "open" is theirs,
+	 * not a crash's. */
+	fs->sh_joined = r != SHARE_DEAD && fs->sh.a->ready && !area(fs)->unsettled;
 	if (r == SHARE_DEAD)
 		died(fs);
 	fs->sh_seq = area(fs)->seq;
