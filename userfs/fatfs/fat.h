@@ -162,6 +162,7 @@ struct fatfs {
 	/* state */
 	int ro;                   /* mounted read-only, or made so by damage found         */
 	int broken;               /* damage was found (said once)                         */
+	int ro_asked;             /* read-only because the mount said `ro`, not damage    */
 	size_t cache;             /* bytes of volume cache                                */
 	struct fatfs_stats st;
 	/* sharing (share.c) */
@@ -357,6 +358,10 @@ int  fat_share_attach(struct fatfs *fs, const char *opts);
 /* The mount is done: from now on the VFS takes the lock for each call. */
 void fat_share_mounted(struct fatfs *fs);
 void fat_share_detach(struct fatfs *fs);
+/* Unmount, holding the lock: a read-only process leaving while what a dead
+ * writer left waits for a writer that never came makes it whole itself
+ * (the shared area holding it goes with the last process out). */
+int  fat_share_leaving(struct fatfs *fs);
 /* struct libfs_ops.enter/leave. */
 int  fat_share_enter(void *fs, int change);
 void fat_share_leave(void *fs);

@@ -57,6 +57,7 @@ int fat_mount_vol(struct fatfs *fs, const char *opts)
 	char v[8];
 	if (libfs_opt(opts, "ro", v, sizeof v) == 1) {
 		fs->ro = 1;
+		fs->ro_asked = 1;
 		fs->vol.readonly = 1;
 	}
 	int e = fat_boot(fs);
@@ -164,6 +165,8 @@ static int fo_unmount(void *p)
 {
 	struct fatfs *fs = p;
 	int e = fat_share_enter(fs, !fs->ro);
+	if (e == 0)
+		e = fat_share_leaving(fs);
 	if (e == 0)
 		e = fat_sync(fs);
 	/* Closed cleanly only by the last one out (others still have it

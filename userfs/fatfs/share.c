@@ -249,6 +249,42 @@ void fat_share_detach(struct fatfs *fs)
 	share_detach(&fs->sh);
 }
 
+/* What a dead writer left - its journal of directory sectors, a sync it
+ * died in, the free count and checksums to make again - waits in the
+ * shared area for the next writer.  If only read-only processes come
+ * after it, none ever does, and the area goes when the last of them
+ * leaves: the volume would keep a half rename (two names on one chain)
+ * and lost clusters, as after a power cut.  So a read-only process that
+ * leaves while such work waits does it, as a writer would on entering -
+ * recovery, not a change of its own, as a journaling file system's
+ * read-only mount replays its journal.  Not on a volume read-only because
+ * of damage.  (Every read-only process leaving does it, not only the
+ * last: which one is last cannot be known under the lock.) */
+int fat_share_leaving(struct fatfs *fs)
+{
+	if (fs->sh.a == NULL || !fs->ro || !fs->ro_asked || fs->broken || fs->ck_state == CK_DAMAGED)
+		return 0;
+	struct fat_sharea *a = area(fs);
+	if (!a->jn && !a->unsettled && !a->writing)
+		return 0;
+	fs->ro = 0;
+	fs->vol.readonly = 0;
+	fs->sh_change = 1;
+	int e = redo(fs);
+	if (e == 0)
+		e = settle(fs, 0);
+	if (e == 0 && a->writing)
+		e = repair(fs);
+	if (e == 0)
+		e = fat_sync(fs);
+	fs->ro = 1;
+	fs->vol.readonly = 1;
+	if (e < 0)
+		fat_say("fatfs: could not finish what a process that died left half written (%s)",
+		        strerror(-e));
+	return e;
+}
+
 void fat_share_abandon(struct fatfs *fs)
 {
 	/* A host test's dying process: the lock is left as the kernel leaves
