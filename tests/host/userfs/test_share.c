@@ -14,14 +14,16 @@
  *     not there, while every durable file is;
  *   - the files are there after a clean reboot.
  *
- * And, with one body for both (lease_case, a row per type), unixfs and lfs,
- * which take the lock as a lease (userfs/unixfs/share.c, userfs/lfs/multi.c:
- * lfs hands its log over): a process alone keeps the lock between
+ * And, with one body for all three (lease_case, a row per type), unixfs,
+ * lfs and fatfs, which take the lock as a lease (userfs/unixfs/share.c,
+ * userfs/lfs/multi.c: lfs hands its log over; userfs/fatfs/share.c: a log
+ * of the volume's blocks written): a process alone keeps the lock between
  * operations even with nothing to publish, and lets go once another has
  * attached; what one process changed the other sees once it takes the
  * lock, both ways; an open file the other renames is the same file, one it
  * removes reads as empty and a write to it goes nowhere (not onto the file
- * that takes its place); large files written by one and read by the other;
+ * that takes its place); an open directory the other empties and removes
+ * lists nothing; large files written by one and read by the other;
  * a third process's mount, change and unmount - and for lfs the cleaner
  * and a checkpoint - under an open file; a process that dies holding the
  * lease loses what it had not published, and nothing else; fsck clean
@@ -37,6 +39,7 @@
 #include "libos/kit/kit.h"
 #include "userfs/lfs/lfs_int.h"
 #include "userfs/unixfs/ufs.h"
+#include "userfs/fatfs/fat.h"
 #include "libos/vvol/vvol.h"
 
 extern uint32_t share_host_pid;
@@ -244,6 +247,26 @@ static int mkdir_l(void *fs, const char *a, const char *b)
 	return lt->mkdir(fs, a, 0755);
 }
 
+static int rmdir_l(void *fs, const char *a, const char *b)
+{
+	(void)b;
+	return lt->rmdir(fs, a);
+}
+
+/* The names open directory de lists. */
+static int count_names(struct process *p, void *de)
+{
+	struct libfs_dirent ent;
+	uint64_t cookie = 0;
+	int n = 0;
+	as(p);
+	CHECK_EQ(lt->enter(p->fs, 0), 0);
+	while (lt->readdir(p->fs, de, &cookie, &ent) == 1)
+		n++;
+	lt->leave(p->fs);
+	return n;
+}
+
 /* A large file of byte k + i, written whole by p, read whole by q. */
 static void big_round(struct process *p, struct process *q, int k)
 {
@@ -284,6 +307,11 @@ static struct share *ufs_sh(void *fs)
 static struct share *lfs_sh(void *fs)
 {
 	return &((struct lfs *)fs)->sh;
+}
+
+static struct share *fat_sh(void *fs)
+{
+	return &((struct fatfs *)fs)->sh;
 }
 
 static void lfs_upheaval(struct process *p)
@@ -368,6 +396,20 @@ static void lease_case(const struct lease_fs *L)
 	CHECK_EQ(get(t, b.fs, "d/reuse", buf), 4);
 	CHECK(strcmp(buf, "mine") == 0);
 
+	/* b lists a directory; a empties and removes it: b's open directory
+	 * lists nothing (not another directory's names, nor stale ones). */
+	as(&a);
+	CHECK_EQ(call(t, a.fs, mkdir_l, "e", NULL), 0);
+	put(t, a.fs, "e/f1", "1");
+	as(&b);
+	void *de = open_file(t, b.fs, "e", LIBFS_O_READ | LIBFS_O_DIR);
+	CHECK_EQ(count_names(&b, de), 1);
+	as(&a);
+	CHECK_EQ(call(t, a.fs, unlink_l, "e/f1", NULL), 0);
+	CHECK_EQ(call(t, a.fs, rmdir_l, "e", NULL), 0);
+	CHECK_EQ(count_names(&b, de), 0);
+	close_file(t, b.fs, de);
+
 	/* Large files (lfs: across segments, with checkpoints along the way;
 	 * unixfs: their own extents, the buffer cache), written by one, read
 	 * by the other, rewritten in place. */
@@ -430,6 +472,7 @@ static void lease_case(const struct lease_fs *L)
 static const struct lease_fs leases[] = {
 	{ "unixfs", "key=share", ufs_sh, "the lease published as a sync", NULL },
 	{ "lfs", "key=share,seg=64,cpkib=256", lfs_sh, "the log handed over", lfs_upheaval },
+	{ "fatfs", "key=share", fat_sh, "the lease published as a sync and a log of blocks", NULL },
 };
 
 /* ---- the virtual volume's map: a change its maker never committed -------------------- */
