@@ -1063,7 +1063,18 @@ int vvol_adopt(struct vvol *v)
 {
 	if (v->k == NULL || v->readonly)
 		return 0;
-	int e = vv_adopt(v);
+	/* The map read again and every node loaded: loading a node takes it
+	 * as ours when its page says it has changes nobody committed
+	 * (map.c, load_node) - the one mechanism for a process that merely
+	 * meets such a node and for this search for all of them.  (Read
+	 * again because nodes loaded before - on a read-only volume, or
+	 * before the death - were not checked then.) */
+	int e = v->dirty.n != 0 ? vvol_harden(v) : 0;
+	if (e == 0)
+		e = vvol_reload_map(v);
+	uint64_t chunks, nodes;
+	if (e == 0)
+		e = vv_count(v, &chunks, &nodes);
 	return e < 0 ? e : vvol_harden(v);
 }
 

@@ -480,28 +480,6 @@ void vv_map_free(struct vvol *v)
 	kit_dirty_free(&v->dirty);
 }
 
-/* Every node of the map that the exodisk holds changed and not written
- * back joins our changed nodes (see vvol_adopt). */
-static int adopt(struct vvol *v, struct vv_node *n)
-{
-	int e = ensure(v, n);
-	if (e < 0)
-		return e;
-	struct ed_protector p = kit_prot(v->k, n->sector, n->slot);
-	int64_t m = edc_in_cache(v->k->c, &p);
-	if (m > 0 && (m & ED_IC_DIRTY) && (e = touch(v, n)) < 0)
-		return e;
-	for (unsigned i = 0; n->level > 0 && i < VV_NODE_FAN && e == 0; i++)
-		if (n->u.child[i])
-			e = adopt(v, n->u.child[i]);
-	return e;
-}
-
-int vv_adopt(struct vvol *v)
-{
-	return v->root ? adopt(v, v->root) : 0;
-}
-
 static int count(struct vvol *v, struct vv_node *n, uint64_t *chunks, uint64_t *nodes)
 {
 	int e = ensure(v, n);

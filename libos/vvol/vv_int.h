@@ -59,10 +59,8 @@ int  vv_alloc(struct vvol *v, uint64_t c, uint64_t *phys, struct vv_node **leaf)
 int  vv_free(struct vvol *v, uint64_t c0, uint64_t c1);
 /* Commit every changed map node, deepest first. */
 int  vv_commit(struct vvol *v);
-/* Add to v->dirty every node the exodisk's cache holds changed and not
- * written back (loading every node). */
-int  vv_adopt(struct vvol *v);
-/* Count chunks and nodes, loading every node. */
+/* Count chunks and nodes, loading every node (load_node takes as ours
+ * each one it finds with changes nobody committed: vvol_adopt). */
 int  vv_count(struct vvol *v, uint64_t *chunks, uint64_t *nodes);
 
 static inline uint64_t vv_chunk_of(const struct vvol *v, uint64_t lba)

@@ -174,6 +174,13 @@ int  vvol_sync(struct vvol *v, unsigned mask);
 int  vvol_writeout(struct vvol *v, unsigned mask);
 /* Dirty sectors (of the classes in mask) in the cache. */
 uint64_t vvol_dirty_sectors(const struct vvol *v, unsigned mask);
+/* Map nodes changed and not yet committed (a vvol_sync or vvol_harden
+ * commits them): chunks given out, or given back, or a node taken over
+ * from a process that died (below). */
+static inline int vvol_map_changed(const struct vvol *v)
+{
+	return v->dirty.n != 0;
+}
 /* Is the cache this full (percent) of blocks holding dirty sectors? */
 int  vvol_pressed(const struct vvol *v, unsigned percent);
 
@@ -205,8 +212,10 @@ int  vvol_reload_map(struct vvol *v);
  * them, and the others see those chunks mapped and write into them; but
  * nobody would ever commit the change, and when the last holder lets go
  * the exodisk undoes it, and what the others wrote there reads as zeros.
- * So the next writer adopts them: every node the exodisk holds changed is
- * committed now (loading every node of the map: a cost only after a
+ * A process that loads such a node (its map page says dirty) while
+ * writable takes it as its own and commits it with its next changes
+ * (map.c); vvol_adopt does that for every node now: it reads the map
+ * again, loads all of it and commits what it took (a cost only after a
  * death).  A chunk adopted so may hold sectors never written; only
  * sectors the file system never reads before writing (free space). */
 int  vvol_adopt(struct vvol *v);

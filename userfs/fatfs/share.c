@@ -70,10 +70,12 @@ static struct fat_sharea *area(struct fatfs *fs)
 	return (struct fat_sharea *)fs->sh.a;
 }
 
-/* Changes in this process's memory that nobody else has seen. */
+/* Changes in this process's memory that nobody else has seen (a map node
+ * too: one a dead process left uncommitted, taken over when loaded). */
 static int dirty(struct fatfs *fs)
 {
-	return vvol_dirty_sectors(&fs->vol, VV_ALL) != 0 || fs->pending.n != 0 || fs->cuts.n != 0 ||
+	return vvol_dirty_sectors(&fs->vol, VV_ALL) != 0 || vvol_map_changed(&fs->vol) ||
+	       fs->pending.n != 0 || fs->cuts.n != 0 ||
 	       fs->freed.n != 0 || fs->info_dirty || fs->ck_unsealed.n != 0;
 }
 
