@@ -118,6 +118,18 @@ int stack_sync_files(struct stack_mount *s)
 	return first;
 }
 
+int stack_settle(struct stack_mount *s, void *lower, const void *same, size_t n, uint64_t off)
+{
+	long w = s->below.ops->write(s->below.fs, lower, same, n, off);
+	if (w >= 0 && (size_t)w != n)
+		w = -EIO;
+	if (w < 0)
+		return (int)w;
+	if (s->below.ops->fsync)
+		return s->below.ops->fsync(s->below.fs, lower);
+	return s->below.ops->sync ? s->below.ops->sync(s->below.fs) : 0;
+}
+
 /* ---- mounting ------------------------------------------------------------------ */
 
 int stack_mount(const char *opts, size_t size, void **fs)

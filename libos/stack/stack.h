@@ -105,6 +105,14 @@ int  stack_paths(struct stack_mount *s, const char *a, const char *b);
 /* The mount table's answer when the layer below has no sync: fsync every
  * file open through this layer. */
 int  stack_sync_files(struct stack_mount *s);
+/* Make durable everything any program wrote below, as far as the disk's
+ * cache goes: a program that died (a fault: no sync) may have left writes
+ * there, unflushed, and a libFS's fsync flushes only when it wrote
+ * something itself.  So `same` - bytes the file `lower` already holds at
+ * `off` - is written again and the file fsynced (the whole mount synced
+ * where there is no fsync).  A layer that keeps two versions of a block
+ * calls it before it first takes a version it did not write for durable. */
+int  stack_settle(struct stack_mount *s, void *lower, const void *same, size_t n, uint64_t off);
 /* For programs and test suites: what the stack mounted at (or above)
  * `path` offers, as a copy of its type's table with the stack's features
  * and limits.  0, or -EINVAL when path is not on a layer. */

@@ -186,6 +186,14 @@ static void fo_abandon(void *p)
 	fat_release(fs);
 }
 
+/* A dying process's open file: only the handle is freed here; the files
+ * and directories it holds go with the mount (fo_abandon). */
+static void fo_forget(void *p, void *file)
+{
+	(void)p;
+	free(file);
+}
+
 static int fo_statfs(void *p, struct libfs_statfs *st)
 {
 	struct fatfs *fs = p;
@@ -722,6 +730,7 @@ const struct libfs_ops fatfs_ops = {
 	.fsync = fo_fsync,
 	.readdir = fo_readdir,
 	.abandon = fo_abandon,
+	.forget = fo_forget,
 	.enter = fat_share_enter,
 	.leave = fat_share_leave,
 };

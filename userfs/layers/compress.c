@@ -75,6 +75,7 @@ struct ztable {
 	void *below;                         /* the libFS state it is for           */
 	int refs;                            /* compress mounts over it             */
 	int nt;
+	int settled;                         /* made all below durable: see settle  */
 	struct ztable *next;
 	struct ztrack t[ZTRACK];             /* open addressing                     */
 };
@@ -93,6 +94,7 @@ struct zfile {
 	struct stack_file sf;
 	int isdir;
 	int osync;                           /* opened LIBFS_O_SYNC                 */
+	uint64_t ino;                        /* its number below at the last call   */
 };
 
 /* What one call knows of its file. */
@@ -141,6 +143,8 @@ static int set_u64(struct zcall *c, uint64_t at, uint64_t v)
 	return lwrite(c, b, 8, at);
 }
 
+static void rekey(struct zmount *z, uint64_t from, uint64_t to);
+
 /* Start a call on file f: the sizes (logical 0 for a file without a
  * header yet), the file's number below, whether it is written through. */
 static int zbegin(struct zmount *z, struct zfile *f, struct zcall *c)
@@ -153,6 +157,9 @@ static int zbegin(struct zmount *z, struct zfile *f, struct zcall *c)
 	c->lsize = st.size;
 	c->end = (st.size + ZROOM - 1) / ZROOM * ZROOM;
 	c->ino = st.ino;
+	if (st.ino != f->ino)
+		rekey(z, f->ino, st.ino);      /* renamed directly below (fatfs)     */
+	f->ino = st.ino;
 	c->wt = f->osync || st.persist == LIBFS_P_WRITETHROUGH;
 	if (st.size == 0)
 		return 0;
@@ -246,6 +253,26 @@ static int other_file(const struct ztrack *t, uint64_t ino, uint64_t b, uint64_t
 static int outside(const struct ztrack *t, uint64_t ino, uint64_t b, uint64_t n)
 {
 	return t->ino != ino + 1 || t->blk < b || t->blk >= b + n;
+}
+
+/* A file system below may number a file by where its name is (fatfs), so
+ * a rename directly below it - not through this layer, which syncs first -
+ * changes the number of a file this mount has open: its blocks in the
+ * table go with it, or a rewrite would take their newest versions for
+ * durable.  (A closed file has none there: see z_close.) */
+static void rekey(struct zmount *z, uint64_t from, uint64_t to)
+{
+	if (z->tab->nt == 0)
+		return;
+	struct ztrack kept[ZTRACKED];
+	int k = 0;
+	for (int i = 0; i < ZTRACK; i++)
+		if (z->tab->t[i].ino != 0)
+			kept[k++] = z->tab->t[i];
+	memset(z->tab->t, 0, sizeof z->tab->t);
+	z->tab->nt = 0;
+	for (int i = 0; i < k; i++)
+		track(z, kept[i].ino == from + 1 ? to : kept[i].ino - 1, kept[i].blk);
 }
 
 /* File ino was made durable: forget its blocks. */
@@ -492,6 +519,28 @@ static int zero_block(const uint8_t *p)
 	return 1;
 }
 
+/* A block not in the table has its newest version durable only if no
+ * program that died (a fault: no sync, no unmount) left it in the disk's
+ * volatile cache: the next program reads it from there and would take it
+ * for durable, and write over the one version that is.  So the first time
+ * this program is about to take a version it did not write for durable,
+ * everything below is made durable first (once per file system below). */
+static int settle(struct zcall *c, const struct zslot (*e)[2], uint64_t b, uint64_t n)
+{
+	struct zmount *z = c->z;
+	if (z->tab->settled || z->atomic || c->wt)
+		return 0;
+	uint64_t i = 0;
+	while (i < n && (e[i][newer(e[i])].gen == 0 || tracked(z, c->ino, b + i)))
+		i++;
+	if (i == n)
+		return 0;
+	int r = stack_settle(&z->s, c->f->sf.lower, magic, sizeof magic, 0);
+	if (r == 0)
+		z->tab->settled = 1;
+	return r;
+}
+
 /* Store plaintext blocks [b, b + n) (one page's worth at most).  Each new
  * version goes to one slot and leaves the other as it is:
  *   - a block whose newest version is durable (not in the table): to the
@@ -514,6 +563,8 @@ static int put_blocks(struct zcall *c, uint64_t b, uint64_t n, const uint8_t *pt
 	 * is decided (see track). */
 	if (r == 0 && !z->atomic && !c->wt && z->tab->nt + n > ZTRACKED)
 		r = sync_below(z);
+	if (r == 0)
+		r = settle(c, e, b, n);
 	uint8_t *cz = malloc(ZB);
 	if (cz == NULL)
 		return -ENOMEM;
@@ -827,6 +878,7 @@ static int z_open(void *fs, const char *path, int flags, uint32_t perm, void **f
 	struct libfs_stat st;
 	r = z->s.below.ops->fstat(z->s.below.fs, f->sf.lower, &st);
 	f->isdir = r == 0 && st.type == LIBFS_T_DIR;
+	f->ino = r == 0 ? st.ino : 0;
 	if (r == 0 && !f->isdir && st.size > 0) {
 		char m[8];
 		struct zcall c = { .z = z, .f = f, .lsize = st.size };
@@ -898,6 +950,23 @@ static int z_fsync(void *fs, void *file)
 		return sync_below(z);
 	forget(z, st.ino);
 	return 0;
+}
+
+/* A file closed with blocks in the table is made durable first: once it
+ * is closed, a rename directly below could give it another number, or give
+ * its number to another file, and the table would lie about both. */
+static int z_close(void *fs, void *file)
+{
+	struct zmount *z = fs;
+	struct zfile *f = file;
+	int r = 0;
+	for (int i = 0; z->tab->nt > 0 && !f->isdir && i < ZTRACK; i++)
+		if (z->tab->t[i].ino == f->ino + 1) {
+			r = z_fsync(fs, file);
+			break;
+		}
+	int e = stack_close(fs, file);
+	return r < 0 ? r : e;
 }
 
 static int z_sync(void *fs)
@@ -997,6 +1066,7 @@ const struct libfs_ops compress_ops = {
 	.write = z_write,
 	.truncate = z_truncate,
 	.fsync = z_fsync,
+	.close = z_close,
 	.sync = z_sync,
 	.rename = z_rename,
 	.stat = z_stat,

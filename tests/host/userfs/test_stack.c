@@ -21,6 +21,7 @@
 #include "libos/stack/stack.h"
 #include "tests/host/userfs/ufsfix.h"
 #include "userfs/fssuite.h"
+#include "userfs/fatfs/fatfs.h"
 #include "userfs/kvfs/kvfs.h"
 
 static struct ufx u;
@@ -90,23 +91,26 @@ static void layer(const char *prefix, const struct libfs_ops *t, const char *ove
 	push(prefix, t->name, opts);
 }
 
-/* The bases: unixfs's directory /u/base, and kvfs's root. */
-static const char *const bases[] = { "/u/base", "/kv" };
+/* The bases: unixfs's directory /u/base, kvfs's root, and fatfs's
+ * directory /fat/base (one layer only: the stacks of two over unixfs and
+ * kvfs cover the pairs). */
+static const char *const bases[] = { "/u/base", "/kv", "/fat/base" };
 
 static void one_and_two(void)
 {
 	const struct libfs_ops *a, *b;
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 3; k++) {
 		for (int i = 0; (a = libfs_layer_at(i)) != NULL; i++) {
 			if (strcmp(a->name, "ro") == 0)
 				continue;             /* refuses writes by design: below */
 			push("/u", "unixfs", "key=suite");
 			push("/kv", "kvfs", "key=suite");
+			push("/fat", "fatfs", "key=fat");
 			layer("/L1", a, bases[k]);
 			char what[80];
 			snprintf(what, sizeof what, "%s over %s", a->name, bases[k]);
 			CHECK_EQ(suite("/L1", what), 0);
-			for (int j = 0; (b = libfs_layer_at(j)) != NULL; j++) {
+			for (int j = 0; k < 2 && (b = libfs_layer_at(j)) != NULL; j++) {
 				if (strcmp(b->name, "ro") == 0)
 					continue;
 				if (k == 1 && strcmp(a->name, "crypt") == 0 && strcmp(b->name, "crypt") == 0) {
@@ -634,6 +638,27 @@ static void block1_is(struct vfile *f, const uint8_t *want)
 	CHECK(memcmp(got, want, 4096) == 0);
 }
 
+/* Version `to` of a file of n bytes is version `from` with len bytes at
+ * off set to `byte`, written through f. */
+static void change(struct vfile *f, uint8_t *to, const uint8_t *from, size_t n, size_t off,
+                   int byte, size_t len)
+{
+	memcpy(to, from, n);
+	memset(to + off, byte, len);
+	CHECK_EQ(vfs_pwrite(f, to + off, len, off), (long)len);
+}
+
+/* A cut that tore the version at `at` below (a byte flipped) shows the
+ * version before it, `older`; whole again, it shows `newer`. */
+static void torn_shows(struct vfile *f, const char *below, uint64_t at, const uint8_t *older,
+                       const uint8_t *newer)
+{
+	flip(below, at);
+	block1_is(f, older);
+	flip(below, at);
+	block1_is(f, newer);
+}
+
 /* Format 3 keeps two slots per block: a new version goes to the slot not
  * holding the newest, when the newest is durable (fsync, sync, another
  * mount's), else over the newest, whose version nothing acknowledged.  So
@@ -655,35 +680,23 @@ static void crypt_slots(void)
 
 	/* v1, v2: two rewrites of block 1 after the fsync, none between: both
 	 * in slot 1, slot 0 keeps v0. */
-	memcpy(v[1], v[0], sizeof v[0]);
-	memset(v[1] + 4096 + 10, 'a', 100);
-	CHECK_EQ(vfs_pwrite(f, v[1] + 4096 + 10, 100, 4096 + 10), 100);
-	memcpy(v[2], v[1], sizeof v[0]);
-	memset(v[2] + 4096 + 500, 'b', 3000);
-	CHECK_EQ(vfs_pwrite(f, v[2] + 4096 + 500, 3000, 4096 + 500), 3000);
+	change(f, v[1], v[0], sizeof v[0], 4096 + 10, 'a', 100);
+	change(f, v[2], v[1], sizeof v[0], 4096 + 500, 'b', 3000);
 	block1_is(f, v[2] + 4096);
-	flip(la, slot1);
-	block1_is(f, v[0] + 4096);                 /* the durable version */
-	flip(la, slot1);
-	block1_is(f, v[2] + 4096);
+	torn_shows(f, la, slot1, v[0] + 4096, v[2] + 4096);   /* v0: the durable version */
 
 	/* fsync, then v3: slot 1 is durable, so v3 goes to slot 0. */
 	CHECK_EQ(vfs_fsync(f), 0);
 	memcpy(v[3], v[2], sizeof v[0]);
 	memset(v[3] + 4096, 'c', 4096);                   /* the whole block */
 	CHECK_EQ(vfs_pwrite(f, v[3] + 4096, 4096, 4096), 4096);
-	flip(la, slot0);
-	block1_is(f, v[2] + 4096);
-	flip(la, slot0);
-	block1_is(f, v[3] + 4096);
+	torn_shows(f, la, slot0, v[2] + 4096, v[3] + 4096);
 	CHECK_EQ(vfs_close(f), 0);
 
 	/* Closed and opened again in the same mount, no fsync: v3 is not
 	 * durable, v4 goes over it.  Then, both slots changed: -EBADMSG. */
 	CHECK_EQ(vfs_open("/s/t", LIBFS_O_READ | LIBFS_O_WRITE, 0, &f), 0);
-	memcpy(v[4], v[3], sizeof v[0]);
-	memset(v[4] + 5000, 'd', 10);
-	CHECK_EQ(vfs_pwrite(f, v[4] + 5000, 10, 5000), 10);
+	change(f, v[4], v[3], sizeof v[0], 5000, 'd', 10);
 	flip(la, slot0);
 	block1_is(f, v[2] + 4096);
 	flip(la, slot1);
@@ -866,31 +879,21 @@ static void compress_slots(void)
 	CHECK_EQ(w, 0);                               /* a new block: slot 0 */
 
 	/* v1, v2 after the fsync, none between: both in slot 1. */
-	memcpy(v[1], v[0], sizeof v[0]);
-	memset(v[1] + 4096 + 10, 'a', 100);
-	CHECK_EQ(vfs_pwrite(f, v[1] + 4096 + 10, 100, 4096 + 10), 100);
+	change(f, v[1], v[0], sizeof v[0], 4096 + 10, 'a', 100);
 	memcpy(v[2], v[1], sizeof v[0]);
 	fill(v[2] + 4096, 4096, 9);
 	CHECK_EQ(vfs_pwrite(f, v[2] + 4096, 4096, 4096), 4096);
 	uint64_t at = zblock1_newest(below, &w);
 	CHECK_EQ(w, 1);
 	block1_is(f, v[2] + 4096);
-	flip(below, at);
-	block1_is(f, v[0] + 4096);                    /* the durable version */
-	flip(below, at);
-	block1_is(f, v[2] + 4096);
+	torn_shows(f, below, at, v[0] + 4096, v[2] + 4096);   /* v0: the durable version */
 
 	/* fsync, then v3: slot 1 is durable, so v3 goes to slot 0. */
 	CHECK_EQ(vfs_fsync(f), 0);
-	memcpy(v[3], v[2], sizeof v[0]);
-	memset(v[3] + 4096 + 4000, 'c', 96);
-	CHECK_EQ(vfs_pwrite(f, v[3] + 4096 + 4000, 96, 4096 + 4000), 96);
+	change(f, v[3], v[2], sizeof v[0], 4096 + 4000, 'c', 96);
 	at = zblock1_newest(below, &w);
 	CHECK_EQ(w, 0);
-	flip(below, at);
-	block1_is(f, v[2] + 4096);
-	flip(below, at);
-	block1_is(f, v[3] + 4096);
+	torn_shows(f, below, at, v[2] + 4096, v[3] + 4096);
 	static uint8_t all[sizeof v[0]];
 	CHECK_EQ(vfs_pread(f, all, sizeof all, 0), (long)sizeof all);
 	CHECK(memcmp(all, v[3], sizeof all) == 0);
@@ -918,6 +921,125 @@ static void compress_slots(void)
 }
 
 /* ---- ro, the tutorial layer ------------------------------------------------------ */
+
+/* ---- a rename directly below a layer, on fatfs ------------------------------------ */
+
+/* The one name in dir below that is not `skip` (nor .crypt). */
+static void other_name(const char *dir, const char *skip, char *out)
+{
+	struct vfile *d;
+	struct libfs_dirent de;
+	out[0] = 0;
+	CHECK_EQ(vfs_open(dir, LIBFS_O_READ | LIBFS_O_DIR, 0, &d), 0);
+	while (vfs_readdir(d, &de) == 1)
+		if (de.name[0] != '.' && strcmp(de.name, skip) != 0)
+			sprintf(out, "%s/%s", dir, de.name);
+	CHECK_EQ(vfs_close(d), 0);
+	CHECK(out[0] != 0);
+}
+
+/* fatfs numbers a file by where its name is, so a rename changes the
+ * number a layer sees below.  A file open through the layer (and one it
+ * closed after rewriting it) is renamed directly below: the layer keeps
+ * no copy of anything below (docs/stacking.md, "Coherence"), so its open
+ * handle goes on reading and writing the same file, which reads the same
+ * under its new name above and below; compress still knows which version
+ * of a block is durable (a cut - here a flipped byte of the newest
+ * version - leaves the version the last fsync or close acknowledged). */
+static void rename_below(const char *type)
+{
+	static uint8_t v[5][12288], got[12288];
+	int crypt = strcmp(type, "crypt") == 0, compress = strcmp(type, "compress") == 0;
+	char opts[96], f_low[300], g_low[300], h_low[300];
+	struct vfile *a, *b;
+	struct libfs_stat st;
+	push("/fat", "fatfs", "key=fat");
+	CHECK_EQ(vfs_mkdir("/fat/d", 0755), 0);
+	snprintf(opts, sizeof opts, "over=/fat/d%s", crypt ? "," CK : "");
+	push("/top", type, opts);
+	/* The names below of f, g and h (crypt's are encrypted). */
+	put("/top/f", "x", 0);
+	other_name("/fat/d", ".crypt", f_low);
+	put("/top/g", "x", 0);
+	other_name("/fat/d", strrchr(f_low, '/') + 1, g_low);
+	CHECK_EQ(vfs_unlink("/top/g"), 0);
+	put("/top/h", "x", 0);
+	other_name("/fat/d", strrchr(f_low, '/') + 1, h_low);
+	CHECK_EQ(vfs_unlink("/top/h"), 0);
+
+	fill(v[0], sizeof v[0], 5);
+	CHECK_EQ(vfs_open("/top/f", LIBFS_O_READ | LIBFS_O_WRITE | LIBFS_O_TRUNC, 0, &a), 0);
+	CHECK_EQ(vfs_pwrite(a, v[0], sizeof v[0], 0), (long)sizeof v[0]);
+	CHECK_EQ(vfs_fsync(a), 0);
+	/* v1: block 1 rewritten, not durable; then the rename below. */
+	memcpy(v[1], v[0], sizeof v[0]);
+	fill(v[1] + 4096, 4096, 6);
+	CHECK_EQ(vfs_pwrite(a, v[1] + 4096, 4096, 4096), 4096);
+	CHECK_EQ(vfs_rename(f_low, g_low), 0);
+	CHECK_EQ(vfs_stat("/top/f", &st), -ENOENT);
+	/* v2 through the handle opened before the rename. */
+	change(a, v[2], v[1], sizeof v[0], 4096 + 100, 'r', 300);
+	CHECK_EQ(vfs_pread(a, got, sizeof got, 0), (long)sizeof got);
+	CHECK(memcmp(got, v[2], sizeof got) == 0);
+	CHECK_EQ(vfs_open("/top/g", LIBFS_O_READ, 0, &b), 0);
+	CHECK_EQ(vfs_pread(b, got, sizeof got, 0), (long)sizeof got);
+	CHECK(memcmp(got, v[2], sizeof got) == 0);
+	CHECK_EQ(vfs_fstat(b, &st), 0);
+	CHECK_EQ(st.size, sizeof v[0]);
+	CHECK_EQ(vfs_close(b), 0);
+	if (!crypt && !compress) {
+		read_below(g_low, got, sizeof got, 0);
+		CHECK(memcmp(got, v[2], sizeof got) == 0);
+	}
+	if (compress) {
+		/* v1 and v2 went to the same slot, v0's kept. */
+		int w;
+		uint64_t at = zblock1_newest(g_low, &w);
+		CHECK_EQ(w, 1);
+		torn_shows(a, g_low, at, v[0] + 4096, v[2] + 4096);
+	}
+	/* v3, then closed (no fsync), renamed below again, opened and
+	 * rewritten (v4): the version the close left is the durable one. */
+	memcpy(v[3], v[2], sizeof v[0]);
+	fill(v[3] + 4096, 4096, 8);
+	CHECK_EQ(vfs_pwrite(a, v[3] + 4096, 4096, 4096), 4096);
+	CHECK_EQ(vfs_close(a), 0);
+	if (compress) {
+		/* compress makes a file whose blocks it rewrote durable when it
+		 * closes it (after that, a rename below would hide them from its
+		 * table): the power fails now, and v3 is there. */
+		vfs_abandon();
+		ufx_crash(&u);
+		for (int i = 0; i < nstk; i++)
+			CHECK_EQ(vfs_mount(stk[i].prefix, stk[i].type, stk[i].opts, 1), 0);
+		CHECK_EQ(vfs_open("/top/g", LIBFS_O_READ, 0, &a), 0);
+		CHECK_EQ(vfs_pread(a, got, sizeof got, 0), (long)sizeof got);
+		CHECK(memcmp(got, v[3], sizeof got) == 0);
+		CHECK_EQ(vfs_close(a), 0);
+	}
+	CHECK_EQ(vfs_rename(g_low, h_low), 0);
+	CHECK_EQ(vfs_open("/top/h", LIBFS_O_READ | LIBFS_O_WRITE, 0, &a), 0);
+	change(a, v[4], v[3], sizeof v[0], 4096 + 2000, 'q', 50);
+	CHECK_EQ(vfs_pread(a, got, sizeof got, 0), (long)sizeof got);
+	CHECK(memcmp(got, v[4], sizeof got) == 0);
+	if (compress) {
+		int w;
+		uint64_t at = zblock1_newest(h_low, &w);
+		torn_shows(a, h_low, at, v[3] + 4096, v[4] + 4096);
+	}
+	CHECK_EQ(vfs_close(a), 0);
+	CHECK_EQ(vfs_unlink("/top/h"), 0);
+	nstk--;
+	CHECK_EQ(vfs_umount("/top"), 0);
+	if (crypt)
+		CHECK_EQ(vfs_unlink("/fat/d/.crypt"), 0);
+	CHECK_EQ(vfs_rmdir("/fat/d"), 0);
+	pop_all();
+	/* The file system below is whole. */
+	struct libfs_fsck ck = { 0 };
+	CHECK_EQ(fatfs_ops.fsck("key=fat", &ck), 0);
+	CHECK_EQ(ck.problems, 0);
+}
 
 static void read_only(void)
 {
@@ -1009,6 +1131,13 @@ int main(void)
 	coherence("trace", "/kv", "file", 0);
 	CHECK(traced > 20);
 	CHECK(strstr(last, "trace /kv: ") == last);
+	CHECK_EQ(fatfs_ops.mkfs("key=fat,size=8M", &sb), 0);
+	push("/fat", "fatfs", "key=fat");
+	CHECK_EQ(vfs_mkdir("/fat/base", 0755), 0);
+	pop_all();
+	rename_below("null");
+	rename_below("compress");
+	rename_below("crypt");
 	one_and_two();
 	ten_deep();
 	ufx_free(&u);
