@@ -46,12 +46,62 @@ static uint32_t rec_nsut(const struct lfs *fs)
 	return n < fs->nsutblk ? (uint32_t)n : fs->nsutblk;
 }
 
+/* The most inode map entries a record carries instead of their blocks:
+ * what its copy has room for after the pointers, at most IMIN_MAX (12 KiB
+ * of record).  Written in the record, an entry costs 24 bytes once; in its
+ * block in the log, 16 bytes a block's worth at a time, which the cleaner
+ * then reads and moves again while the block is live (docs/lfs.md, "The
+ * cleaner"). */
+#define IMIN_MAX 512u
+/* A block with this many such entries goes to the log rather than into
+ * every record until it does: its 4 KiB there (and what the cleaner pays
+ * for them) against 24 bytes per entry, summed and copied at every
+ * checkpoint. */
+#define IMIN_BLOCK 32u
+
+static uint32_t imap_changes(const struct lfs_imblk *m)
+{
+	uint32_t c = 0;
+	for (int w = 0; w < 4; w++)
+		c += (uint32_t)__builtin_popcountll(m->cpchg[w]);
+	return c;
+}
+static uint32_t imin_room(const struct lfs *fs)
+{
+	uint64_t room = (uint64_t)fs->sb.cp_sect * LFS_SECT, used = sizeof(struct lfs_cp) +
+	                ((uint64_t)fs->nimblk + rec_nsut(fs)) * 8;
+	uint64_t n = room > used ? (room - used) / sizeof(struct lfs_dimap) : 0;
+	return n < IMIN_MAX ? (uint32_t)n : IMIN_MAX;
+}
+
+/* The record's inode map entries: those newer than their blocks in the
+ * log, of the blocks in memory (cpchg) and of those not read since the
+ * last record carried them (imin).  How many. */
+static uint32_t put_imin(const struct lfs *fs, struct lfs_dimap *d)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < fs->nimblk; i++) {
+		const struct lfs_imblk *m = fs->im[i];
+		if (m == NULL || !m->dirty)
+			continue;
+		for (uint32_t j = 0; j < LFS_PER_BLK; j++)
+			if (m->cpchg[j / 64] >> (j % 64) & 1) {
+				d[n].ino = i * LFS_PER_BLK + j;
+				d[n].pad = 0;
+				d[n++].e = m->e[j];
+			}
+	}
+	if (fs->nimin > 0)
+		memcpy(d + n, fs->imin, fs->nimin * sizeof *d);
+	return n + fs->nimin;
+}
+
 /* Write the record to copy (cpseq + 1) & 1, and flush. */
 static int write_record(struct lfs *fs, int clean)
 {
 	size_t room = (size_t)fs->sb.cp_sect * LFS_SECT;
 	uint32_t nsut = rec_nsut(fs);
-	if (!cp_fits(fs, fs->nimblk, nsut))
+	if (!cp_fits(fs, fs->nimblk, nsut) || fs->nimcp + fs->nimin > imin_room(fs))
 		return -ENOSPC;
 	uint8_t *buf = calloc(1, room);
 	if (buf == NULL)
@@ -60,7 +110,7 @@ static int write_record(struct lfs *fs, int clean)
 	uint64_t seq = fs->cpseq + 1;
 	int copy = (int)(seq & 1);
 	cp->magic = LFS_CP_MAGIC;
-	cp->version = LFS_VERSION;
+	cp->version = LFS_CP_VERSION;
 	cp->copy = (uint16_t)copy;
 	cp->fsid = fs->sb.fsid;
 	cp->cpseq = seq;
@@ -83,7 +133,9 @@ static int write_record(struct lfs *fs, int clean)
 	uint64_t *p = (uint64_t *)(cp + 1);
 	memcpy(p, fs->imaddr, fs->nimblk * sizeof *p);
 	memcpy(p + fs->nimblk, fs->sutaddr, nsut * sizeof *p);
-	cp->nbytes = (uint32_t)(sizeof *cp + (fs->nimblk + nsut) * sizeof *p);
+	cp->nimin = put_imin(fs, (struct lfs_dimap *)(p + fs->nimblk + nsut));
+	cp->nbytes = (uint32_t)(sizeof *cp + (fs->nimblk + nsut) * sizeof *p +
+	                        cp->nimin * sizeof(struct lfs_dimap));
 	cp->mac = lfs_mac(fs, buf, cp->nbytes);
 	uint32_t nsect = (cp->nbytes + LFS_SECT - 1) / LFS_SECT;
 	int64_t r = kit_io(&fs->k, fs->k.anchor, 0, 1, fs->sb.cp_disk[copy], buf, (uint64_t)nsect * LFS_SECT);
@@ -140,12 +192,30 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 	if (fs->err)
 		return fs->err;
 	TRY(lfs_commit(fs));
+	if (clean)
+		fs->clean_keep = 0;           /* (an unmount: nothing is kept mapped) */
 	fs->in_ckpt = 1;
 	int e = 0;
-	/* The inode map blocks that changed. */
+	/* The inode map.  Its entries changed since their blocks were last
+	 * written go in the record while they fit (write_record), and then
+	 * only the blocks whose copies are in segments being cleaned go to
+	 * the log: a checkpoint after a cleaning round costs the usage table
+	 * blocks and the record, not every map block the round's files
+	 * touched.  Once they do not fit, every block that changed goes to
+	 * the log (first reading those the record carried entries for). */
+	uint32_t fit = imin_room(fs);
+	fit = fit > 4 ? fit - 4 : 0;      /* (the log may pass the mark meanwhile:
+	                                     a usage table pointer more) */
+	int all = fs->nimcp + fs->nimin > fit;
+	while (all && e == 0 && fs->nimin > 0) {
+		struct lfs_imblk *m;
+		e = lfs_imap_block(fs, fs->imin[0].ino / LFS_PER_BLK, &m);   /* (applies them) */
+	}
 	for (uint32_t i = 0; i < fs->nimblk && e == 0; i++) {
 		struct lfs_imblk *m = fs->im[i];
 		if (m == NULL || !m->dirty)
+			continue;
+		if (!all && !m->move && imap_changes(m) < IMIN_BLOCK)
 			continue;
 		struct lfs_psent pe = { 0, 0, i, LFS_K_IMAP, LFS_BSECT, 0 };
 		uint64_t lba;
@@ -159,9 +229,12 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 			lfs_seg_use(fs, LFS_PTR_LBA(fs->imaddr[i]), -(int64_t)LFS_BSIZE);
 		fs->imaddr[i] = LFS_PTR(lba, LFS_BSECT);
 		lfs_seg_use(fs, lba, LFS_BSIZE);
-		m->dirty = 0;
+		fs->nimcp -= imap_changes(m);
+		memset(m->cpchg, 0, sizeof m->cpchg);
+		m->dirty = m->move = 0;
 		fs->nimdirty--;
 		fs->st.cp_bytes += LFS_BSIZE;
+		fs->st.cp_imap_blocks++;
 	}
 	/* The usage table blocks that changed since the last checkpoint, and
 	 * only those: the cost follows what changed, not the volume.  A block
@@ -256,9 +329,12 @@ int lfs_cp_read(struct lfs *fs, int copy, struct lfs_cp *cp, uint64_t **ptrs)
 	if (e == 0) {
 		uint64_t mac = c.mac;
 		((struct lfs_cp *)buf)->mac = 0;
-		if (c.magic != LFS_CP_MAGIC || c.version != LFS_VERSION || c.fsid != fs->sb.fsid ||
+		/* (A version 2 record has no map entries: its nimin was spare.) */
+		if (c.magic != LFS_CP_MAGIC || (c.version != LFS_VERSION && c.version != LFS_CP_VERSION) ||
+		    (c.version == LFS_VERSION && c.nimin != 0) || c.fsid != fs->sb.fsid ||
 		    c.copy != copy || c.nbytes > room || c.nbytes < sizeof c ||
-		    c.nbytes != sizeof c + ((uint64_t)c.nimap + c.nsut) * 8 ||
+		    c.nbytes != sizeof c + ((uint64_t)c.nimap + c.nsut) * 8 +
+		                (uint64_t)c.nimin * sizeof(struct lfs_dimap) ||
 		    lfs_mac(fs, buf, c.nbytes) != mac)
 			e = -EIO;
 	}
@@ -325,7 +401,7 @@ int lfs_apply_deltas(struct lfs *fs, const uint8_t *delta, size_t n)
 			struct lfs_imblk *m;
 			TRY(lfs_imap_block(fs, di[i].ino / LFS_PER_BLK, &m));
 			m->e[di[i].ino % LFS_PER_BLK] = di[i].e;
-			lfs_imap_dirty(fs, m);
+			lfs_imap_cpmark(fs, m, di[i].ino % LFS_PER_BLK);
 		}
 		const struct lfs_dsut *ds = (const void *)(di + d->nimap);
 		for (uint32_t i = 0; i < d->nsut; i++) {
@@ -493,8 +569,22 @@ int lfs_load(struct lfs *fs)
 	for (uint32_t i = 0; e == 0 && i < cp->nimap + cp->nsut; i++)
 		if (!ptr_ok(fs, ptr[i]))
 			e = -EIO;
+	/* The map entries the record carries: applied to their blocks as
+	 * those are read (imap.c), so the mount reads no map block. */
+	const struct lfs_dimap *imin = (const void *)(ptr + cp->nimap + cp->nsut);
+	for (uint32_t i = 0; e == 0 && i < cp->nimin; i++)
+		if (imin[i].ino == 0 || imin[i].ino >= cp->max_ino)
+			e = -EIO;
 	if (e == 0)
 		e = lfs_imap_init(fs, cp->nimap);
+	if (e == 0 && cp->nimin > 0) {
+		fs->imin = malloc(cp->nimin * sizeof *fs->imin);
+		if (fs->imin == NULL)
+			e = -ENOMEM;
+		else
+			memcpy(fs->imin, imin, cp->nimin * sizeof *fs->imin);
+		fs->nimin = fs->imin ? cp->nimin : 0;
+	}
 	if (e == 0) {
 		memcpy(fs->imaddr, ptr, cp->nimap * sizeof *ptr);
 		memcpy(fs->sutaddr, ptr + cp->nimap, cp->nsut * sizeof *ptr);

@@ -62,10 +62,12 @@ static int move(struct lfs *fs, const struct lfs_psent *e, uint64_t lba, const u
 		for (uint32_t slot = 0; slot < LFS_IPERSECT; slot++) {
 			struct lfs_dinode d;
 			memcpy(&d, p + slot * LFS_ISIZE, sizeof d);
-			if (d.ino == 0 || !lfs_inode_ok(&d, d.ino))
+			if (d.ino == 0 || d.ino >= fs->max_ino)
 				continue;
+			/* The map first: most copies are dead, and then their
+			 * sums need not be checked. */
 			struct lfs_imapent *m = lfs_imap(fs, d.ino, &err);
-			if (m == NULL || m->loc != LFS_LOC(lba, slot))
+			if (m == NULL || m->loc != LFS_LOC(lba, slot) || !lfs_inode_ok(&d, d.ino))
 				continue;
 			TRY(lfs_get(fs, d.ino, &n));
 			lfs_dirty(fs, n);
@@ -78,6 +80,7 @@ static int move(struct lfs *fs, const struct lfs_psent *e, uint64_t lba, const u
 		struct lfs_imblk *m;
 		TRY(lfs_imap_block(fs, e->lbn, &m));
 		lfs_imap_dirty(fs, m);
+		m->move = 1;                   /* to the log, not in the record */
 	}
 	if (e->kind == LFS_K_SUT && e->lbn < fs->nsutblk &&
 	    fs->sutaddr[e->lbn] == LFS_PTR(lba, LFS_BSECT) && !fs->sutdirty[e->lbn]) {
@@ -153,6 +156,7 @@ int lfs_clean(struct lfs *fs, int max)
 		return -ENOMEM;
 	}
 	fs->cleaning = 1;
+	fs->st.clean_rounds++;
 	int e = 0;
 	for (int i = 0; i < n; i++)
 		fs->st.clean_live += lfs_sg(fs, chosen[i])->e.live;
@@ -184,20 +188,37 @@ int lfs_clean(struct lfs *fs, int max)
 	return after > have ? (int)((after - have + sb - 1) / sb) : 0;
 }
 
+/* The most rounds one operation's autoclean runs: the rest waits for the
+ * next operation, so that no single write stalls for long behind the
+ * cleaner (lfs_reserve still cleans when a write would not fit). */
+#define AC_ROUNDS 2
+#define KEEP_IDLE 16
+
+/* No cleaning needed: the empty segments kept mapped for the cleaner go
+ * back (at the next checkpoint) once there is room again, or once it has
+ * not been needed for as many segments of writing as it keeps, at most
+ * KEEP_IDLE.  0. */
+static int keep_less(struct lfs *fs, uint64_t sb)
+{
+	uint64_t idle = fs->clean_keep < KEEP_IDLE ? fs->clean_keep : KEEP_IDLE;
+	if (fs->clean_keep && (lfs_avail(fs) / sb >= 2 * (uint64_t)fs->clean_keep ||
+	                       fs->st.new_bytes - fs->clean_at >= idle * sb))
+		fs->clean_keep = 0;
+	return 0;
+}
+
 int lfs_autoclean(struct lfs *fs)
 {
+	uint64_t sb = lfs_segbytes(fs);
 	if (!fs->autoclean || fs->cleaning || fs->rdonly ||
-	    fs->st.new_bytes - fs->ac_mark < lfs_segbytes(fs) / 4)
+	    (!fs->ac_more && fs->st.new_bytes - fs->ac_mark < sb / 4))
 		return 0;
 	fs->ac_mark = fs->st.new_bytes;
+	fs->ac_more = 0;
 	/* Writable segments, as lfs_reserve counts them (kept between
 	 * segments: counting looks at every segment and the free map). */
-	uint64_t sb = lfs_segbytes(fs);
-	if (lfs_avail(fs) / sb >= fs->clean_low) {
-		if (lfs_avail(fs) / sb >= 2 * (uint64_t)fs->clean_keep)
-			fs->clean_keep = 0;      /* room again: empty segments go back */
-		return 0;
-	}
+	if (!fs->ac_going && lfs_avail(fs) / sb >= fs->clean_low)
+		return keep_less(fs, sb);
 	/* Cleaning: every segment known first (after a mount the table comes
 	 * in as it is wanted; what is left of it is read once, here). */
 	if (!lfs_sut_all_loaded(fs)) {
@@ -228,18 +249,27 @@ int lfs_autoclean(struct lfs *fs)
 		hi = lo + span;
 	if (hi < lo + 2)
 		hi = lo + 2;
-	if (lfs_avail(fs) / sb >= lo)
-		return 0;
+	if (lfs_avail(fs) / sb >= lo && !fs->ac_going)
+		return keep_less(fs, sb);
 	/* What the rounds empty stays mapped (seg.c, lfs_release): the log
 	 * writes it next. */
 	fs->clean_keep = (uint32_t)hi;
+	fs->clean_at = fs->st.new_bytes;
 	/* Until the high mark, or until a round gains nothing (the disk is
-	 * full of live data: then writes get -ENOSPC). */
-	for (int round = 0; round < 256 && lfs_avail(fs) / sb < hi; round++) {
+	 * full of live data: then writes get -ENOSPC), AC_ROUNDS rounds at a
+	 * time: the next operation goes on (ac_more, ac_going). */
+	for (int round = 0; lfs_avail(fs) / sb < hi; round++) {
+		if (round == AC_ROUNDS) {
+			fs->ac_more = fs->ac_going = 1;
+			return 0;
+		}
 		int r = lfs_clean(fs, ROUND_MAX);
-		if (r <= 0)
+		if (r <= 0) {
+			fs->ac_going = 0;
 			return r < 0 ? r : 0;
+		}
 	}
+	fs->ac_going = 0;
 	return 0;
 }
 

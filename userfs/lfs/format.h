@@ -37,6 +37,8 @@
 #include <stdint.h>
 
 #define LFS_VERSION     2                 /* 2: directory and indirect blocks carry sums */
+#define LFS_CP_VERSION  3                 /* a checkpoint record's: 3 may carry inode
+                                             map entries (nimin); 2 is read too     */
 #define LFS_SECT        512u
 #define LFS_BSIZE       4096u             /* a data block                      */
 #define LFS_BSECT       8u                /* sectors per block                 */
@@ -215,7 +217,11 @@ struct lfs_cp {
 	uint64_t hwm;             /* segments from here on were never used (their
 	                             usage entries are zero, nothing points there);
 	                             0: not kept (an older record): any may be     */
-	uint64_t spare[3];
+	uint32_t nimin;           /* struct lfs_dimap entries after the pointers:
+	                             inode map entries newer than their blocks'
+	                             copies in the log (version 3; 0 before)       */
+	uint32_t pad;
+	uint64_t spare[2];
 	uint64_t mac;             /* keyed SipHash of nbytes with mac 0             */
 };
 

@@ -35,6 +35,9 @@ int lfs_imap_init(struct lfs *fs, uint32_t nblk)
 	fs->imaddr = calloc(fs->imcap, sizeof *fs->imaddr);
 	fs->nimblk = nblk;
 	fs->nimdirty = 0;
+	fs->nimcp = 0;
+	fs->imin = NULL;
+	fs->nimin = 0;
 	fs->imchgcap = 16;
 	fs->imchg = malloc(fs->imchgcap * sizeof *fs->imchg);
 	fs->nih = 256;               /* doubled as inodes come in (node_new) */
@@ -50,6 +53,9 @@ void lfs_imap_free(struct lfs *fs)
 	free(fs->imaddr);
 	free(fs->imchg);
 	free(fs->ih);
+	free(fs->imin);
+	fs->imin = NULL;
+	fs->nimin = fs->nimcp = 0;
 	fs->im = NULL;
 	fs->imaddr = NULL;
 	fs->imchg = NULL;
@@ -75,6 +81,20 @@ static __attribute__((noinline)) int imap_read(struct lfs *fs, uint32_t i)
 		}
 		memcpy(m->e, blk + sizeof(struct lfs_blkhdr), sizeof m->e);
 	}
+	/* Entries of this block that the checkpoint record carried (newer
+	 * than the block in the log): the next checkpoint carries them
+	 * again, or writes the block. */
+	uint32_t k = 0;
+	for (uint32_t x = 0; x < fs->nimin; x++) {
+		const struct lfs_dimap *d = &fs->imin[x];
+		if (d->ino / LFS_PER_BLK == i) {
+			m->e[d->ino % LFS_PER_BLK] = d->e;
+			lfs_imap_cpmark(fs, m, d->ino % LFS_PER_BLK);
+		} else {
+			fs->imin[k++] = *d;
+		}
+	}
+	fs->nimin = k;
 	fs->im[i] = m;
 	return 0;
 }
@@ -128,7 +148,7 @@ void lfs_imap_note(struct lfs *fs, uint32_t ino)
 {
 	uint32_t i = ino / LFS_PER_BLK, j = ino % LFS_PER_BLK;
 	struct lfs_imblk *m = fs->im[i];
-	lfs_imap_dirty(fs, m);
+	lfs_imap_cpmark(fs, m, j);
 	if (!(m->changed[j / 64] >> (j % 64) & 1))
 		fs->pend += sizeof(struct lfs_dimap);
 	m->changed[j / 64] |= 1ull << (j % 64);

@@ -57,12 +57,14 @@ struct lfs_stats {
 	uint64_t clean_moved;     /* live bytes the cleaner wrote again             */
 	uint64_t clean_live;      /* live bytes of the segments it chose, as chosen */
 	uint64_t segs_cleaned, segs_released, segs_mapped;
+	uint64_t clean_rounds;    /* cleaning rounds (each ends with a checkpoint)  */
 	uint64_t ps_written, commits, checkpoints, flushes;
 	uint64_t rd_reqs, rd_sect, wr_reqs, wr_sect;
 	uint64_t rc_hits, rc_misses;
 	uint64_t share_pubs;      /* share maps published                           */
 	uint64_t cp_bytes;        /* bytes checkpoints wrote: table blocks, records */
 	uint64_t cp_sut_blocks;   /* usage table blocks among them                  */
+	uint64_t cp_imap_blocks;  /* inode map blocks among them                    */
 	uint64_t sut_reads;       /* usage table blocks read (as they were wanted)  */
 	uint64_t ra_reqs;         /* reads ahead of a sequential reader (in rd_reqs) */
 	/* the last mount */

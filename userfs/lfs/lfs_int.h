@@ -86,8 +86,12 @@ struct lfs_segset {
 struct lfs_imblk {
 	struct lfs_imapent e[LFS_PER_BLK];
 	uint64_t changed[4];      /* entries changed since the last commit          */
+	uint64_t cpchg[4];        /* entries newer than the block's copy in the log:
+	                             the checkpoint record carries them (ckpt.c)   */
 	uint8_t inlist;           /* on the changed list                            */
-	uint8_t dirty;            /* changed since the last checkpoint              */
+	uint8_t dirty;            /* newer than its copy in the log                 */
+	uint8_t move;             /* that copy is in a segment being cleaned: the
+	                             next checkpoint writes the block              */
 };
 
 /* ---- an inode in memory ------------------------------------------------------------ */
@@ -144,6 +148,9 @@ struct lfs {
 	int autoclean;
 	uint64_t ac_mark;         /* new_bytes when autoclean last looked           */
 	uint32_t clean_keep;      /* empty segments kept mapped while cleaning      */
+	uint64_t clean_at;        /* new_bytes when autoclean last cleaned          */
+	uint8_t ac_more;          /* autoclean stopped short: look at the next op   */
+	uint8_t ac_going;         /* ... and go on to the high mark                 */
 	/* checkpoints */
 	uint64_t cp_disk[2];      /* the copies' disk sectors (anchor extents)      */
 	uint64_t cpseq;           /* of the newest durable checkpoint               */
@@ -194,6 +201,11 @@ struct lfs {
 	uint64_t *imaddr;         /* [imcap]: where each is, per the last checkpoint */
 	uint32_t nimblk, imcap;   /* blocks in use (max_ino's), room                */
 	uint32_t nimdirty;        /* blocks with dirty set (lfs_imap_dirty)         */
+	uint32_t nimcp;           /* cpchg bits set in the loaded blocks            */
+	struct lfs_dimap *imin;   /* entries the checkpoint record carried whose
+	                             blocks are not loaded yet (imap_read applies
+	                             them)                                          */
+	uint32_t nimin;
 	uint32_t *imchg;          /* blocks with changed entries                    */
 	uint32_t nimchg, imchgcap;
 	uint32_t max_ino, free_head;
@@ -484,12 +496,22 @@ static inline void lfs_imap_changed(struct lfs *fs, uint32_t ino)
 	if (!m->inlist || !m->dirty || !(m->changed[j / 64] >> (j % 64) & 1))
 		lfs_imap_note(fs, ino);
 }
-/* Block m of the map is to be written at the next checkpoint. */
+/* Block m of the map is newer than its copy in the log. */
 static inline void lfs_imap_dirty(struct lfs *fs, struct lfs_imblk *m)
 {
 	if (!m->dirty) {
 		m->dirty = 1;
 		fs->nimdirty++;
+	}
+}
+/* Its entry j is: the next checkpoint's record carries it, unless that
+ * checkpoint writes the block (ckpt.c). */
+static inline void lfs_imap_cpmark(struct lfs *fs, struct lfs_imblk *m, uint32_t j)
+{
+	lfs_imap_dirty(fs, m);
+	if (!(m->cpchg[j / 64] >> (j % 64) & 1)) {
+		m->cpchg[j / 64] |= 1ull << (j % 64);
+		fs->nimcp++;
 	}
 }
 int  lfs_imap_block(struct lfs *fs, uint32_t i, struct lfs_imblk **out);

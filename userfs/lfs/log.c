@@ -401,6 +401,10 @@ static int write_deltas(struct lfs *fs)
 	return e;
 }
 
+/* Sectors of blocks in the open PS from which a commit that flushes
+ * anyway closes it first (lfs_commit_mode). */
+#define COMMIT_SPLIT 32u
+
 static void clear_changes(struct lfs *fs)
 {
 	for (uint32_t i = 0; i < fs->nimchg; i++) {
@@ -437,9 +441,17 @@ int lfs_commit_mode(struct lfs *fs, int durable)
 		return 0;
 	}
 	fs->in_commit = 1;
+	int e = 0;
+	/* When a flush must come before the COMMIT PS anyway, the blocks
+	 * written so far go in a PS of their own: the flush makes them
+	 * durable, and the COMMIT PS, whose every sector is summed, holds
+	 * only what the commit appends (a cleaning round's moved blocks
+	 * were summed twice). */
+	if ((fs->unflushed || fs->undurable || fs->v.dirty.n > 0) && fs->nent > 0 &&
+	    fs->fill - fs->ps > COMMIT_SPLIT)
+		e = close_ps(fs, 0, 0);
 	/* Directory and indirect blocks first (they change inodes), then the
 	 * inodes (they change the map), then the record of the changes. */
-	int e = 0;
 	for (struct lnode *n = fs->dirty; n != NULL && e == 0; n = n->dnext)
 		if (n->dir != NULL)
 			e = lfs_dir_flush(fs, n);

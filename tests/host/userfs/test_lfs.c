@@ -38,6 +38,12 @@
  *              and cleaned on demand, cut at every request (LFS_PC_ALL=1)
  *              or 200 of them: every acknowledged version survives, the
  *              long-lived files the cleaner moved are intact, fsck clean
+ *   imin       a checkpoint record carries the inode map entries changed
+ *              since their blocks were written, instead of the blocks:
+ *              there after a crash, blocks again past what it carries,
+ *              version 2 records still mount
+ *   acbound    autoclean cleans a bounded number of rounds per operation,
+ *              and gives back the empty segments it kept mapped
  *   nomem      no memory for a block of the usage table (the allocation
  *              made to fail), when a change needs it and when a checkpoint
  *              does: read-only with -ENOMEM, no table block or segment of
@@ -90,6 +96,28 @@ static int same(const char *path, size_t n, uint64_t seed)
 	return r == (long)n && memcmp(b, g, n) == 0;
 }
 
+/* A fresh lfs (options o) on a disk of nsectors, mounted at /l. */
+static void lfs_new(const char *o, uint64_t nsectors, uint64_t seed)
+{
+	ufx_new(&u, nsectors, HD_POLLED, seed);
+	uint64_t sb;
+	CHECK_EQ(lfs_mkfs(o, &sb), 0);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+}
+
+/* The same with files /l/f0.. of size bytes each (file i: seed i),
+ * then unmounted (a checkpoint). */
+static void lfs_filled(const char *o, uint64_t nsectors, uint64_t seed, int nfiles, size_t size)
+{
+	lfs_new(o, nsectors, seed);
+	char p[64];
+	for (int i = 0; i < nfiles; i++) {
+		snprintf(p, sizeof p, "/l/f%d", i);
+		put(p, size, (uint64_t)i);
+	}
+	CHECK_EQ(vfs_umount("/l"), 0);
+}
+
 static void fsck_clean(const char *opts)
 {
 	struct libfs_fsck ck = { 0 };
@@ -114,10 +142,7 @@ static uint64_t fsck_problems(const char *opts)
 static void t_many(void)
 {
 	const char *o = getenv("LFS_O") ? getenv("LFS_O") : "key=m,seg=64,cpkib=256";
-	ufx_new(&u, 65536, HD_POLLED, 1);
-	uint64_t sb;
-	CHECK_EQ(lfs_mkfs(o, &sb), 0);
-	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	lfs_new(o, 65536, 1);
 	char p[64];
 	for (int d = 0; d < 20; d++) {
 		snprintf(p, sizeof p, "/l/d%d", d);
@@ -170,10 +195,7 @@ static void t_many(void)
 static void t_roll(void)
 {
 	const char *o = "key=r,seg=64";
-	ufx_new(&u, 32768, HD_POLLED, 2);
-	uint64_t sb;
-	CHECK_EQ(lfs_mkfs(o, &sb), 0);
-	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	lfs_new(o, 32768, 2);
 	char p[64];
 	/* 40 commits after the last checkpoint, spanning several segments. */
 	for (int i = 0; i < 40; i++) {
@@ -215,10 +237,7 @@ static void t_cleaner(void)
 {
 	/* 16 MiB disk, 64 KiB segments; files of 16 KiB filling 80%. */
 	const char *o = "key=c,seg=64";
-	ufx_new(&u, 32768, HD_POLLED, 3);
-	uint64_t sb;
-	CHECK_EQ(lfs_mkfs(o, &sb), 0);
-	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	lfs_new(o, 32768, 3);
 	struct libfs_statfs sf;
 	CHECK_EQ(vfs_statfs("/l", &sf), 0);
 	uint64_t total = sf.bfree * sf.bsize;
@@ -276,10 +295,7 @@ static void t_cleaner(void)
 static void t_full(void)
 {
 	const char *o = "key=f,seg=64";
-	ufx_new(&u, 16384, HD_POLLED, 4);
-	uint64_t sb;
-	CHECK_EQ(lfs_mkfs(o, &sb), 0);
-	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	lfs_new(o, 16384, 4);
 	char p[64];
 	int n = 0;
 	static uint8_t b[65536];
@@ -348,16 +364,8 @@ static void smash(uint64_t sector, size_t off)
 static void t_damage(void)
 {
 	const char *o = "key=d,seg=64";
-	ufx_new(&u, 32768, HD_POLLED, 5);
-	uint64_t sb;
-	CHECK_EQ(lfs_mkfs(o, &sb), 0);
-	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	lfs_filled(o, 32768, 5, 300, 3000);
 	char p[64];
-	for (int i = 0; i < 300; i++) {
-		snprintf(p, sizeof p, "/l/f%d", i);
-		put(p, 3000, (uint64_t)i);
-	}
-	CHECK_EQ(vfs_umount("/l"), 0);
 	/* The newer checkpoint copy torn: the older one, then roll-forward. */
 	struct lfs *fs;
 	CHECK_EQ(lfs_mount(o, &fs), 0);
@@ -446,10 +454,7 @@ static void t_damage(void)
 static void t_sums(void)
 {
 	const char *o = "key=s,seg=64";
-	ufx_new(&u, 32768, HD_POLLED, 7);
-	uint64_t sb;
-	CHECK_EQ(lfs_mkfs(o, &sb), 0);
-	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	lfs_new(o, 32768, 7);
 	CHECK_EQ(vfs_mkdir("/l/d", 0755), 0);
 	put("/l/d/x", 100, 1);
 	put("/l/big", 100000, 2);
@@ -864,10 +869,7 @@ static void t_cpcost(void)
 static void mount_once(int nfiles, size_t fbytes, uint64_t nsect, struct lfs_stats *st)
 {
 	const char *o = "key=mc,seg=64,segs=64000,cp=1024";
-	ufx_new(&u, nsect, HD_POLLED, 6);
-	uint64_t sb;
-	CHECK_EQ(lfs_mkfs(o, &sb), 0);
-	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	lfs_new(o, nsect, 6);
 	char p[64];
 	for (int i = 0; i < nfiles; i++) {
 		snprintf(p, sizeof p, "/l/a%d", i);
@@ -944,16 +946,7 @@ static void t_nomem(void)
 	/* 300 files of 64 KiB take the log past segment 255: the usage table's
 	 * second block.  A mount reads only the blocks it needs. */
 	const char *o = "key=nm,seg=64,segs=2000,cp=64";
-	ufx_new(&u, 65536, HD_POLLED, 8);
-	uint64_t sb;
-	CHECK_EQ(lfs_mkfs(o, &sb), 0);
-	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
-	char p[64];
-	for (int i = 0; i < 300; i++) {
-		snprintf(p, sizeof p, "/l/f%d", i);
-		put(p, 65536, (uint64_t)i);
-	}
-	CHECK_EQ(vfs_umount("/l"), 0);
+	lfs_filled(o, 65536, 8, 300, 65536);
 	/* A change that needs the first block (f0's segments are in it). */
 	struct lfs *fs;
 	CHECK_EQ(lfs_mount(o, &fs), 0);
@@ -995,6 +988,147 @@ static void t_nomem(void)
 	printf("nomem: ok\n");
 }
 
+/* The record's inode map entries: rewriting 20 files and checkpointing
+ * writes no map block - the record carries their entries - and after a
+ * crash right after it they are there (not by roll-forward: nothing
+ * followed the checkpoint); past what a record carries the blocks go to
+ * the log; a version 2 record (no entries) mounts, one of version 2
+ * claiming entries is refused. */
+static void rec_edit(uint64_t sector, uint16_t version, uint32_t nimin)
+{
+	struct lfs *fs;
+	CHECK_EQ(lfs_mount("key=im,seg=64,ro", &fs), 0);
+	uint8_t *rec = u.f.hd.medium + sector * BLK_SECTOR_SIZE;
+	struct lfs_cp c;
+	memcpy(&c, rec, sizeof c);
+	c.version = version;
+	c.nimin = nimin;
+	c.mac = 0;
+	memcpy(rec, &c, sizeof c);
+	c.mac = lfs_mac(fs, rec, c.nbytes);
+	memcpy(rec, &c, sizeof c);
+	lfs_close_fs(fs);
+	ufx_reboot(&u);
+}
+
+static void t_imin(void)
+{
+	const char *o = "key=im,seg=64";
+	lfs_filled(o, 32768, 9, 600, 1000);
+	struct lfs *fs;
+	struct lfs_stats a, b;
+	char p[64];
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	lfs_get_stats(fs, &a, NULL);
+	for (int i = 0; i < 20; i++) {
+		snprintf(p, sizeof p, "f%d", i * 30);
+		CHECK_EQ(lput(fs, p, 2000, 7000 + (uint64_t)i), 0);
+	}
+	CHECK_EQ(lfs_checkpoint_now(fs), 0);
+	lfs_get_stats(fs, &b, NULL);
+	CHECK_EQ(b.cp_imap_blocks, a.cp_imap_blocks);
+	struct lfs_cp cp;
+	uint64_t *ptrs;
+	CHECK_EQ(lfs_cp_read(fs, (int)(fs->cpseq & 1), &cp, &ptrs), 0);
+	free(ptrs);
+	CHECK(cp.version == LFS_CP_VERSION && cp.nimin >= 20);
+	lfs_close_fs(fs);                  /* the power fails */
+	ufx_crash(&u);
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	lfs_get_stats(fs, &b, NULL);
+	CHECK_EQ(b.roll_groups, 0);
+	CHECK(fs->nimin > 0);              /* waiting for their blocks to be read */
+	CHECK_EQ(lfs_unmount(fs), 0);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	for (int i = 0; i < 600; i++) {
+		snprintf(p, sizeof p, "/l/f%d", i);
+		CHECK(same(p, i % 30 == 0 && i < 600 ? 2000 : 1000,
+		           i % 30 == 0 ? 7000 + (uint64_t)(i / 30) : (uint64_t)i));
+	}
+	CHECK_EQ(vfs_umount("/l"), 0);
+	fsck_clean(o);
+	/* All 600 rewritten: more than a record carries; every block to the log. */
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	lfs_get_stats(fs, &a, NULL);
+	for (int i = 0; i < 600; i++) {
+		snprintf(p, sizeof p, "f%d", i);
+		CHECK_EQ(lput(fs, p, 1500, 9000 + (uint64_t)i), 0);
+	}
+	CHECK_EQ(lfs_checkpoint_now(fs), 0);
+	lfs_get_stats(fs, &b, NULL);
+	CHECK(b.cp_imap_blocks - a.cp_imap_blocks >= 3);
+	CHECK_EQ(lfs_cp_read(fs, (int)(fs->cpseq & 1), &cp, &ptrs), 0);
+	free(ptrs);
+	CHECK_EQ(cp.nimin, 0);
+	uint64_t newer = fs->sb.cp_disk[fs->cpseq & 1], older = fs->sb.cp_disk[(fs->cpseq & 1) ^ 1];
+	lfs_close_fs(fs);
+	ufx_reboot(&u);
+	/* That record as an older build wrote it: it mounts. */
+	rec_edit(newer, LFS_VERSION, 0);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	CHECK(same("/l/f599", 1500, 9599));
+	CHECK_EQ(vfs_umount("/l"), 0);
+	fsck_clean(o);
+	/* Version 2 with entries: neither copy is believed. */
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	newer = fs->sb.cp_disk[fs->cpseq & 1];
+	older = fs->sb.cp_disk[(fs->cpseq & 1) ^ 1];
+	lfs_close_fs(fs);
+	ufx_reboot(&u);
+	rec_edit(newer, LFS_VERSION, 1);
+	rec_edit(older, LFS_VERSION, 1);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), -EIO);
+	ufx_free(&u);
+	printf("imin: ok\n");
+}
+
+/* The review's two: autoclean runs at most AC_ROUNDS rounds in one
+ * operation however far the high mark is (here out of reach: a volume
+ * larger than its disk), the rest at the next ones; and the empty
+ * segments it kept mapped go back once it is not needed. */
+static void t_acbound(void)
+{
+	const char *o = "key=ab,seg=64,segs=8000,cleanlo=1000,cleanhi=2000";
+	int nf = 1300;                     /* 20 MiB of a 32 MiB disk */
+	lfs_filled(o, 65536, 10, nf, 16384);
+	char p[64];
+	struct lfs *fs;
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	/* Every other file gone: room to clean, and the marks far away. */
+	for (int i = 0; i + 1 < nf; i += 2) {
+		snprintf(p, sizeof p, "f%d", i);
+		CHECK_EQ(lfs_ops.unlink(fs, p), 0);
+	}
+	CHECK_EQ(lfs_checkpoint_now(fs), 0);
+	struct lfs_stats a, b;
+	uint64_t most = 0, total = 0;
+	uint32_t kept = 0;
+	for (int i = 0; i < 200; i++) {
+		lfs_get_stats(fs, &a, NULL);
+		snprintf(p, sizeof p, "g%d", i % 20);
+		CHECK_EQ(lput(fs, p, 16384, (uint64_t)i), 0);
+		lfs_get_stats(fs, &b, NULL);
+		uint64_t r = b.clean_rounds - a.clean_rounds;
+		most = r > most ? r : most;
+		total += r;
+		kept = fs->clean_keep > kept ? fs->clean_keep : kept;
+	}
+	printf("  autoclean: %llu rounds over 200 writes, at most %llu in one\n",
+	       (unsigned long long)total, (unsigned long long)most);
+	CHECK(total > 4 && most <= 2 * 2);    /* (lput is two operations: open, write) */
+	/* It kept segments mapped while it cleaned, and not for long after:
+	 * 16 segments' worth of writes without cleaning, then the next
+	 * checkpoint gives them back. */
+	CHECK(kept > 0);
+	CHECK_EQ(fs->clean_keep, 0);
+	CHECK_EQ(lfs_checkpoint_now(fs), 0);
+	CHECK(fs->pool.n <= fs->pool_target);
+	CHECK_EQ(lfs_unmount(fs), 0);
+	fsck_clean(o);
+	ufx_free(&u);
+	printf("acbound: ok\n");
+}
+
 int main(int argc, char **argv)
 {
 	const char *only = argc > 1 ? argv[1] : NULL;
@@ -1025,6 +1159,10 @@ int main(int argc, char **argv)
 		t_cleancut();
 	if (!only || !strcmp(only, "nomem"))
 		t_nomem();
+	if (!only || !strcmp(only, "imin"))
+		t_imin();
+	if (!only || !strcmp(only, "acbound"))
+		t_acbound();
 	printf("test_lfs: ok\n");
 	return 0;
 }
