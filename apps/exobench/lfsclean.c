@@ -4,7 +4,7 @@
  * utilization), and issue 13's throughput-over-time target.
  *
  *   exobench lfsclean [-u UNIT] [-U PCT,...] [-S SEGS] [-k SEGKIB] [-f FILEKIB]
- *                     [-x TIMES] [-i INTERVALS] [-H HOT]
+ *                     [-x TIMES] [-i INTERVALS] [-H HOT] [-r SEED]
  *
  * For each utilization PCT (default 20,40,60,80,90), in one boot: a fresh
  * lfs whose volume has room for SEGS segments of SEGKIB (default 256 of
@@ -15,7 +15,8 @@
  * written, syncing at the end of each of INTERVALS (20) equal parts.
  * With -H HOT (Sprite LFS's "hot-and-cold"), HOT% of the overwrites go to
  * a tenth of the files and the rest to the other nine tenths, each
- * uniformly.  The
+ * uniformly.  -r picks another sequence of files to overwrite (0: the
+ * default one).  The
  * cleaner runs as lfs runs it by itself (in the writing process, when
  * fewer than cleanlo segments are writable).
  *
@@ -45,11 +46,12 @@
 static void usage(void)
 {
 	fprintf(stderr, "usage: exobench lfsclean [-u UNIT] [-U PCT,...] [-S SEGS] [-k SEGKIB] "
-	                "[-f FILEKIB] [-x TIMES] [-i INTERVALS] [-H HOT]\n");
+	                "[-f FILEKIB] [-x TIMES] [-i INTERVALS] [-H HOT] [-r SEED]\n");
 	exit(2);
 }
 
 static long hot;                  /* -H: % of overwrites to a tenth of the files */
+static long seed0;                /* -r: another sequence of overwrites         */
 static uint8_t *buf;
 static void *handle;              /* an open file's state (lfs_ops.file_size) */
 static uint32_t *ver;             /* each file's version: its contents' seed */
@@ -157,7 +159,7 @@ static int one(int unit, long pct, long segs, long segkib, long filekib, long ti
 	     pct, hot, nfiles, fbytes, segkib * 1024, segs, (unsigned long long)nfiles * fbytes,
 	     (unsigned long long)fill_ns, fill);
 	lfs_get_stats(fs, &s1, NULL);
-	uint64_t seed = 0x1fc1ea7ull + (uint64_t)pct, done = 0, all_ns = 0;
+	uint64_t seed = 0x1fc1ea7ull + (uint64_t)pct + ((uint64_t)seed0 << 32), done = 0, all_ns = 0;
 	double worst = 0;
 	for (long k = 0; k < nint && e == 0 && nfiles > 0; k++) {
 		uint64_t t = now(), wrote = 0;
@@ -176,15 +178,33 @@ static int one(int unit, long pct, long segs, long segkib, long filekib, long ti
 		uint64_t ns = ns_since(t);
 		all_ns += ns;
 		done += wrote;
+		struct lfs_stats sp = s2;
 		lfs_get_stats(fs, &s2, NULL);
+		if (k == 0)
+			sp = s1;
 		double m = mbps(wrote, ns);
 		if (k == 0 || m < worst)
 			worst = m;
 		emit("\"bench\":\"lfsclean\",\"util\":%ld,\"hot\":%ld,\"phase\":\"interval\",\"i\":%ld,\"bytes\":%llu,"
-		     "\"ns\":%llu,\"at_bytes\":%llu,\"at_ns\":%llu,\"mbps\":%.3f,\"wcost\":%.3f,\"cleaned\":%llu",
+		     "\"ns\":%llu,\"at_bytes\":%llu,\"at_ns\":%llu,\"mbps\":%.3f,\"wcost\":%.3f,\"cleaned\":%llu,"
+		     "\"part\":{\"wcost\":%.3f,\"cleaned\":%llu,\"rounds\":%llu,\"checkpoints\":%llu,"
+		     "\"cp_bytes\":%llu,\"new\":%llu,\"clean_read\":%llu,\"clean_moved\":%llu,"
+		     "\"clean_live\":%llu,\"flushes\":%llu,\"imap_blocks\":%llu,\"mapped\":%llu,\"released\":%llu}",
 		     pct, hot, k, (unsigned long long)wrote, (unsigned long long)ns, (unsigned long long)done,
 		     (unsigned long long)all_ns, m, cost(&s1, &s2),
-		     (unsigned long long)(s2.segs_cleaned - s1.segs_cleaned));
+		     (unsigned long long)(s2.segs_cleaned - s1.segs_cleaned), cost(&sp, &s2),
+		     (unsigned long long)(s2.segs_cleaned - sp.segs_cleaned),
+		     (unsigned long long)(s2.clean_rounds - sp.clean_rounds),
+		     (unsigned long long)(s2.checkpoints - sp.checkpoints),
+		     (unsigned long long)(s2.cp_bytes - sp.cp_bytes),
+		     (unsigned long long)(s2.new_bytes - sp.new_bytes),
+		     (unsigned long long)(s2.clean_read - sp.clean_read),
+		     (unsigned long long)(s2.clean_moved - sp.clean_moved),
+		     (unsigned long long)(s2.clean_live - sp.clean_live),
+		     (unsigned long long)(s2.flushes - sp.flushes),
+		     (unsigned long long)(s2.cp_imap_blocks - sp.cp_imap_blocks),
+		     (unsigned long long)(s2.segs_mapped - sp.segs_mapped),
+		     (unsigned long long)(s2.segs_released - sp.segs_released));
 	}
 	if (e < 0) {
 		fprintf(stderr, "exobench lfsclean: overwriting at %ld%%: %s\n", pct, strerror(-e));
@@ -248,6 +268,8 @@ int lfsclean_main(int argc, char **argv)
 			nint = arg_num(v, usage);
 		else if (!strcmp(o, "-H"))
 			hot = arg_num(v, usage);
+		else if (!strcmp(o, "-r"))
+			seed0 = arg_num(v, usage);
 		else
 			usage();
 	}
