@@ -208,8 +208,11 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 	                                     a usage table pointer more) */
 	int all = fs->nimcp + fs->nimin > fit;
 	while (all && e == 0 && fs->nimin > 0) {
+		uint32_t before = fs->nimin;
 		struct lfs_imblk *m;
 		e = lfs_imap_block(fs, fs->imin[0].ino / LFS_PER_BLK, &m);   /* (applies them) */
+		if (e == 0 && fs->nimin == before)
+			e = -EIO;             /* (cannot be: a block in memory has none waiting) */
 	}
 	for (uint32_t i = 0; i < fs->nimblk && e == 0; i++) {
 		struct lfs_imblk *m = fs->im[i];
