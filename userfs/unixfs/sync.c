@@ -30,9 +30,11 @@
  *   2. every changed node is written back, deepest first, the superblock
  *      last - while the writes of step 1 are in flight when they are few
  *      (all of it may become durable at any moment anyway, rule 1); then
- *      new dnodes get their first head, written back too.  The superblock
- *      goes with the dnodes when the file count changes: it names the one
- *      commit that changes it, or says "not known" (super.c);
+ *      new dnodes get their first head, written back too.  (The dnodes
+ *      step 5 writes back anyway wait for it: writeback_early.)  The
+ *      superblock goes with the dnodes when the file count changes: it
+ *      names the one commit that changes it, or says "not known"
+ *      (super.c);
  *   3. barrier (the device's cache is flushed): steps 1 and 2 are durable;
  *   4. (nothing: the waits of 1 and 2 are done);
  *   5. each changed directory's dnode gets its new head and is written
@@ -342,6 +344,77 @@ static void prefetch(struct ufs *fs, struct udir **list, uint32_t n, int freeing
 /* Step 1's requests up to which step 2 overlaps them (commit). */
 #define EARLY_WRITES 4
 
+static int by_sector(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+static uint64_t *sector_in(uint64_t *v, uint32_t n, uint64_t sector)
+{
+	return bsearch(&sector, v, n, sizeof *v, by_sector);
+}
+
+/* Step 2's write-back, less the blocks that only the commit points of
+ * step 5 need: the dnode of a directory already on disk that this sync
+ * commits.  Such a dnode changed before the barrier only where its space
+ * grew, and step 5 writes its block back anyway with the new head, so its
+ * new extents become durable there, in the same atomic write-back as the
+ * head that first names them.  That is one write-back fewer, and it keeps
+ * the exodisk's remanence bookkeeping out of the sync: the new sectors'
+ * allocation is not durable when the barrier makes their bytes durable,
+ * so the barrier's flush needs no `written` log record of its own
+ * (docs/exodisk.md, "Remanence"); written back before it, the allocation
+ * named them unwritten and the flush had to log them written.
+ * A block is held back only if nothing else in it is something a commit
+ * point may name: not a new dnode, not the fnode of a file waiting for
+ * its commit (two nodes share a block, and a block's write-back takes
+ * both).  Without memory for the list, everything goes, as before. */
+static int writeback_early(struct ufs *fs, struct udir **list, uint32_t n)
+{
+	struct kit_dirty *dx = &fs->dx;
+	uint64_t *hold = malloc(((size_t)n + 1) * sizeof *hold);
+	struct kit_dblk *held = malloc(((size_t)dx->n + 1) * sizeof *held);
+	if (hold == NULL || held == NULL) {
+		free(hold);
+		free(held);
+		return ufs_writeback_all(fs);
+	}
+	uint32_t nh = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!list[i]->isnew && list[i]->err == 0)
+			hold[nh++] = list[i]->x.sector;
+	qsort(hold, nh, sizeof *hold, by_sector);
+	uint64_t *p;
+	for (uint32_t i = 0; i < n; i++)
+		if (list[i]->isnew && (p = sector_in(hold, nh, list[i]->x.sector)) != NULL)
+			*p = UINT64_MAX;
+	for (struct uinode *ip = fs->dfiles; ip; ip = ip->fnext)
+		if (ip->b != NULL && (p = sector_in(hold, nh, ip->x.sector)) != NULL)
+			*p = UINT64_MAX;
+	/* (UINT64_MAX is no exonode block: a sector marked so holds nothing.) */
+	uint32_t k = 0, nheld = 0;
+	for (uint32_t j = 0; j < dx->n; j++) {
+		p = sector_in(hold, nh, dx->v[j].sector);
+		if (p != NULL && *p != UINT64_MAX)
+			held[nheld++] = dx->v[j];
+		else
+			dx->v[k++] = dx->v[j];
+	}
+	dx->n = k;
+	dx->icap = 0;              /* (the kit indexes the set again when next added to) */
+	int err = ufs_writeback_all(fs);
+	/* The set keeps what it could not write; the held blocks join it
+	 * again (there is room: they were in it). */
+	if (nheld > 0)
+		memcpy(dx->v + dx->n, held, nheld * sizeof *held);
+	dx->n += nheld;
+	dx->icap = 0;
+	free(held);
+	free(hold);
+	return err;
+}
+
 /* Commit the directories of list (n of them; only is set for an fsync). */
 static int commit(struct ufs *fs, struct udir **list, uint32_t n, struct udir *only)
 {
@@ -397,7 +470,7 @@ static int commit(struct ufs *fs, struct udir **list, uint32_t n, struct udir *o
 	 * now (a write that fails keeps its directory out of the commit). */
 	int cerr = ufs_count_begin(fs, list, n);
 	if (fs->cnt.data_writes - writes0 <= EARLY_WRITES)
-		(void)ufs_writeback_all(fs);   /* (what failed stays in the set: below) */
+		(void)writeback_early(fs, list, n);   /* (what failed stays in the set: below) */
 	err = uio_finish(&w);
 	settle(fs);
 	if (err < 0 && first == 0)
@@ -411,7 +484,7 @@ static int commit(struct ufs *fs, struct udir **list, uint32_t n, struct udir *o
 		if (d->isnew && d->err == 0 && (err = ufs_dir_publish(fs, d)) < 0)
 			d->err = err;
 	}
-	err = cerr < 0 ? cerr : ufs_writeback_all(fs);
+	err = cerr < 0 ? cerr : writeback_early(fs, list, n);
 	/* 3. The barrier. */
 	if (err == 0)
 		err = ufs_barrier(fs);
