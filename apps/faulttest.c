@@ -18,6 +18,8 @@
  *   faulttest handles             bad handles, pipe misuse, handle passing (expects errors)
  *   faulttest nowait              hread/hwrite with H_NOWAIT: an empty or full pipe,
  *                                 a write cut short, bad flag bits (expects errors)
+ *   faulttest lease               hread/hwrite with H_LEASE: a pipe wait that ends when
+ *                                 another process waits for a shared lock this one holds
  *   faulttest procs               bad kill, wait and cons_ctl arguments (expects errors)
  *   faulttest quota FILE          write FILE, then hold this process's whole exodisk
  *                                 cache quota and exit: FILE must still be written
@@ -26,6 +28,7 @@
  *                                 write-back fails, and the exit status says so
  *                                 (expects status 1 and a message)
  *   faulttest peer-child ADDR V   (helper for peer)
+ *   faulttest lease-child         (helper for lease)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +37,8 @@
 #include "libos/edc.h"
 #include "libos/exo.h"
 #include "libos/sys.h"
+#include "libos/share.h"
+#include "libos/clock.h"
 #include "kernel/uapi/errno.h"
 #include "kernel/uapi/proc.h"
 
@@ -214,10 +219,10 @@ static int nowait(void)
 
 	/* Bad flags are refused before anything moves. */
 	bad |= expect("hwrite 3 bytes", sys_hwrite(h[1], "abc", 3), 3);
-	bad |= expect("hread(flags 2)", nw_read(h[0], in, 3, 2), K_E_INVAL);
+	bad |= expect("hread(flags 4)", nw_read(h[0], in, 3, 4), K_E_INVAL);
 	bad |= expect("hread(flags NOWAIT | 2^32)", nw_read(h[0], in, 3, H_NOWAIT | (1ul << 32)), K_E_INVAL);
 	bad |= expect("hread(flags all ones)", nw_read(h[0], in, 3, ~0ul), K_E_INVAL);
-	bad |= expect("hwrite(flags 2)", nw_write(h[1], "x", 1, 2), K_E_INVAL);
+	bad |= expect("hwrite(flags 4)", nw_write(h[1], "x", 1, 4), K_E_INVAL);
 	bad |= expect("hwrite(flags 2^63)", nw_write(h[1], "x", 1, 1ul << 63), K_E_INVAL);
 	bad |= expect("hread(NOWAIT) after them: the 3 bytes, no more", nw_read(h[0], in, 16, H_NOWAIT), 3);
 	bad |= expect("  and they are abc", memcmp(in, "abc", 3), 0);
@@ -235,6 +240,70 @@ static int nowait(void)
 	bad |= expect("hwrite(NOWAIT) with no reader", nw_write(h[1], "x", 1, H_NOWAIT), K_E_PIPE);
 	bad |= expect("hclose", sys_hclose(h[1]), 0);
 	return bad;
+}
+
+/* H_LEASE (kernel/uapi/syscall.h): a process holding a shared segment's
+ * lock waits for a pipe only until another process waits for that lock
+ * (kernel/shseg.c tells it); the library OS then publishes and lets go
+ * (libos/sys.h).  Without it the two would wait for each other forever:
+ * a test that fails hangs (the case's time limit). */
+static const uint8_t lease_name[SHSEG_NAME] = "faulttest-lease";
+
+static int lease_waiter(void)
+{
+	char *argv[] = { "faulttest", "lease-child", NULL };
+	return (int)sys_spawn("/bin/faulttest", argv, NULL);
+}
+
+static int lease(void)
+{
+	static char out[PIPE_SIZE];
+	char in[16];
+	int bad = 0, st;
+	struct share s;
+	int32_t h[2];
+	if ((bad |= expect("attach a segment", share_attach(&s, lease_name, 4096), 0))) return bad;
+	if ((bad |= expect("take its lock", share_enter(&s) >= 0, 1))) return bad;
+	if ((bad |= expect("pipe", sys_pipe(h), 0))) return bad;
+	bad |= expect("hwrite 5 bytes", sys_hwrite(h[1], "hello", 5), 5);
+	bad |= expect("hread(LEASE) with bytes there: they come", nw_read(h[0], in, 16, H_LEASE), 5);
+
+	/* An empty pipe: the wait ends once the child waits for our lock (or
+	 * at once, if it already does). */
+	int pid = lease_waiter();
+	bad |= expect("hread(LEASE) of an empty pipe, a process waiting for our lock",
+	              nw_read(h[0], in, 1, H_LEASE), K_E_AGAIN);
+	share_leave(&s);
+	bad |= expect("  that process took the lock once we let go", sys_wait(pid, &st) == pid && st == 0, 1);
+
+	/* A full pipe: what fitted, then the same. */
+	if ((bad |= expect("take the lock again", share_enter(&s) >= 0, 1))) return bad;
+	bad |= expect("fill the pipe", nw_write(h[1], out, PIPE_SIZE, H_NOWAIT), PIPE_SIZE);
+	bad |= expect("hread 4", sys_hread(h[0], in, 4), 4);
+	/* This time the child most likely waits for the lock before our call
+	 * (we sleep meanwhile): the call must not wait at all. */
+	pid = lease_waiter();
+	libos_sleep_ns(20 * 1000 * 1000);
+	bad |= expect("hwrite(LEASE) 10 with room for 4, a process waiting for our lock: the 4",
+	              nw_write(h[1], out, 10, H_LEASE), 4);
+	share_leave(&s);
+	bad |= expect("  that process took the lock once we let go", sys_wait(pid, &st) == pid && st == 0, 1);
+
+	bad |= expect("hwrite(NOWAIT | LEASE) to the full pipe", nw_write(h[1], out, 1, H_NOWAIT | H_LEASE),
+	              K_E_AGAIN);
+	sys_hclose(h[0]);
+	sys_hclose(h[1]);
+	share_detach(&s);
+	return bad;
+}
+
+static int lease_child(void)
+{
+	struct share s;
+	if (share_attach(&s, lease_name, 4096) != 0 || share_enter(&s) < 0) return 1;
+	share_leave(&s);
+	share_detach(&s);
+	return 0;
 }
 
 /* kill, wait and the interrupt key, given bad arguments. */
@@ -372,6 +441,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(c, "handles")) return handles();
 	if (!strcmp(c, "nowait")) return nowait();
+	if (!strcmp(c, "lease")) return lease();
+	if (!strcmp(c, "lease-child")) return lease_child();
 	if (!strcmp(c, "procs")) return procs();
 	if (!strcmp(c, "peer")) return peer();
 	if (!strcmp(c, "peer-child") && argc == 4) return peer_child(argv[2], argv[3]);

@@ -103,7 +103,7 @@ static int64_t sys_hread(struct proc *p, uint64_t h, uint64_t ubuf, uint64_t len
 {
 	struct handle *hd = handle_arg(p, h);
 	if (hd == NULL || hd->ops->read == NULL) return K_E_BADH;
-	if (flags & ~(uint64_t)H_NOWAIT) return K_E_INVAL;
+	if (flags & ~(uint64_t)H_FLAGS) return K_E_INVAL;
 	if (!uva_range_ok(ubuf, len)) return K_E_FAULT;
 	return hd->ops->read(hd->obj, p, ubuf, len, flags);
 }
@@ -113,7 +113,7 @@ static int64_t sys_hwrite(struct proc *p, uint64_t h, uint64_t ubuf, uint64_t le
 {
 	struct handle *hd = handle_arg(p, h);
 	if (hd == NULL || hd->ops->write == NULL) return K_E_BADH;
-	if (flags & ~(uint64_t)H_NOWAIT) return K_E_INVAL;
+	if (flags & ~(uint64_t)H_FLAGS) return K_E_INVAL;
 	if (!uva_range_ok(ubuf, len)) return K_E_FAULT;
 	return hd->ops->write(hd->obj, p, ubuf, len, flags);
 }

@@ -10,7 +10,9 @@
  * reader that stops early (`yes | head -1`) never leaves the writer hanging.
  * Both waits end early with K_E_INTR when the process is killed or alerted.
  * With H_NOWAIT neither waits: a read that would returns K_E_AGAIN, a
- * write what it wrote so far (K_E_AGAIN if nothing).
+ * write what it wrote so far (K_E_AGAIN if nothing).  With H_LEASE they
+ * wait until another process wants a shared lock this one holds
+ * (p->lock_wanted, set by shseg.c), then return the same way.
  *
  * The read and write positions count bytes forever (64 bits), so "empty"
  * is nread == nwrite and "full" is nwrite - nread == PIPE_SIZE.
@@ -35,15 +37,30 @@ struct pipe {
 
 static struct pipe pipes[NPIPE];
 
+/* Wait on chan - unless the flags say return now: K_E_AGAIN, or
+ * K_E_INTR (killed or alerted).  0: woken, look again. */
+static int64_t pipe_wait(struct proc *p, void *chan, uint64_t flags)
+{
+	if (flags & H_NOWAIT) return K_E_AGAIN;
+	if ((flags & H_LEASE) && p->lock_wanted) {
+		p->lock_wanted = false;
+		return K_E_AGAIN;
+	}
+	if (proc_interrupted(p)) return K_E_INTR;
+	p->lease_wait = (flags & H_LEASE) != 0;
+	sleep_on(chan);
+	p->lease_wait = false;
+	return 0;
+}
+
 static int64_t pipe_read(void *obj, struct proc *p, uint64_t ubuf, uint64_t len, uint64_t flags)
 {
 	struct pipe *pi = obj;
 	if (len == 0) return 0;
 	while (pi->nread == pi->nwrite) {
 		if (pi->writers == 0) return 0;
-		if (flags & H_NOWAIT) return K_E_AGAIN;
-		if (proc_interrupted(p)) return K_E_INTR;
-		sleep_on(&pi->nread);
+		int64_t e = pipe_wait(p, &pi->nread, flags);
+		if (e < 0) return e;
 	}
 	uint64_t avail = pi->nwrite - pi->nread, n = MIN(len, avail), done = 0;
 	while (done < n) {
@@ -69,9 +86,8 @@ static int64_t pipe_write(void *obj, struct proc *p, uint64_t ubuf, uint64_t len
 		uint64_t space = PIPE_SIZE - (pi->nwrite - pi->nread);
 		if (space == 0) {
 			wakeup(&pi->nread);
-			if (flags & H_NOWAIT) return done ? (int64_t)done : K_E_AGAIN;
-			if (proc_interrupted(p)) return done ? (int64_t)done : K_E_INTR;
-			sleep_on(&pi->nwrite);
+			int64_t e = pipe_wait(p, &pi->nwrite, flags);
+			if (e < 0) return done ? (int64_t)done : e;
 			continue;
 		}
 		uint64_t at = pi->nwrite % PIPE_SIZE;

@@ -102,6 +102,8 @@ struct proc *proc_alloc(void)
 	p->pgid = p->pid;
 	memset(p->handles, 0, sizeof p->handles);
 	p->alerted = false;
+	p->lock_wanted = false;
+	p->lease_wait = false;
 	p->killed = false;
 	p->kill_status = 0;
 	p->exit_status = 0;

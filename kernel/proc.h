@@ -41,6 +41,8 @@ struct proc {
 
 	void *chan;                /* sleeping on this */
 	bool alerted;              /* the next (or current) blocking call returns K_E_INTR */
+	bool lock_wanted;          /* another process waits for a shared lock it holds (shseg.c) */
+	bool lease_wait;           /* asleep in a wait that ends when lock_wanted (H_LEASE) */
 	bool killed;
 	int kill_status;           /* exit status if killed */
 	int exit_status;

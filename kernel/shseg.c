@@ -171,6 +171,36 @@ static uint32_t *word(struct proc *p, uint64_t va)
 	return (uint32_t *)(segs[i].pages[off / PGSIZE] + off % PGSIZE);
 }
 
+/* Someone is about to sleep on segment i's lock word, which names pid as
+ * its holder: tell the holder (a process keeping a library file system's
+ * lease between its operations), and if it sleeps in a pipe wait that
+ * ends for that (H_LEASE), wake it, so it publishes and lets go rather
+ * than hold the lock while it waits for a pipe - perhaps for the very
+ * process now waiting for the lock. */
+static void want_lock(int i, uint32_t pid)
+{
+	for (int k = 0; k < NPROC; k++) {
+		struct proc *h = &procs[k];
+		if (!(attached[k] >> i & 1) || ((uint32_t)h->pid & SHSEG_LOCK_PID) != pid) continue;
+		h->lock_wanted = true;
+		if (h->lease_wait && h->state == P_SLEEPING) {
+			h->state = P_RUNNABLE;
+			proc_publish(h);
+		}
+		return;
+	}
+}
+
+/* Does p hold the lock of a segment it is attached to? */
+static bool holds_lock(struct proc *p)
+{
+	for (int i = 0; i < SHSEG_MAX; i++)
+		if ((attached[p->slot] >> i & 1) &&
+		    (hdr(&segs[i])->lock & SHSEG_LOCK_PID) == ((uint32_t)p->pid & SHSEG_LOCK_PID))
+			return true;
+	return false;
+}
+
 static int64_t sys_shseg(struct proc *p, uint64_t op, uint64_t a1, uint64_t a2,
 			 uint64_t a3, uint64_t a4, uint64_t a5)
 {
@@ -187,10 +217,14 @@ static int64_t sys_shseg(struct proc *p, uint64_t op, uint64_t a1, uint64_t a2,
 		return 0;
 	case SHSEG_WAIT:
 		if ((w = word(p, a1)) == NULL) return K_E_INVAL;
-		if (*w == (uint32_t)a2) sleep_on(w);
+		if (*w == (uint32_t)a2) {
+			if ((i = seg_of(p, a1)) >= 0 && a1 == USHSEG(i)) want_lock(i, *w & SHSEG_LOCK_PID);
+			sleep_on(w);
+		}
 		return p->killed ? K_E_INTR : 0;
 	case SHSEG_WAKE:
 		if ((w = word(p, a1)) == NULL) return K_E_INVAL;
+		if (!holds_lock(p)) p->lock_wanted = false;   /* (it let go: nobody wants one) */
 		wakeup(w);
 		return 0;
 	}

@@ -166,6 +166,7 @@ int share_lease_enter(struct share *s)
 	if (r >= 0) {
 		s->inside = 1;
 		s->since = 0;             /* set when we first see a waiter */
+		s->taken = libos_time_ns();
 	}
 	return r;
 }
@@ -224,6 +225,10 @@ int share_keep_leases(void)
 			 * up any longer than one that makes operations. */
 			share_lease_drop(s);
 			shseg_yield();
+			continue;
+		}
+		if (libos_time_ns() - s->taken >= SHARE_KEEP_NS) {
+			share_lease_drop(s);  /* (see SHARE_KEEP_NS) */
 			continue;
 		}
 		keep = 1;

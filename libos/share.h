@@ -48,6 +48,7 @@ struct share {
 	int lease;                    /* we hold it between operations             */
 	int inside;                   /* inside an operation                       */
 	uint64_t since;               /* when we first saw a waiter (ns), or 0     */
+	uint64_t taken;               /* when we took the lock (ns)                */
 	int change;                   /* this hold's operations changed what others
 	                                 see: share_op_end bumps the count        */
 	int (*publish)(void *arg);    /* write out what others must see           */
@@ -91,6 +92,11 @@ uint32_t share_sharers(const struct share *s);
  *   share_lease_drop    publish if dirty, let go (unmount, blocking)
  */
 #define SHARE_LEASE_NS (5 * 1000 * 1000ull)
+/* A process waiting for a pipe keeps its lease through the wait (until
+ * someone wants the lock: share_keep_leases) - unless it has kept it this
+ * long: then it publishes first, so that a pipeline killed (Ctrl-C) loses
+ * no more than about this much of its latest work. */
+#define SHARE_KEEP_NS  (100 * 1000 * 1000ull)
 /* Only this process is attached, and nobody waits for the lock: a holder
  * may keep it even with nothing to publish (share_lease_leave). */
 static inline int share_lone(const struct share *s)
@@ -159,13 +165,15 @@ void share_lease_fini(struct share *s);
 /* Let go of every lease this process holds outside an operation (about
  * to block).  The guest's blocking system-call stubs call it. */
 void share_idle(void);
-/* Before a call that blocks only sometimes (a pipe's hread and hwrite):
- * let go of the leases others have waited for long enough, as the end of
- * an operation would (share_lease_leave), and say whether this process
- * still keeps one outside an operation (what share_idle would let go).
- * If it does, the stub first tries without blocking (H_NOWAIT) and calls
- * share_idle only if it must wait: a pipeline's process writing a shared
- * file system then publishes when it blocks, not at every pipe call. */
+/* Before a pipe's hread or hwrite: let go of the leases others have
+ * waited for long enough, as the end of an operation would
+ * (share_lease_leave), and of those kept SHARE_KEEP_NS, and say whether
+ * this process still keeps one outside an operation (what share_idle
+ * would let go).  If it does, the
+ * stub keeps it through the pipe's wait until another process wants the
+ * lock (H_LEASE: the kernel ends the wait), and only then calls
+ * share_idle: a pipeline's process writing a shared file system publishes
+ * when someone needs what it wrote, not at every pipe call. */
 int share_keep_leases(void);
 
 /* ---- the transport: share_sys.c in the guest, share_host.c on the host ---- */

@@ -50,15 +50,16 @@ static inline long sys_spawn_opts(const char *path, char *const argv[], char *co
 static inline long sys_wait_opts(int pid, int *status, int options)
 { share_idle(); return sys_call3(SYS_wait, pid, status, options); }
 static inline long sys_pipe(int32_t h[2]) { return sys_call1(SYS_pipe, h); }
-/* A pipe blocks only when it is empty (hread) or full (hwrite): a process
- * keeping a shared file system's lock tries without blocking first and
- * lets the lock go only if it must wait - not at every write of a
- * pipeline, each of which made it publish (a sync) and take the lock
- * again. */
+/* A pipe blocks only when it is empty (hread) or full (hwrite).  A
+ * process keeping a shared file system's lock between operations keeps it
+ * through such a wait too - until another process wants the lock (the
+ * kernel ends the wait: H_LEASE); then it publishes, lets go, and waits
+ * on.  Letting go at every pipe call instead cost a publish (a sync) per
+ * 4 KiB of a pipeline. */
 static inline long sys_hread(int h, void *buf, unsigned long len)
 {
 	if (share_keep_leases()) {
-		long r = sys_call4(SYS_hread, h, buf, len, H_NOWAIT);
+		long r = sys_call4(SYS_hread, h, buf, len, H_LEASE);
 		if (r != K_E_AGAIN)
 			return r;
 		share_idle();
@@ -69,7 +70,7 @@ static inline long sys_hwrite(int h, const void *buf, unsigned long len)
 {
 	long done = 0;
 	if (share_keep_leases()) {
-		done = sys_call4(SYS_hwrite, h, buf, len, H_NOWAIT);
+		done = sys_call4(SYS_hwrite, h, buf, len, H_LEASE);
 		if (done != K_E_AGAIN && (done < 0 || (unsigned long)done == len))
 			return done;
 		if (done == K_E_AGAIN)

@@ -33,9 +33,15 @@
 
 /* hread and hwrite's flags.  H_NOWAIT: where the call would wait (an empty
  * pipe with a writer, a full one with a reader), return instead - hread
- * K_E_AGAIN; hwrite what it wrote so far, or K_E_AGAIN if nothing.  The
- * library OS tries a pipe this way first when it keeps a shared file
- * system's lock, and lets the lock go only if it must wait (libos/sys.h). */
+ * K_E_AGAIN; hwrite what it wrote so far, or K_E_AGAIN if nothing.
+ * H_LEASE: wait, but only until another process waits (SHSEG_WAIT) for a
+ * shared segment's lock this process holds, then return as H_NOWAIT does
+ * (also at once, where it would wait, if one has begun to since the last
+ * such return).  The library OS keeps a shared file system's lock through
+ * its pipe calls this way, and publishes and lets it go only when someone
+ * wants it (libos/sys.h, docs/sharing.md). */
 #define H_NOWAIT             1
+#define H_LEASE              2
+#define H_FLAGS              (H_NOWAIT | H_LEASE)
 
 #endif

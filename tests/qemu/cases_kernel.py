@@ -28,7 +28,7 @@ FAULTS = [
     ("readonly", "store page fault"),
 ]
 
-ERRORS = ["syscall", "badptr", "sbrk", "spawnargs", "peer", "handles", "nowait", "procs"]
+ERRORS = ["syscall", "badptr", "sbrk", "spawnargs", "peer", "handles", "nowait", "lease", "procs"]
 
 CASES = [
     Case("echo-hello", "echo hello", expect=[r"^hello$"]),
