@@ -458,19 +458,38 @@ static int poll_test(int n)
 	char a[24];
 	snprintf(a, sizeof a, "%d", n);
 	char *argv[] = { "fsshare", "append", (char *)dir, a, NULL };
-	int pid = exo_spawn("/bin/fsshare", argv, environ), status;
-	uint64_t worst = 0, seen = 0;
+	int pid = exo_spawn("/bin/fsshare", argv, environ), status = 0;
+	if (pid < 0) {
+		printf("fsshare poll: spawn: %s\n", exo_strerror(pid));
+		return 1;
+	}
+	/* Poll until every append is seen - or until the appender has
+	 * exited and a last look finds nothing more (it failed, or was
+	 * killed: waiting on would never end). */
+	uint64_t worst = 0, seen = 0, want = (uint64_t)n * RECLEN;
+	int exited = 0;
 	struct stat st;
-	while (seen < (uint64_t)n * RECLEN) {
-		if (stat(p, &st) == 0 && (uint64_t)st.st_size > seen) {
+	while (seen < want) {
+		if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > seen) {
 			uint64_t now = exo_time_to_ns(exo_time());
 			if (prog->wrote_size >= (uint64_t)st.st_size && now - prog->wrote_at > worst)
 				worst = now - prog->wrote_at;
 			seen = (uint64_t)st.st_size;
+		} else if (exited) {
+			break;
+		} else if (exo_wait_opts(pid, &status, WAIT_NOHANG) == pid) {
+			exited = 1;           /* look once more: its last append */
+			continue;
 		}
 		exo_yield();
 	}
-	exo_wait(pid, &status);
+	if (!exited)
+		exo_wait(pid, &status);
+	if (seen < want) {
+		printf("fsshare poll: the appender exited with status %d after %llu of %d appends\n",
+		       status, (unsigned long long)(seen / RECLEN), n);
+		return 1;
+	}
 	printf("fsshare poll: %d appends seen by a polling reader, the slowest %llu us after "
 	       "its write returned (a tick is %d us)\n", n, (unsigned long long)(worst / 1000),
 	       1000000 / 100);
@@ -483,15 +502,25 @@ static int appender(int n)
 	snprintf(p, sizeof p, "%s/polled", dir);
 	prog = attach_progress();
 	int fd = open(p, O_WRONLY | O_CREAT | O_APPEND, 0644);
-	for (int k = 0; fd >= 0 && k < n; k++) {
+	if (fd < 0) {
+		printf("fsshare append: open %s: %s\n", p, strerror(errno));
+		return 1;
+	}
+	for (int k = 0; k < n; k++) {
 		snprintf(rec, sizeof rec, "append %08u\n", (unsigned)k % 100000000u);
-		if (write(fd, rec, RECLEN) != RECLEN)
+		if (write(fd, rec, RECLEN) != RECLEN) {
+			printf("fsshare append: write %s: %s\n", p, strerror(errno));
 			return 1;
+		}
 		prog->wrote_at = exo_time_to_ns(exo_time());
 		prog->wrote_size = (uint64_t)(k + 1) * RECLEN;
 		exo_sleep_ns(3000000);
 	}
-	return fd < 0 || close(fd) < 0;
+	if (close(fd) < 0) {
+		printf("fsshare append: close %s: %s\n", p, strerror(errno));
+		return 1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)

@@ -65,6 +65,14 @@ CASES = [
     Case("share-poll-unixfs", "mkfs; mkdir /p; fsshare poll /p 30",
          expect=[r"fsshare poll: 30 appends seen"], timeout=180,
          env={"ICOUNT": "1", "DISK": "ram"}),
+    # The appender fails (its file is a directory): the poller ends with
+    # a clear error.  (It used to poll forever: the directory's 4 KiB
+    # never reach 300 appends' 4,800 bytes.)
+    Case("share-poll-appender-fails",
+         "mkfs; mkdir /p; mkdir /p/polled; echo x > /p/polled/x; fsshare poll /p 300; echo status=$?",
+         expect=[r"fsshare append: open /p/polled: ",
+                 r"fsshare poll: the appender exited with status 1 after 0 of 300 appends",
+                 r"^status=1$"], timeout=90, env={"ICOUNT": "1", "DISK": "ram"}),
     # lfs: the log handed over between processes (userfs/lfs/multi.c).
     Case("share-model-lfs", MKLFS + model("lf", [5, 6]), check=all_ok(2), timeout=240),
     Case("share-shell-lfs",
