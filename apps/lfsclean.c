@@ -2,8 +2,9 @@
  * lfsclean.c - run lfs's cleaner on demand, and say how the log is used.
  *   lfsclean [-n] [-s SEGS] [OPTIONS]
  * OPTIONS are lfs's mount options (key=..., unit=...).  Without -n it
- * cleans until the cleaner's high mark (cleanhi=, or -s SEGS segments at
- * most) and checkpoints, giving the emptied segments back to the exodisk;
+ * cleans round after round while a round gains a whole segment (with
+ * -s SEGS: one round of at most SEGS segments) and checkpoints, giving
+ * the emptied segments back to the exodisk;
  * -n only reports.  The file system must not be mounted by another program
  * (the shell lets go of its own mounts while a program runs).
  * Prints the usage before and after and the cleaner's write cost, as

@@ -142,6 +142,9 @@ int64_t kit_xn_map_prot(struct kit *k, const struct ed_protector *p, void *page)
  * 512) at disk sector blkno.  Writes count towards the next barrier. */
 int64_t kit_io(struct kit *k, uint64_t sector, uint16_t slot, int write, uint64_t blkno,
                void *buf, uint64_t bytes);
+/* The same through a protector the caller already derived (kit_prot). */
+int64_t kit_io_prot(struct kit *k, const struct ed_protector *p, int write, uint64_t blkno,
+                    void *buf, uint64_t bytes);
 
 /* ---- anchor.c: the superblock finder ------------------------------------- */
 

@@ -155,16 +155,22 @@ int64_t kit_xn_map(struct kit *k, uint64_t sector, uint16_t slot, void *page)
 	return kit_xn_map_prot(k, &p, page);
 }
 
+int64_t kit_io_prot(struct kit *k, const struct ed_protector *p, int write, uint64_t blkno,
+                    void *buf, uint64_t bytes)
+{
+	int64_t r;
+	if (write) {
+		k->unflushed++;
+		KIT_RETRY(k, p->blkno, p->xn_num, r, edc_write(k->c, p, blkno, buf, bytes));
+	} else {
+		KIT_RETRY(k, p->blkno, p->xn_num, r, edc_read(k->c, p, blkno, buf, bytes));
+	}
+	return r;
+}
+
 int64_t kit_io(struct kit *k, uint64_t sector, uint16_t slot, int write, uint64_t blkno,
                void *buf, uint64_t bytes)
 {
 	struct ed_protector p = kit_prot(k, sector, slot);
-	int64_t r;
-	if (write) {
-		k->unflushed++;
-		KIT_RETRY(k, sector, slot, r, edc_write(k->c, &p, blkno, buf, bytes));
-	} else {
-		KIT_RETRY(k, sector, slot, r, edc_read(k->c, &p, blkno, buf, bytes));
-	}
-	return r;
+	return kit_io_prot(k, &p, write, blkno, buf, bytes);
 }

@@ -84,8 +84,9 @@ static uint32_t put_imin(const struct lfs *fs, struct lfs_dimap *d)
 		const struct lfs_imblk *m = fs->im[i];
 		if (m == NULL || !m->dirty)
 			continue;
-		for (uint32_t j = 0; j < LFS_PER_BLK; j++)
-			if (m->cpchg[j / 64] >> (j % 64) & 1) {
+		for (uint32_t w = 0; w < 4; w++)     /* (by the set bits) */
+			for (uint64_t bits = m->cpchg[w]; bits != 0; bits &= bits - 1) {
+				uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(bits);
 				d[n].ino = i * LFS_PER_BLK + j;
 				d[n].pad = 0;
 				d[n++].e = m->e[j];
@@ -191,7 +192,9 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 		return 0;
 	if (fs->err)
 		return fs->err;
-	TRY(lfs_commit(fs));
+	/* Not a durable commit: the flush after the checkpoint's PS below
+	 * makes the commit durable with it, before the record is written. */
+	TRY(lfs_commit_mode(fs, 0));
 	if (clean)
 		fs->clean_keep = 0;           /* (an unmount: nothing is kept mapped) */
 	fs->in_ckpt = 1;

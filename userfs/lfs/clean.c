@@ -25,8 +25,9 @@
  *
  * When: lfs_autoclean, at operation boundaries, when the segments the file
  * system could still write (its empty ones and the disk's free space) fall
- * below cleanlo, until cleanhi; lfs_reserve when a write would not fit;
- * and lfsclean on demand (lfs_clean_now).
+ * below the low mark (at most cleanlo), a round at a time until one more;
+ * lfs_reserve when a write would not fit; and lfsclean on demand
+ * (lfs_clean_now).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -131,8 +132,12 @@ int lfs_clean(struct lfs *fs, int max)
 	if (max <= 0 || max > ROUND_MAX)
 		max = ROUND_MAX;
 	/* Everything in memory to the log first: a new inode's blocks are
-	 * live only once the map points at it. */
-	TRY(lfs_commit(fs));
+	 * live only once the map points at it.  The commit need not be
+	 * durable when this returns: the round's checkpoint flushes before
+	 * its own commit (whose group this one's COMMIT PS then belongs to
+	 * as far as ordering goes) and again before its record, so a flush
+	 * here would be one more per round for nothing. */
+	TRY(lfs_commit_mode(fs, 0));
 	uint64_t now = lfs_now(), chosen[ROUND_MAX];
 	int n = 0;
 	/* What the moved blocks may take: what the log can still write, less
@@ -149,32 +154,41 @@ int lfs_clean(struct lfs *fs, int max)
 	n = lfs_seg_choose(fs, now, budget, chosen, max);
 	if (n == 0 && lfs_seg_waiting(fs, NULL) == 0)
 		return 0;
-	uint8_t *mem = n ? malloc(lfs_segbytes(fs)) : NULL;
-	if (n && mem == NULL) {
+	/* The buffer a segment is read into is kept for the mount (freed
+	 * with the log's): a round used to take and give back 128 KiB. */
+	if (n && fs->cleanbuf == NULL && (fs->cleanbuf = malloc(lfs_segbytes(fs))) == NULL) {
 		for (int i = 0; i < n; i++)
 			lfs_seg_changed(fs, chosen[i]);
 		return -ENOMEM;
 	}
+	uint8_t *mem = fs->cleanbuf;
 	fs->cleaning = 1;
 	fs->st.clean_rounds++;
 	int e = 0;
-	for (int i = 0; i < n; i++)
+	/* The chosen segments are in no set while their blocks move out
+	 * (LFS_STUCK_CLEANING): each block moved changes their live bytes,
+	 * and putting them back in a candidate heap every time was a tenth
+	 * of what moving a block costs. */
+	for (int i = 0; i < n; i++) {
 		fs->st.clean_live += lfs_sg(fs, chosen[i])->e.live;
+		lfs_sg(fs, chosen[i])->stuck = LFS_STUCK_CLEANING;
+	}
 	for (int i = 0; i < n && e == 0; i++) {
 		e = lfs_read_seg(fs, chosen[i], fs->sb.seg_sect, mem);
 		fs->st.clean_read += lfs_segbytes(fs);
 		if (e == 0)
 			e = clean_seg(fs, chosen[i], mem);
 	}
-	free(mem);
 	if (e == 0)
 		e = lfs_checkpoint(fs, 0);
 	fs->cleaning = 0;
 	for (int i = 0; i < n; i++) {
-		if (e == 0 && lfs_sg(fs, chosen[i])->e.live == 0)
+		struct lfs_seg *g = lfs_sg(fs, chosen[i]);
+		g->stuck = 0;
+		if (e == 0 && g->e.live == 0)
 			fs->st.segs_cleaned++;
 		else if (e == 0)
-			lfs_sg(fs, chosen[i])->stuck = 1;
+			g->stuck = LFS_STUCK_LIVE;
 		lfs_seg_changed(fs, chosen[i]);   /* back in its set, if any */
 	}
 	if (e < 0)
@@ -232,23 +246,27 @@ int lfs_autoclean(struct lfs *fs)
 	 * uniform overwrites at 80% the cleaned segments' utilization rises
 	 * with the share of the free space kept clean (docs/lfs.md, "The
 	 * cleaner").  So the low mark is what the next change reserves, plus
-	 * one, and at most a thirty-second of the segments the live data
-	 * leaves free more; the high mark at most a sixteenth of those above
-	 * it (at least two: a round of a few segments shares one checkpoint).
-	 * cleanlo and cleanhi may lower them, never below that floor. */
+	 * one (the floor), plus at most a thirty-second of the segments the
+	 * live data leaves free, plus one: the room a round has for its moves
+	 * is what the log can write less what its checkpoint needs, and
+	 * starting a round a segment above the floor lets it clean several
+	 * segments at once (six or seven at 80%) for one checkpoint.  The
+	 * high mark is one above: one round at a time, each gaining two
+	 * segments or so, so the free room swings by one round's gain and
+	 * the cleaning is spread evenly over the writing (with the marks 3
+	 * apart, two or three rounds in a row followed by none made some
+	 * twentieths of the cleaner experiment clean a fifth more segments
+	 * than others).  cleanlo may lower the low mark, never below
+	 * the floor; cleanhi, at least cleanlo, never lowers the high one. */
 	uint64_t live = fs->live_total;
 	uint64_t could = fs->sb.nsegs - 1 - (live + sb - 1) / sb;
 	uint64_t floor = (lfs_worst(fs, sb) + sb - 1) / sb + 1;   /* what lfs_reserve wants, and 1 */
-	uint64_t lo = fs->clean_low, hi = fs->clean_high;
-	if (lo > floor + could / 32)
-		lo = floor + could / 32;
+	uint64_t lo = floor + could / 32 + 1, hi;
+	if (lo > fs->clean_low)
+		lo = fs->clean_low;
 	if (lo < floor)
 		lo = floor;
-	uint64_t span = could / 16 > 2 ? could / 16 : 2;
-	if (hi > lo + span)
-		hi = lo + span;
-	if (hi < lo + 2)
-		hi = lo + 2;
+	hi = lo + 1;
 	if (lfs_avail(fs) / sb >= lo && !fs->ac_going)
 		return keep_less(fs, sb);
 	/* What the rounds empty stays mapped (seg.c, lfs_release): the log

@@ -23,9 +23,11 @@
  *          pool=N    empty segments kept mapped rather than released (4)
  *          cpkib=N   KiB of log between checkpoints (32768): bounds how
  *                    much a mount after a crash rolls forward
- *          cleanlo=N, cleanhi=N   the cleaner starts when fewer than lo
+ *          cleanlo=N the cleaner starts when fewer than this many
  *                    segments are free (on the disk, or empty ones of
- *                    ours) and stops at hi (8, 16)
+ *                    ours), or fewer on a small volume (8), and cleans a
+ *                    round at a time until one more is; cleanhi=N is
+ *                    accepted (at least cleanlo) and no longer used
  *          autoclean=0  never clean on its own (lfsclean does it)
  */
 #ifndef USERFS_LFS_H

@@ -62,11 +62,13 @@ struct lfs_seg {
 	uint8_t reserved;         /* the current or next segment                    */
 	uint8_t cpzero;           /* live 0 in the newest durable checkpoint, and
 	                             not written since: it may be written again      */
-	uint8_t stuck;            /* cleaned, yet still live: not chosen again      */
+	uint8_t stuck;            /* in no candidate set (LFS_STUCK_*)              */
 	uint8_t where;            /* which set it is in (seg.c: LFS_IN_*)           */
 	uint32_t pos;             /* and its place there                            */
 };
 _Static_assert(sizeof(struct lfs_seg) == 32, "lfs_seg");
+#define LFS_STUCK_LIVE     1      /* cleaned, yet still live: not chosen again      */
+#define LFS_STUCK_CLEANING 2      /* chosen by the round under way                  */
 
 /* The sets seg.c keeps the segments in, so that nothing that runs while
  * the file system works looks at every segment: the reusable ones, mapped
@@ -143,7 +145,7 @@ struct lfs {
 	int mounting, cleaning, in_commit, in_ckpt;
 	/* options (lfs.h) */
 	uint32_t pool_target;
-	uint32_t clean_low, clean_high;   /* free segments: start, stop             */
+	uint32_t clean_low, clean_high;   /* cleanlo (a ceiling), cleanhi (unused)  */
 	uint64_t cp_interval;     /* bytes of log between checkpoints               */
 	int autoclean;
 	uint64_t ac_mark;         /* new_bytes when autoclean last looked           */
@@ -157,6 +159,7 @@ struct lfs {
 	uint64_t since_cp;        /* log bytes since it                             */
 	/* the log writer */
 	struct lfs_lbuf buf[2];
+	uint8_t *cleanbuf;        /* the cleaner's segment (lfs_segbytes), or NULL  */
 	int cur;                  /* buf[cur] holds the current segment             */
 	uint64_t seg, next;       /* the current segment and the one after it       */
 	uint32_t ps, fill;        /* the open PS's header sector; its next free one  */
@@ -194,6 +197,9 @@ struct lfs {
 	uint64_t live_total;      /* the sum of the segments' live bytes            */
 	uint64_t optime;          /* the time of the operation under way (begin);
 	                             0: none (lfs_optime reads the clock)           */
+	struct ed_protector prot; /* the protector of the last exonode the log used  */
+	uint64_t prot_leaf;       /* ... (leaf, slot): 0, none yet (lfs_prot)       */
+	uint16_t prot_slot;
 	uint64_t av_segs;         /* lfs_avail's count of writable segments ...     */
 	int av_valid;             /* ... while this says it is current              */
 	/* the inode map */
@@ -331,6 +337,10 @@ void lfs_rc_drop(struct lfs *fs, uint64_t seg);
 void lfs_rc_free(struct lfs *fs);
 /* Disk I/O at log address lba through the segment's leaf. */
 int  lfs_io(struct lfs *fs, int write, uint64_t lba, void *mem, uint32_t nsect);
+/* The protector of the volume's leaf exonode (leaf, slot): the last one is
+ * kept, since deriving one hashes twice and the log's and the cleaner's
+ * requests go through the same few leaves again and again. */
+const struct ed_protector *lfs_prot(struct lfs *fs, uint64_t leaf, uint16_t slot);
 
 /* ---- seg.c ---------------------------------------------------------------------------------- */
 int  lfs_sut_init(struct lfs *fs);

@@ -60,6 +60,8 @@ void lfs_log_free(struct lfs *fs)
 	}
 	free(fs->ent);
 	fs->ent = NULL;
+	free(fs->cleanbuf);
+	fs->cleanbuf = NULL;
 }
 
 static int wait_buf(struct lfs *fs, struct lfs_lbuf *b)
@@ -97,10 +99,10 @@ int lfs_harden(struct lfs *fs)
 static int issue(struct lfs *fs, uint32_t from, uint32_t n)
 {
 	struct lfs_lbuf *b = &fs->buf[fs->cur];
-	struct ed_protector p = kit_prot(&fs->k, b->pl.leaf, b->pl.slot);
+	const struct ed_protector *p = lfs_prot(fs, b->pl.leaf, b->pl.slot);
 	int64_t r;
 	KIT_RETRY(&fs->k, b->pl.leaf, b->pl.slot, r,
-	          edc_batch_io(&b->b, &p, 1, b->pl.phys + from, b->mem + (size_t)from * LFS_SECT,
+	          edc_batch_io(&b->b, p, 1, b->pl.phys + from, b->mem + (size_t)from * LFS_SECT,
 	                       (uint64_t)n * LFS_SECT));
 	fs->k.unflushed++;
 	fs->st.wr_reqs++;
@@ -354,9 +356,12 @@ static int write_deltas(struct lfs *fs)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < fs->nimchg; i++) {
 		const struct lfs_imblk *m = fs->im[fs->imchg[i]];
-		for (uint32_t j = 0; j < LFS_PER_BLK; j++)
-			if (m->changed[j / 64] >> (j % 64) & 1)
-				inos[k++] = fs->imchg[i] * LFS_PER_BLK + j;
+		/* (By the set bits: a block has few changed entries, and
+		 * every commit of a cleaning round looks at all of them.) */
+		for (uint32_t w = 0; w < 4; w++)
+			for (uint64_t bits = m->changed[w]; bits != 0; bits &= bits - 1)
+				inos[k++] = fs->imchg[i] * LFS_PER_BLK + w * 64 +
+				            (uint32_t)__builtin_ctzll(bits);
 	}
 	const uint32_t per = (LFS_DELTA_MAX * LFS_SECT - sizeof(struct lfs_delta)) / sizeof(struct lfs_dimap);
 	uint32_t ii = 0, si = 0;

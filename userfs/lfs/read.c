@@ -27,6 +27,16 @@
 #include <string.h>
 #include "userfs/lfs/lfs_int.h"
 
+const struct ed_protector *lfs_prot(struct lfs *fs, uint64_t leaf, uint16_t slot)
+{
+	if (fs->prot_leaf != leaf || fs->prot_slot != slot || leaf == 0) {
+		fs->prot = kit_prot(&fs->k, leaf, slot);
+		fs->prot_leaf = leaf;
+		fs->prot_slot = slot;
+	}
+	return &fs->prot;
+}
+
 int lfs_io(struct lfs *fs, int write, uint64_t lba, void *mem, uint32_t nsect)
 {
 	uint64_t s = lfs_seg_of(fs, lba);
@@ -36,8 +46,8 @@ int lfs_io(struct lfs *fs, int write, uint64_t lba, void *mem, uint32_t nsect)
 		return r;
 	if (r == 0)
 		return -EIO;                 /* not mapped: nothing was written there */
-	int64_t e = kit_io(&fs->k, pl.leaf, pl.slot, write, pl.phys + (lba - s * fs->sb.seg_sect), mem,
-	                   (uint64_t)nsect * LFS_SECT);
+	int64_t e = kit_io_prot(&fs->k, lfs_prot(fs, pl.leaf, pl.slot), write,
+	                        pl.phys + (lba - s * fs->sb.seg_sect), mem, (uint64_t)nsect * LFS_SECT);
 	if (write) {
 		fs->st.wr_reqs++;
 		fs->st.wr_sect += nsect;
@@ -121,9 +131,9 @@ static void rc_ahead(struct lfs *fs, uint64_t c)
 		return;
 	if (v->b.c == NULL)
 		edc_batch_init(&v->b, fs->k.c, v->slots, 2);
-	struct ed_protector p = kit_prot(&fs->k, pl.leaf, pl.slot);
 	v->chunk = 0;
-	if (edc_batch_io(&v->b, &p, 0, pl.phys + (lba - s * fs->sb.seg_sect), v->mem,
+	if (edc_batch_io(&v->b, lfs_prot(fs, pl.leaf, pl.slot), 0,
+	                 pl.phys + (lba - s * fs->sb.seg_sect), v->mem,
 	                 (uint64_t)LFS_RC_SECT * LFS_SECT) < 0) {
 		edc_batch_wait(&v->b);
 		return;                      /* refused: read when wanted, as before */

@@ -547,8 +547,9 @@ uint64_t lfs_seg_take(struct lfs *fs)
 void lfs_avail_count(struct lfs *fs)
 {
 	uint64_t own = fs->pool.n, unmapped = fs->free.n + (fs->sb.nsegs - fs->hwm);
-	/* (The disk's free count is looked at only when it could matter.) */
-	uint64_t disk = unmapped ? edc_fm_count_free(&fs->k.fm) / fs->sb.seg_sect : 0;
+	/* (The disk's free count - a system call - is looked at only when
+	 * it could matter: below, two of the disk's segments are kept.) */
+	uint64_t disk = unmapped > 2 ? edc_fm_count_free(&fs->k.fm) / fs->sb.seg_sect : 0;
 	uint64_t more = disk < unmapped ? disk : unmapped;
 	/* Keep a few of the disk's free segments for its own metadata (the
 	 * volume's map nodes, the exodisk's). */
