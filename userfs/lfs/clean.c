@@ -131,13 +131,12 @@ int lfs_clean(struct lfs *fs, int max)
 		return fs->err;
 	if (max <= 0 || max > ROUND_MAX)
 		max = ROUND_MAX;
-	/* Everything in memory to the log first: a new inode's blocks are
-	 * live only once the map points at it.  The commit need not be
-	 * durable when this returns: the round's checkpoint flushes before
-	 * its own commit (whose group this one's COMMIT PS then belongs to
-	 * as far as ordering goes) and again before its record, so a flush
-	 * here would be one more per round for nothing. */
-	TRY(lfs_commit_mode(fs, 0));
+	/* Every inode in memory to the log first: a new inode's blocks are
+	 * live only once the map points at it.  Not a commit: the round's
+	 * checkpoint commits them with the moved blocks, one group, so the
+	 * flush a commit makes before its COMMIT PS is made once a round,
+	 * not twice. */
+	TRY(lfs_log_stage(fs));
 	uint64_t now = lfs_now(), chosen[ROUND_MAX];
 	int n = 0;
 	/* What the moved blocks may take: what the log can still write, less

@@ -314,6 +314,11 @@ int  lfs_commit(struct lfs *fs);
 /* The same; durable 0: written, not yet flushed (the next commit's first
  * flush covers it). */
 int  lfs_commit_mode(struct lfs *fs, int durable);
+/* What a commit appends before its record - directory and indirect
+ * blocks, inodes, so that the inode map points at every inode - without
+ * the record and the COMMIT PS: they are part of the group the next
+ * commit ends (until then a mount does not see them). */
+int  lfs_log_stage(struct lfs *fs);
 /* Wait for the log's writes. */
 int  lfs_log_wait(struct lfs *fs);
 /* A flush, and the volume's map if it changed. */

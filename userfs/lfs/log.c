@@ -423,6 +423,34 @@ static void clear_changes(struct lfs *fs)
 	fs->nschg = 0;
 }
 
+/* Directory and indirect blocks first (they change inodes), then the
+ * inodes (they change the map). */
+static int append_changes(struct lfs *fs)
+{
+	int e = 0;
+	for (struct lnode *n = fs->dirty; n != NULL && e == 0; n = n->dnext)
+		if (n->dir != NULL)
+			e = lfs_dir_flush(fs, n);
+	for (struct lnode *n = fs->dirty; n != NULL && e == 0; n = n->dnext)
+		if (n->mapdirty)
+			e = lfs_flush_maps(fs, n);
+	if (e == 0)
+		e = lfs_flush_inodes(fs);
+	return e;
+}
+
+int lfs_log_stage(struct lfs *fs)
+{
+	if (fs->rdonly)
+		return 0;
+	if (fs->err)
+		return fs->err;
+	fs->in_commit = 1;
+	int e = append_changes(fs);
+	fs->in_commit = 0;
+	return e;
+}
+
 /* A commit; `durable`: it is durable when this returns (fsync, sync,
  * checkpoints).  Otherwise (a commit made because much is pending) its
  * COMMIT PS is only written: the flush that the next commit makes before
@@ -455,16 +483,10 @@ int lfs_commit_mode(struct lfs *fs, int durable)
 	if ((fs->unflushed || fs->undurable || fs->v.dirty.n > 0) && fs->nent > 0 &&
 	    fs->fill - fs->ps > COMMIT_SPLIT)
 		e = close_ps(fs, 0, 0);
-	/* Directory and indirect blocks first (they change inodes), then the
-	 * inodes (they change the map), then the record of the changes. */
-	for (struct lnode *n = fs->dirty; n != NULL && e == 0; n = n->dnext)
-		if (n->dir != NULL)
-			e = lfs_dir_flush(fs, n);
-	for (struct lnode *n = fs->dirty; n != NULL && e == 0; n = n->dnext)
-		if (n->mapdirty)
-			e = lfs_flush_maps(fs, n);
+	/* Directory and indirect blocks and inodes, then the record of the
+	 * changes. */
 	if (e == 0)
-		e = lfs_flush_inodes(fs);
+		e = append_changes(fs);
 	if (e == 0)
 		e = write_deltas(fs);
 	/* The group's earlier PSs (and an earlier commit not yet flushed),
