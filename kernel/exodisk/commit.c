@@ -337,8 +337,15 @@ void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
 		pos = p;
 		cost = c;
 	}
-	/* Written ranges and no write-back: a record of them alone. */
-	if (batch == NULL && wrs->n > 0) {
+	/* Written ranges and no write-back: a record of them alone.  So too
+	 * when the cycle has nothing (more) to name but the log is unsure: a
+	 * record that failed may be on the disk all the same, naming unwritten
+	 * what the cycle passed over as not allocated durably (its data is
+	 * durable), so the flush may answer only once a later record -
+	 * empty if need be - is durable in its place. */
+	bool alone = batch == NULL &&
+	             (wrs->n > 0 || (fl && fl_next >= d->nsectors && d->log_unsure));
+	if (alone) {
 		uint32_t hs = (sizeof(struct ed_loghdr) + sizeof(struct ed_logext) + ED_TAG_BYTES +
 		               wrs->n * sizeof(struct ed_logrange) + ED_SECTOR - 1) / ED_SECTOR;
 		uint64_t p = d->log_head, c = hs;
@@ -350,6 +357,7 @@ void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
 			wrs->n = 0;               /* after a checkpoint */
 			fl_next = d->fl_pos;
 			need_ckpt = true;
+			alone = false;
 		} else {
 			hdr_sect = hs;
 			pos = p;
@@ -361,7 +369,7 @@ void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
 	ed_rl_put(ed, com);
 	ed_rl_put(ed, cur);
 
-	if (batch == NULL && wrs->n == 0) {
+	if (batch == NULL && !alone) {
 		ed_rl_put(ed, wrs);
 		ed_rl_put(ed, unws);
 		ed_rl_put(ed, frees);
@@ -395,7 +403,10 @@ bool ed_log_carry(struct exodisk *ed, struct ed_disk *d)
 	unws->cap = (LOG_HDR_MAX_BYTES - sizeof(struct ed_loghdr) - sizeof(struct ed_logext) -
 	             ED_TAG_BYTES) / sizeof(struct ed_logrange);
 	ed_unw_carry_runs(d, &d->ck_carry_pos, unws);
-	bool any = unws->n > 0;
+	/* Nothing to carry: a record all the same if the log is unsure, or
+	 * the superblock would name as replay's start the place of a record
+	 * that failed and may be there. */
+	bool any = unws->n > 0 || d->log_unsure;
 	if (any) {
 		uint32_t hs = (sizeof(struct ed_loghdr) + sizeof(struct ed_logext) + ED_TAG_BYTES +
 		               unws->n * sizeof(struct ed_logrange) + ED_SECTOR - 1) / ED_SECTOR;
@@ -459,6 +470,14 @@ static void log_done(struct blkreq *r)
 	d->batch = NULL;
 	d->log_busy = false;
 	int status = r->status;
+	/* A write that failed may still have reached the disk (a device can
+	 * report an error for a write it made): a crash could then replay the
+	 * record, as long as no later record is durable in its place (the log
+	 * goes on from it: log_head does not move, and a later record has its
+	 * number).  While it is so, a flush cycle writes a record before it
+	 * answers, a checkpoint writes one before its superblock, and sectors
+	 * let go stay allocated (freemap.c). */
+	d->log_unsure = status != 0;
 	if (status == 0) {
 		struct ed_loghdr *h = (struct ed_loghdr *)d->loghdr;
 		/* Free-map changes first: every block of the record becomes current

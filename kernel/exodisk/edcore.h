@@ -374,6 +374,9 @@ struct ed_disk {
 	uint32_t ck_ncarry;        /* ... how many, */
 	int      ck_carry_err;     /* ... and the error of the last (ed_ckpt_sync) */
 	bool     log_carry;        /* the record in flight is a carry record */
+	bool     log_unsure;       /* the last record written failed, and may be on the disk
+	                            * all the same: until a later one is durable, a crash
+	                            * could replay it (commit.c) */
 	bool     ck_took_fl;       /* the checkpoint's first flush took unw_done as unw_fl */
 	uint64_t st_unw_uncarried; /* checkpoints whose unwritten set did not fit its records */
 	uint64_t st_carried;       /* carry records the mount read (st_replayed counts the others) */

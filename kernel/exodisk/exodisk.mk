@@ -21,7 +21,7 @@ ED_HOST_SRCS := $(ED_CORE_SRCS) drivers/blkqueue.c \
 ED_TEST_DIR  := $(BUILD)/host/exodisk
 ED_TEST_OBJS := $(patsubst %.c,$(ED_TEST_DIR)/obj/%.o,$(ED_HOST_SRCS))
 ED_TESTS     := test_ed_crypto test_ed_ops test_ed_random test_ed_crash test_ed_tamper test_ed_scale \
-	test_ed_remanence
+	test_ed_remanence test_ed_remcut
 
 $(ED_TEST_OBJS): $(ED_TEST_DIR)/obj/%.o: %.c $(ED_HDRS)
 	@mkdir -p $(@D)
@@ -72,11 +72,16 @@ HOST_TESTS += $(ED_TEST_DIR)/test_exotool_errors
 # `make ed-crash-exhaustive`: the power-failure tests at full strength (make
 # test runs a bounded sample of each): every request of a checkpoint and of
 # a growing tree cut, with many landings of the volatile cache, bigger
-# trees, and ten times the random crash runs.  About ten minutes.
+# trees, ten times the random crash runs, and the remanence workloads cut at
+# every request (200 seeds of test_ed_remcut).  About twenty minutes.
 .PHONY: ed-crash-exhaustive
-ed-crash-exhaustive: $(ED_TEST_DIR)/test_ed_scale $(ED_TEST_DIR)/test_ed_crash
+ed-crash-exhaustive: $(ED_TEST_DIR)/test_ed_scale $(ED_TEST_DIR)/test_ed_crash \
+		$(ED_TEST_DIR)/test_ed_remanence $(ED_TEST_DIR)/test_ed_remcut
 	$(ED_TEST_DIR)/test_ed_scale exhaustive
 	$(ED_TEST_DIR)/test_ed_crash 400
+	$(ED_TEST_DIR)/test_ed_remanence all
+	$(ED_TEST_DIR)/test_ed_remcut 100 1
+	$(ED_TEST_DIR)/test_ed_remcut 100 0 101
 
 # `make ed-recovery-bench` prints recovery cost against disk size, number
 # of bindings and log length (docs/exodisk.md quotes it).

@@ -148,6 +148,13 @@ static void tidy(struct ed_disk *d, uint64_t start, uint64_t count)
 
 void ed_fm_release_uncommitted(struct ed_disk *d, uint64_t start, uint64_t count)
 {
+	/* A log record that failed may be on the disk all the same, and a
+	 * crash would then replay the allocations it made (commit.c,
+	 * log_unsure): until a later record is durable, sectors let go stay
+	 * allocated in fm, until the next mount - never handed to someone
+	 * else whose bytes the revived object would read. */
+	if (d->log_unsure)
+		return;
 	/* Memory can run out only if a whole-leaf claim left a marker that a
 	 * partial release must split; then the sectors stay allocated in fm
 	 * (never the unsafe way) until the next mount. */

@@ -555,11 +555,13 @@ static int replay(struct exodisk *ed, struct ed_disk *d, struct ed_logview *lv, 
 		used += h->hdr_sect + h->img_sect;
 		seq++;
 		/* A checkpoint's carry record (only `unw` ranges: the unwritten
-		 * set, unwritten.c) changes nothing that was committed: a mount
-		 * after a clean shutdown still says it replayed nothing. */
+		 * set, unwritten.c), or an empty one (written in the place of a
+		 * record that failed: commit.c), changes nothing that was
+		 * committed: a mount after a clean shutdown still says it
+		 * replayed nothing. */
 		uint32_t nunw, nwr;
 		(void)ed_log_ranges(d->tmp, &nunw, &nwr);
-		if (h->nimg == 0 && h->nalloc == 0 && h->nfree == 0 && nwr == 0 && nunw > 0)
+		if (h->nimg == 0 && h->nalloc == 0 && h->nfree == 0 && nwr == 0)
 			ncarry++;
 		else
 			nrec++;

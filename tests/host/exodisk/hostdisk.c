@@ -204,6 +204,10 @@ static void finish(struct hostdisk *hd, struct blkreq *r)
 	int status = 0;
 	if (hd->fail_countdown >= 0 && hd->fail_countdown-- == 0)
 		status = BLK_E_IO;
+	if (hd->fail_fua && r->op == BLK_WRITE && (r->flags & BLK_F_FUA)) {
+		hd->fail_fua = false;
+		status = BLK_E_IO;
+	}
 	if (r->op == BLK_READ && hd->bad_n > 0 && hd->bad_left != 0 &&
 	    r->sector < hd->bad_lo + hd->bad_n && hd->bad_lo < r->sector + r->nsectors) {
 		status = BLK_E_IO;
@@ -215,6 +219,8 @@ static void finish(struct hostdisk *hd, struct blkreq *r)
 			drain_cache(hd, false);
 		else
 			transfer(hd, r);
+	} else if (hd->fail_lands && r->op == BLK_WRITE) {
+		transfer(hd, r);
 	}
 	if (r->op == BLK_READ) {
 		hd->nread++;

@@ -54,6 +54,9 @@ struct hostdisk {
 	struct blkreq *q[HD_MAXQ];
 	int nq;
 	int64_t fail_countdown;   /* fail the request that brings this to 0; <0 never */
+	bool fail_fua;            /* fail the next FUA write (a log record), once */
+	bool fail_lands;          /* a write failed on purpose is made all the same
+	                           * (a device may report an error for a write it did) */
 	/* A media error: reads that touch sectors bad_lo .. bad_lo+bad_n-1 fail
 	 * with BLK_E_IO, bad_left more times (<0: always).  It stays across
 	 * reattach (a reboot); bad_n = 0 turns it off. */

@@ -179,6 +179,37 @@ static void test_exonode(void)
 	fx_free(&f);
 }
 
+/* A change a dead process never committed, taken over (docs/vvol.md: a
+ * shared volume's map node): a adds an extent entry over freed secrets to
+ * a committed exonode and exits; b, which holds the node, writes it back.
+ * The entry's sectors were never written: after a power cut they read as
+ * zeros, as they did before it. */
+static void test_adopted(void)
+{
+	struct fx f;
+	fx_new(&f, D, HD_POLLED, NULL, 69);
+	uint64_t S = data_start(&f) + 64;
+	leave_secret(&f, S);
+	struct ed_protector x = h_xn(0, S + 300, 0, 200, RC2, WC2);
+	CHECK_EQ(op(&f, &f.a, ED_OP_EXONODE_ALLOCATE, &x, NULL), 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_EXONODE_WRITE, &x), 0);
+	struct ed_operation st = { .one = S, .two = N * SECT };
+	CHECK(op(&f, &f.a, ED_OP_EXONODE_ADD_EXTENT, &x, &st) >= 0);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.b, ED_OP_EXONODE_READ, &x), 0);   /* b holds it */
+	ed_client_exit(f.ed, &f.a);
+	h_settle();
+	read_check(&f, &f.b, &x, S, S, N, NULL);
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.b, ED_OP_EXONODE_WRITE, &x), 0);
+	f.hd.crash_keep = HD_KEEP_NONE;
+	CHECK_EQ(fx_crash(&f), 0);
+	f.hd.crash_keep = HD_KEEP_RANDOM;
+	CHECK_EQ(h_sync(&f.h, f.ed, &f.b, ED_OP_EXONODE_READ, &x), 0);
+	read_check(&f, &f.b, &x, S, S, N, NULL);
+	fx_check_live(&f);
+	printf("  an entry a dead process added, committed by another holder: zeros after a cut\n");
+	fx_free(&f);
+}
+
 /* ---- the sets' bitmaps: emptied in place, compacted when uniform ---------------- */
 
 static void test_bitmap_reuse(void)
@@ -336,6 +367,86 @@ static void test_cycle_records(bool ckpt)
 	printf("  a flush cycle of %d runs in several records, %s between them: flushed data intact "
 	       "after a cut\n", CR_EXT * (CR_LEN / 2),
 	       ckpt ? "a checkpoint" : "the write-back of 10 extents written in it");
+	fx_free(&f);
+}
+
+/* ---- a log record that failed, and may be on the disk all the same ---------------- */
+
+/* A device may report an error for a write it made; then a crash replays
+ * the record unless a later one is durable in its place.  b's extent is
+ * written, and its write-back's record fails that way (the next FUA write
+ * fails, and lands):
+ *  0. the record is made while a flush's device flush is in flight, so it
+ *     names the sectors unwritten; the flush, whose data is durable, must
+ *     not answer before a later record replaces that one (it did: after a
+ *     cut the extent came back with its flushed data reading as zeros);
+ *  1. the data was flushed first; b then lets the extent go (never
+ *     committed, as far as the kernel knows) and a asks for the same
+ *     sectors, writes its secret there and flushes: the sectors must not
+ *     be given out while the record may come back (they were: after a cut
+ *     b's extent came back over a's secret);
+ *  2. as 1, with a checkpoint before the cut, whose superblock must not
+ *     name the failed record's place as where replay starts.
+ * After a cut b's extent either does not exist or reads as it was flushed. */
+static void test_unsure_log(int variant)
+{
+	struct fx f;
+	fx_new(&f, D, HD_POLLED, NULL, 66 + (uint64_t)variant);
+	uint64_t S = data_start(&f) + 64;
+	leave_secret(&f, S);
+	struct ed_protector e = h_ext(0, S, N * SECT, RC2, WC2);
+	struct ed_protector unit = h_ext(0, 0, 0, RC2, WC2);
+	static uint8_t w[N * SECT], r[N * SECT];
+	for (size_t i = 0; i < sizeof(w); i++)
+		w[i] = (uint8_t)(i * 13 + 5) | 1;
+	CHECK_EQ(op(&f, &f.b, ED_OP_EXTENT_ALLOCATE, &e, NULL), 0);
+	CHECK_EQ(h_io(&f.h, f.ed, &f.b, &e, 1, S, w, sizeof(w)), 0);
+	int64_t taken = -1;
+	if (variant == 0) {
+		int32_t fres = 12345, wres = 12345;
+		struct ed_buf fb, wb;
+		memset(&fb, 0, sizeof(fb));
+		memset(&wb, 0, sizeof(wb));
+		f.hd.fail_fua = f.hd.fail_lands = true;
+		CHECK_EQ(h_req(&f.h, f.ed, &f.b, ED_OP_FLUSH, &unit, &fb, NULL, NULL, 0, NULL, 0, &fres), 0);
+		CHECK_EQ(h_req(&f.h, f.ed, &f.b, ED_OP_EXTENT_WRITE, &e, &wb, NULL, NULL, 0, NULL, 0, &wres), 0);
+		CHECK(h_wait(&wres) < 0);
+		CHECK_EQ(h_wait(&fres), 0);
+	} else {
+		CHECK_EQ(h_sync(&f.h, f.ed, &f.b, ED_OP_FLUSH, &unit), 0);
+		f.hd.fail_fua = f.hd.fail_lands = true;
+		CHECK(h_sync(&f.h, f.ed, &f.b, ED_OP_EXTENT_WRITE, &e) < 0);
+		CHECK_EQ(op(&f, &f.b, ED_OP_EXTENT_DEALLOCATE, &e, NULL), 0);
+		struct ed_protector g = h_ext(0, S, N * SECT, RC, WC);
+		taken = op(&f, &f.a, ED_OP_EXTENT_ALLOCATE, &g, NULL);
+		if (taken == 0) {
+			CHECK_EQ(h_io(&f.h, f.ed, &f.a, &g, 1, S, secret, sizeof(secret)), 0);
+			CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_FLUSH, &unit), 0);
+		} else {
+			CHECK_EQ(taken, ED_E_ALLOCATED);
+		}
+		if (variant == 2)
+			CHECK_EQ(h_sync(&f.h, f.ed, &f.b, ED_OP_CHECKPOINT, &unit), 0);
+	}
+	h_settle();
+	f.hd.fail_lands = false;
+	f.hd.crash_keep = HD_KEEP_NONE;
+	CHECK_EQ(fx_crash(&f), 0);
+	f.hd.crash_keep = HD_KEEP_RANDOM;
+	memset(r, 0xee, sizeof(r));
+	int64_t got = h_io(&f.h, f.ed, &f.b, &e, 0, S, r, sizeof(r));
+	if (got == 0) {
+		if (has_secret(r, sizeof(r)))
+			fprintf(stderr, "variant %d: the extent came back over another's secret\n", variant);
+		CHECK(!has_secret(r, sizeof(r)));
+		if (memcmp(r + ED_EXT_HDR_BYTES, w + ED_EXT_HDR_BYTES, sizeof(r) - ED_EXT_HDR_BYTES) != 0)
+			fprintf(stderr, "variant %d: the extent came back without its flushed data\n", variant);
+		CHECK(memcmp(r + ED_EXT_HDR_BYTES, w + ED_EXT_HDR_BYTES, sizeof(r) - ED_EXT_HDR_BYTES) == 0);
+	}
+	fx_check_live(&f);
+	printf("  a write-back's record fails and lands (%s): after a cut the extent %s\n",
+	       variant == 0 ? "a flush in flight" : variant == 1 ? "its sectors let go" :
+	       "its sectors let go, a checkpoint", got == 0 ? "reads its flushed data" : "is not there");
 	fx_free(&f);
 }
 
@@ -556,9 +667,12 @@ int main(int argc, char **argv)
 	WC2 = h_cap(0x6262, 0x2626);
 	test_extent();
 	test_exonode();
+	test_adopted();
 	test_bitmap_reuse();
 	test_cycle_records(false);
 	test_cycle_records(true);
+	for (int v = 0; v < 3; v++)
+		test_unsure_log(v);
 	test_powercut();
 	printf("test_ed_remanence: ok\n");
 	return 0;
