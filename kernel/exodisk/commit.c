@@ -491,6 +491,8 @@ static void log_done(struct blkreq *r)
 		d->log_head = d->batch_next;
 		d->log_used += d->batch_cost;
 		d->st_records++;
+		if (d->held.count != 0)
+			ed_fm_release_held(d);
 	}
 	if (d->log_carry) {
 		d->log_carry = false;

@@ -377,6 +377,7 @@ struct ed_disk {
 	bool     log_unsure;       /* the last record written failed, and may be on the disk
 	                            * all the same: until a later one is durable, a crash
 	                            * could replay it (commit.c) */
+	struct ed_bm held;         /* sectors let go meanwhile, kept allocated (freemap.c) */
 	bool     ck_took_fl;       /* the checkpoint's first flush took unw_done as unw_fl */
 	uint64_t st_unw_uncarried; /* checkpoints whose unwritten set did not fit its records */
 	uint64_t st_carried;       /* carry records the mount read (st_replayed counts the others) */
@@ -520,6 +521,7 @@ int  ed_fm_claim_check(struct ed_disk *d, uint64_t start, uint64_t count);
 void ed_fm_claim(struct ed_disk *d, uint64_t start, uint64_t count);
 /* Release what only the conservative map holds over the range (fm &= dfm). */
 void ed_fm_release_uncommitted(struct ed_disk *d, uint64_t start, uint64_t count);
+void ed_fm_release_held(struct ed_disk *d);
 /* Memory for a committed record's changes, then the changes (at completion). */
 int  ed_fm_commit_prepare(struct ed_disk *d, const struct ed_range *r, uint32_t nalloc,
                           uint32_t nfree);

@@ -41,6 +41,7 @@ int ed_fm_init(struct exodisk *ed, struct ed_disk *d)
 	ed_bm_init(&d->dfm, &ed->env, d->nsectors, ED_BM_SHARED, &d->mem_pages);
 	d->dfm.base = &d->fm;
 	ed_bm_init(&d->fm_dirty, &ed->env, ed_bm_nleaves(&d->fm), ED_BM_ZERO, &d->mem_pages);
+	ed_bm_init(&d->held, &ed->env, d->nsectors, ED_BM_ZERO, &d->mem_pages);
 	ed_unw_init(d);
 	/* fm.dep stays unset while the maps are built (mount): dfm reads fm. */
 	return 0;
@@ -60,6 +61,7 @@ void ed_fm_destroy(struct ed_disk *d)
 	ed_bm_free(&d->dfm);
 	ed_bm_free(&d->fm);
 	ed_bm_free(&d->fm_dirty);
+	ed_bm_free(&d->held);
 	ed_unw_destroy(d);
 }
 
@@ -151,16 +153,36 @@ void ed_fm_release_uncommitted(struct ed_disk *d, uint64_t start, uint64_t count
 	/* A log record that failed may be on the disk all the same, and a
 	 * crash would then replay the allocations it made (commit.c,
 	 * log_unsure): until a later record is durable, sectors let go stay
-	 * allocated in fm, until the next mount - never handed to someone
-	 * else whose bytes the revived object would read. */
-	if (d->log_unsure)
+	 * allocated (held), never handed to someone else whose bytes the
+	 * revived object would read.  Without memory to note them they stay
+	 * allocated until the next mount. */
+	if (d->log_unsure) {
+		if (ed_bm_prepare(&d->held, start, count, true) == 0)
+			(void)ed_bm_set(&d->held, start, count);
 		return;
+	}
 	/* Memory can run out only if a whole-leaf claim left a marker that a
 	 * partial release must split; then the sectors stay allocated in fm
 	 * (never the unsafe way) until the next mount. */
 	ed_unw_free(d, start, count);
 	(void)ed_bm_clear_unless(&d->fm, &d->dfm, start, count);
 	tidy(d, start, count);
+}
+
+/* A record is durable in the place of the one that failed (commit.c): the
+ * sectors held meanwhile go back to the free map. */
+void ed_fm_release_held(struct ed_disk *d)
+{
+	for (uint64_t s = 0; d->held.count != 0 && s < d->nsectors; ) {
+		s = ed_bm_next(&d->held, s, true);
+		if (s >= d->nsectors)
+			break;
+		uint64_t e = ed_bm_next(&d->held, s, false);
+		ed_fm_release_uncommitted(d, s, e - s);
+		s = e;
+	}
+	ed_bm_free(&d->held);
+	ed_bm_init(&d->held, &d->ed->env, d->nsectors, ED_BM_ZERO, &d->mem_pages);
 }
 
 /* ---- the durable map -------------------------------------------------------------- */

@@ -386,7 +386,9 @@ static void test_cycle_records(bool ckpt)
  *     be given out while the record may come back (they were: after a cut
  *     b's extent came back over a's secret);
  *  2. as 1, with a checkpoint before the cut, whose superblock must not
- *     name the failed record's place as where replay starts.
+ *     name the failed record's place as where replay starts;
+ *  3. as 1, but the sectors are held (the live check knows them) only
+ *     until another write-back's record is durable: then a has them.
  * After a cut b's extent either does not exist or reads as it was flushed. */
 static void test_unsure_log(int variant)
 {
@@ -419,6 +421,15 @@ static void test_unsure_log(int variant)
 		CHECK_EQ(op(&f, &f.b, ED_OP_EXTENT_DEALLOCATE, &e, NULL), 0);
 		struct ed_protector g = h_ext(0, S, N * SECT, RC, WC);
 		taken = op(&f, &f.a, ED_OP_EXTENT_ALLOCATE, &g, NULL);
+		if (variant == 3) {
+			CHECK_EQ(taken, ED_E_ALLOCATED);
+			fx_check_live(&f);
+			struct ed_protector o = h_ext(0, S + 200, 4 * SECT, RC2, WC2);
+			CHECK_EQ(op(&f, &f.b, ED_OP_EXTENT_ALLOCATE, &o, NULL), 0);
+			CHECK_EQ(h_sync(&f.h, f.ed, &f.b, ED_OP_EXTENT_WRITE, &o), 0);
+			taken = op(&f, &f.a, ED_OP_EXTENT_ALLOCATE, &g, NULL);
+			CHECK_EQ(taken, 0);
+		}
 		if (taken == 0) {
 			CHECK_EQ(h_io(&f.h, f.ed, &f.a, &g, 1, S, secret, sizeof(secret)), 0);
 			CHECK_EQ(h_sync(&f.h, f.ed, &f.a, ED_OP_FLUSH, &unit), 0);
@@ -446,7 +457,9 @@ static void test_unsure_log(int variant)
 	fx_check_live(&f);
 	printf("  a write-back's record fails and lands (%s): after a cut the extent %s\n",
 	       variant == 0 ? "a flush in flight" : variant == 1 ? "its sectors let go" :
-	       "its sectors let go, a checkpoint", got == 0 ? "reads its flushed data" : "is not there");
+	       variant == 2 ? "its sectors let go, a checkpoint" :
+	       "its sectors let go, held until the next record", got == 0 ? "reads its flushed data" :
+	       "is not there");
 	fx_free(&f);
 }
 
@@ -671,7 +684,7 @@ int main(int argc, char **argv)
 	test_bitmap_reuse();
 	test_cycle_records(false);
 	test_cycle_records(true);
-	for (int v = 0; v < 3; v++)
+	for (int v = 0; v < 4; v++)
 		test_unsure_log(v);
 	test_powercut();
 	printf("test_ed_remanence: ok\n");

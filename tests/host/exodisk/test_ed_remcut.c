@@ -619,7 +619,7 @@ static long run_seed(struct fx *f, uint64_t seed, int keep, bool inject, long *r
 	}
 	uint64_t total = f->hd.nreq;
 	*reqs = (long)total;
-	h_settle();
+	fx_check_live(f);
 	fx_forget(f);
 	long cuts = 0;
 	for (uint64_t cut = 0; cut <= total; cut++) {
