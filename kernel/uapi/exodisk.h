@@ -251,6 +251,9 @@ struct ed_unit_info {
 	uint64_t carried;         /* records the mount read that only carry the unwritten set
 	                             (a checkpoint's, docs/exodisk.md section 10); `replayed`
 	                             counts the others                                          */
+	uint64_t unw_uncarried;   /* since mount: checkpoints whose carry records could not hold
+	                             the whole unwritten set (after a later power cut the rest
+	                             reads as what the disk holds: docs/exodisk.md section 10) */
 };
 
 /* ---- errors: -128 .. -255 (kernel/uapi/errno.h splits the space) -------- */
