@@ -32,7 +32,9 @@
  * in the same sync.  A mount that finds "open" (power lost, process
  * killed) makes every slot again from what the disk holds (fat_ck_rebuild:
  * the reserved sectors, the FATs, and the directory tree) before trusting
- * them; read-only it checks nothing.  Damage done while the volume was
+ * them - clearing too the slots a cut sync set for sectors it never wrote
+ * into chunks never written before (never_written); read-only it checks
+ * nothing.  Damage done while the volume was
  * open and not closed is therefore not caught - the price of keeping FAT's
  * own format.  Found damage keeps the state "open" but sets "damaged",
  * which a mount does not rebuild over: fsck -t fatfs -r repairs, then
@@ -314,8 +316,48 @@ static int walk_dir(struct fatfs *fs, uint32_t c, struct fset *todo, struct fset
 	return e;
 }
 
-/* fn on every metadata sector: those before the first cluster that were
- * ever written, then the directory tree. */
+/* Sectors [lba, end) lie in chunks never written: they read as zeros, so
+ * no slot of theirs may be set.  One may be all the same: a sync writes
+ * the slots of everything it changes in its first step, and one cut short
+ * after it (a crash, a process killed) leaves slots for sectors that never
+ * went out - the first ever written in their chunk.  fn(p NULL) on each
+ * sector whose slot is set (each of a table sector that is itself
+ * damaged).  Table sectors never written cost a look at the map per
+ * chunk of them. */
+static int never_written(struct fatfs *fs, uint64_t lba, uint64_t end, meta_fn fn, void *arg)
+{
+	uint32_t ch = fs->vol.d.chunk;
+	int e = 0;
+	while (e == 0 && lba < end) {
+		uint64_t tl = fs->ck_area + 1 + lba / CK_SLOTS, phys;
+		uint64_t stop = (lba / CK_SLOTS + 1) * CK_SLOTS;
+		int m = vvol_mapped(&fs->vol, tl, &phys);
+		if (m < 0)
+			return m;
+		if (m == 0) {
+			/* The rest of the table's chunk was never written either. */
+			stop = ((tl / ch + 1) * ch - fs->ck_area - 1) * CK_SLOTS;
+		} else {
+			uint8_t t[ED_SECTOR];
+			const uint8_t *tp = vvol_sector(&fs->vol, tl, 0, &e);
+			if (tp == NULL)
+				return e;
+			memcpy(t, tp, ED_SECTOR);         /* (fn changes it) */
+			vvol_unpin(&fs->vol, tl);
+			int bad = !all_zero(t) && (le32(t + 508) != crc32c(0, t, 508) ||
+			                           get64(t + 496) != lba / CK_SLOTS * CK_SLOTS);
+			for (uint64_t l = lba; e == 0 && l < stop && l < end; l++)
+				if (bad || le32(t + 8 * (l % CK_SLOTS) + 4) == CK_SET)
+					e = fn(fs, l, NULL, arg);
+		}
+		lba = stop;
+	}
+	return e;
+}
+
+/* fn on every metadata sector: those before the first cluster (those in
+ * chunks never written only if their slot is set: p NULL), then the
+ * directory tree. */
 static int walk_meta(struct fatfs *fs, meta_fn fn, void *arg)
 {
 	int trust = fs->ck_trust;
@@ -327,7 +369,9 @@ static int walk_meta(struct fatfs *fs, meta_fn fn, void *arg)
 		if (m < 0) {
 			e = m;
 		} else if (m == 0) {
-			lba = (lba / fs->vol.d.chunk + 1) * fs->vol.d.chunk - 1;   /* never written */
+			uint64_t next = (lba / fs->vol.d.chunk + 1) * fs->vol.d.chunk;
+			e = never_written(fs, lba, next < fs->datasec ? next : fs->datasec, fn, arg);
+			lba = next - 1;
 		} else {
 			const uint8_t *p = vvol_sector(&fs->vol, lba, VV_RA, &e);
 			if (p != NULL) {
@@ -369,8 +413,9 @@ static int walk_meta(struct fatfs *fs, meta_fn fn, void *arg)
 static int remake(struct fatfs *fs, uint64_t lba, const uint8_t *p, void *arg)
 {
 	(void)arg;
-	int e = set_slot(fs, lba, all_zero(p) ? NULL : p, CL_FREE, 1);
-	vvol_checked(&fs->vol, lba);
+	int e = set_slot(fs, lba, p == NULL || all_zero(p) ? NULL : p, CL_FREE, 1);
+	if (p != NULL)
+		vvol_checked(&fs->vol, lba);
 	return e;
 }
 
@@ -419,9 +464,11 @@ static int verify(struct fatfs *fs, uint64_t lba, const uint8_t *p, void *arg)
 	}
 	unsigned i = (unsigned)(lba % CK_SLOTS);
 	int set = !zero && le32(t + 8 * i + 4) == CK_SET;
-	if (why == NULL && set && crc32c(0, p, ED_SECTOR) != le32(t + 8 * i))
+	if (p == NULL)
+		why = set ? "it was never written but has a checksum" : NULL;
+	else if (set && crc32c(0, p, ED_SECTOR) != le32(t + 8 * i))
 		why = "its contents do not match their checksum";
-	if (why == NULL && !set && !all_zero(p))
+	else if (!set && !all_zero(p))
 		why = "it has contents but no checksum";
 	vvol_unpin(&fs->vol, tl);
 	if (why != NULL) {
