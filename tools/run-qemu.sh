@@ -22,6 +22,12 @@
 #             all of them, or each sector by chance (tools/powercut/pcdisk,
 #             docs/powercut.md).  A cut stops QEMU; the status is then 250.
 #             POWERCUT_STATS=FILE keeps pcdisk's counts.
+#   ACCEL     tcg (default: QEMU translates every guest instruction) | kvm
+#             (the host CPU runs the guest: x86_64 on an x86-64 host with a
+#             usable /dev/kvm; not with ICOUNT=1 or DISK=model, whose clock
+#             is QEMU's instruction count).  The CPU model stays QEMU's
+#             default (qemu64); docs/kernel.md says what the kernel needs
+#             from a KVM.
 set -euo pipefail
 
 BUILD=${BUILD:-build}
@@ -29,6 +35,37 @@ MEM=${MEM:-1G}
 DISK=${DISK:-virtio}
 DISKS=${DISKS:-1}
 ARCH=${ARCH:-riscv}
+ACCEL=${ACCEL:-tcg}
+
+# kvm_usable: can this process open /dev/kvm for reading and writing (what
+# QEMU does)?  Prints why not.
+kvm_usable() {
+  if [ ! -e /dev/kvm ]; then echo "there is no /dev/kvm"; return 1; fi
+  if ! { : <>/dev/kvm; } 2>/dev/null; then echo "/dev/kvm cannot be opened for reading and writing"; return 1; fi
+}
+
+case "$ACCEL" in
+  tcg) ;;
+  kvm)
+    why=""
+    if [ "$ARCH" != x86_64 ]; then
+      why="ACCEL=kvm runs only ARCH=x86_64 (the host CPU runs the guest's instructions)"
+    elif [ "$(uname -m)" != x86_64 ]; then
+      why="ACCEL=kvm needs an x86-64 host, this is $(uname -m)"
+    elif [ -n "${ICOUNT:-}" ]; then
+      why="ACCEL=kvm with ICOUNT=1: counting instructions needs TCG"
+    elif [[ ",${DISK},${DISKS}," == *,model,* ]]; then
+      why="ACCEL=kvm with the disk model: its clock counts instructions, which needs TCG"
+    elif ! why=$(kvm_usable); then
+      why="ACCEL=kvm: $why"
+    fi
+    if [ -n "$why" ]; then
+      echo "run-qemu: $why" >&2
+      exit 2
+    fi
+    ;;
+  *) echo "run-qemu: ACCEL=$ACCEL: give tcg or kvm" >&2; exit 2 ;;
+esac
 
 case "$ARCH" in
   riscv)
@@ -71,6 +108,8 @@ if [ -f tools/qemu-disks.sh ]; then
   . tools/qemu-disks.sh
 fi
 
+# TCG is QEMU's default: its command line stays as it was.
+[ "$ACCEL" = kvm ] && args+=(-accel kvm)
 if [ -n "${CPU:-}" ]; then
   args+=(-cpu "$CPU")
 fi

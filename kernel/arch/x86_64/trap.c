@@ -32,6 +32,7 @@
 #include "kernel/klib.h"
 #include "kernel/syscall.h"
 #include "kernel/prof.h"
+#include "kernel/vm.h"
 
 #define T_SYSCALL 256
 #define T_NM      7
@@ -95,6 +96,8 @@ void idt_init(void)
 
 /* ---- floating point ------------------------------------------------------ */
 
+#define FX_MXCSR 24                    /* where the FXSAVE image keeps MXCSR */
+
 static struct fpstate fp_initial;      /* after fninit, MXCSR at its reset value */
 static struct proc *fp_owner;          /* whose registers are in the FPU now */
 
@@ -112,10 +115,16 @@ void fpu_init(void)
 	write_cr0(cr0);
 	write_cr4(read_cr4() | CR4_OSFXSR | CR4_OSXMMEXCPT);
 	clts();
-	uint32_t mxcsr = 0x1f80;
-	__asm__ volatile("fninit; ldmxcsr %0" :: "m"(mxcsr));
+	__asm__ volatile("fninit");
 	fxsave(&fp_initial);
 	stts();
+	/* MXCSR at its reset value (all exceptions masked, round to nearest)
+	 * goes into the image, not into the register: the first fxrstor of a
+	 * process loads it.  Not ldmxcsr, because a KVM that emulates the
+	 * kernel's instructions (a nested hypervisor, docs/kernel.md) may not
+	 * know that one and stops the guest. */
+	uint32_t mxcsr = 0x1f80;
+	memcpy(&fp_initial.fx[FX_MXCSR], &mxcsr, sizeof mxcsr);
 }
 
 /* #NM from user mode: give the process its registers. */
@@ -223,11 +232,32 @@ static void interrupt(uint64_t vec)
 }
 
 void user_trap(struct trapframe *tf) __attribute__((noreturn));
+/* A nested KVM that emulates the guest's kernel (the one this was found on,
+ * docs/kernel.md) carries out a user's syscall instruction all but the
+ * privilege change: rip is syscall_entry, rcx and r11 hold the return
+ * address and flags, FMASK has cleared IF, but the CPU is still in user
+ * mode, so fetching the kernel's entry faults.  Such a fault is that system
+ * call, finished here as syscall_entry would have: the frame becomes the
+ * one it builds.  Nothing else looks like it: user mode cannot run with IF
+ * clear, so a program that jumps to syscall_entry itself faults with IF
+ * set and is killed as before; real CPUs and TCG never get here. */
+static bool syscall_left_in_user_mode(struct trapframe *tf)
+{
+	if (!(tf->err & PF_INSTR) || tf->rip != (uint64_t)syscall_entry ||
+	    (tf->rflags & RFLAGS_IF) || !uva_range_ok(tf->rcx, 1))
+		return false;
+	tf->rip = tf->rcx;
+	tf->rflags = (tf->r11 & RFLAGS_USER) | RFLAGS_IF | RFLAGS_RESERVED;
+	return true;
+}
+
 void user_trap(struct trapframe *tf)
 {
 	struct proc *p = myproc();
 	uint64_t t = tf->trapno;
 
+	if (t == T_PF && syscall_left_in_user_mode(tf))
+		t = T_SYSCALL;
 	if (t == T_SYSCALL) {
 		syscall(p);
 	} else if (t >= 32) {

@@ -91,6 +91,10 @@ static inline void cpu_relax(void) { __asm__ volatile("pause"); }
 #define RFLAGS_DF  XBIT(10)
 #define RFLAGS_AC  XBIT(18)
 #define RFLAGS_RESERVED XBIT(1)    /* always set */
+/* What a user program may set itself (popf): the arithmetic flags, TF, DF,
+ * AC and ID - never IF or IOPL. */
+#define RFLAGS_USER (XBIT(0) | XBIT(2) | XBIT(4) | XBIT(6) | XBIT(7) | RFLAGS_TF | \
+                     RFLAGS_DF | XBIT(11) | RFLAGS_AC | XBIT(21))
 
 #ifndef __ASSEMBLER__
 /* ---- what kernel/arch.h promises --------------------------------------- */
