@@ -66,7 +66,7 @@ $(UFS_HOST_OBJS): $(UFS_HOST_DIR)/obj/%.o: %.c $(UFS_HDRS)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -c -o $@ $<
 
 UFS_TESTS := test_edc test_bcache test_kit test_share test_unixfs test_unixfs_model test_fssuite test_vvol test_fatfs test_fat_fuzz test_fat_powercut test_fat_csum test_stack test_stack_cut test_crypto \
-	test_lfs test_exhaust test_holes test_share_stress test_ufs_count test_fmfind
+	test_lfs test_exhaust test_holes test_share_stress test_ufs_count test_fmfind test_damage_sweep
 
 $(addprefix $(UFS_HOST_DIR)/,$(UFS_TESTS)): $(UFS_HOST_DIR)/%: tests/host/userfs/%.c $(UFS_HOST_OBJS) $(ED_TEST_OBJS) $(UFS_HDRS)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ $< $(UFS_HOST_OBJS) $(ED_TEST_OBJS)
@@ -123,6 +123,16 @@ SEEDS ?= 20
 .PHONY: share-test
 share-test: deps $(KERNEL_ELF) $(INITRD)
 	@SHARE_SEEDS=$(SEEDS) python3 tests/qemu/run.py -k share-many
+
+# ---- damaged images: many ------------------------------------------------------
+# make host-test runs a few damaged images of each file system
+# (tests/host/userfs/test_damage_sweep.c); this runs DMG_COUNT per row from
+# seed DMG_SEED and prints the table (docs/powercut.md, "Damaged images").
+DMG_COUNT ?= 1500
+DMG_SEED ?= 1
+.PHONY: damage-sweep
+damage-sweep: deps $(UFS_HOST_DIR)/test_damage_sweep
+	@$(UFS_HOST_DIR)/test_damage_sweep $(DMG_COUNT) $(DMG_SEED) $(DMG_ROW)
 
 # ---- line counts ---------------------------------------------------------------
 # The kit's promise (docs/writing-a-libfs.md): a library file system in a
