@@ -506,6 +506,7 @@ struct tally {
 };
 
 static int strict;             /* DMG_STRICT: known findings fail too */
+static int show_all;           /* DMG_ALL: a line for every finding   */
 
 /* What went wrong with no error, for the report. */
 static char why[512];
@@ -783,7 +784,8 @@ static int one_image(const struct row *r, int idx, uint64_t seed, struct tally *
 	int bad = o == O_SILENT || missed || (unclear && !(r->unclear_ok && !strict)) ||
 	          (o == O_TRUNC && !(r->trunc_ok && !strict));
 	/* Show every failure (the first 10) and the first 3 of each known finding. */
-	if (bad ? t->shown++ < 10 : (unclear || o == O_TRUNC) && t->shown_known++ < 3) {
+	if (bad ? t->shown++ < 10 || show_all :
+	    (unclear || o == O_TRUNC) && (t->shown_known++ < 3 || show_all)) {
 		printf("  %s: %s: %s%s%s\n", onames[o], now_desc, why[0] ? why : "",
 		       unclear ? "no message names the file system" : "",
 		       fsck_found ? "; fsck reports it" : "; fsck finds nothing");
@@ -846,6 +848,7 @@ int main(int argc, char **argv)
 	const char *only = argc > 3 ? argv[3] : NULL;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	strict = getenv("DMG_STRICT") != NULL;
+	show_all = getenv("DMG_ALL") != NULL;
 	if (getenv("DMG_IMAGE") != NULL)
 		only_image = atoi(getenv("DMG_IMAGE"));
 	saved_err = dup(2);
