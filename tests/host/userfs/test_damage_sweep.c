@@ -671,8 +671,8 @@ static void check_dir(const char *dir, struct look *lk)
 static void fsck_say(void *arg, const char *path, const char *what)
 {
 	(void)arg;
-	(void)path;
-	(void)what;
+	if (getenv("DMG_SHOW") != NULL)
+		fprintf(stderr, "  fsck: %s: %s\n", path, what);
 }
 
 static int one_image(const struct row *r, int idx, uint64_t seed, struct tally *t)
@@ -695,10 +695,17 @@ static int one_image(const struct row *r, int idx, uint64_t seed, struct tally *
 	memcpy(hd->medium, image, hd->nsectors * SEC);
 	memset(hd->cached, 0, hd->nsectors);
 	apply(hd->medium, &d, &rs);
+	if (getenv("DMG_KEEP") != NULL) {
+		/* The damaged disk as an image file (tools/exotool reads it). */
+		FILE *kf = fopen(getenv("DMG_KEEP"), "wb");
+		CHECK(kf != NULL);
+		CHECK_EQ(fwrite(hd->medium, SEC, hd->nsectors, kf), hd->nsectors);
+		fclose(kf);
+	}
 	const struct mstate *truth = &hist[nhist - 1];
 	snprintf(now_desc, sizeof now_desc, "%s image %d (seed %llu): %s of sector %llu (%s%s%s)",
 	         r->name, idx, (unsigned long long)seed, dnames[d.kind], (unsigned long long)d.c->sector,
-	         d.c->cls == C_DATA ? "data of " : "metadata",
+	         d.c->cls == C_DATA ? "data of " : d.c->cls == C_ZERO ? "zero" : "metadata",
 	         d.c->cls == C_DATA ? truth->f[d.c->file].path : "",
 	         d.c->cls == C_DATA ? "" : xnblk[d.c->sector] ? ", an exonode block" : ", in an extent");
 	why[0] = 0;
