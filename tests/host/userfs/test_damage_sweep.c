@@ -563,6 +563,11 @@ static void check_file(const struct mfile *m, int idx, const struct damage *d, s
 		lk->errors++;
 		return;
 	}
+	if (e == 0 && st.type != LIBFS_T_REG) {
+		note("%s: a file, stat says type %u; ", m->path, st.type);
+		lk->wrong++;
+		return;
+	}
 	struct vfile *f;
 	long n = e == -ENOENT ? -ENOENT : vfs_open(m->path, LIBFS_O_READ, 0, &f);
 	if (n == 0) {
@@ -632,7 +637,13 @@ static void check_dir(const char *dir, struct look *lk)
 {
 	static char names[NF + 8][PATHLEN];
 	struct vfile *f;
-	if (vfs_open(dir, LIBFS_O_READ | LIBFS_O_DIR, 0, &f) < 0) {
+	int e = vfs_open(dir, LIBFS_O_READ | LIBFS_O_DIR, 0, &f);
+	if (e == -ENOTDIR) {
+		note("%s: a directory, open says not; ", dir);
+		lk->wrong++;
+		return;
+	}
+	if (e < 0) {
 		lk->errors++;
 		return;
 	}
@@ -649,6 +660,11 @@ static void check_dir(const char *dir, struct look *lk)
 		memcpy(names[n], dir, dl);
 		names[n][dl] = '/';
 		memcpy(names[n] + dl + 1, de.name, strlen(de.name) + 1);
+		const struct mfile *m = find(&hist[nhist - 1], names[n]);
+		if (m != NULL && de.type != (m->dir ? LIBFS_T_DIR : LIBFS_T_REG)) {
+			note("%s: listed as type %u; ", names[n], de.type);
+			lk->wrong++;
+		}
 		n++;
 	}
 	vfs_close(f);
