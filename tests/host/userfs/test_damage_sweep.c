@@ -86,21 +86,21 @@ static const struct row rows[] = {
 	/* unixfs: a damaged root directory fails the mount with EIO and says
 	 * nothing (the damage is noted in the mount's state, which is freed). */
 	{ "unixfs",  "unixfs", "key=dmg", "key=dmg", 16384, 0, 0, 1 },
-	/* lfs: a damaged exonode of its volume fails the mount with EIO, or
-	 * EAGAIN (the kit's retry of ED_E_NOTCACHED drops the read's error),
-	 * and says nothing. */
+	/* lfs and fatfs: a damaged exonode (the anchor, the virtual volume's
+	 * nodes) fails the mount with EIO, or EAGAIN (the kit's retry of
+	 * ED_E_NOTCACHED drops the read's error), and says nothing. */
 	{ "lfs",     "lfs",    "key=dmg,seg=64", "key=dmg,seg=64", 16384, 0, 0, 1 },
 	/* lfs: roll-forward stops at a damaged partial segment and says
 	 * nothing; the commits after it are lost. */
 	{ "lfs-cut", "lfs",    "key=dmg,seg=64", "key=dmg,seg=64", 16384, 1, 1, 1 },
-	{ "fat16",   "fatfs",  "key=dmg,size=16M,fat=16", "key=dmg", 16384, 0, 0, 0 },
-	{ "fat32",   "fatfs",  "key=dmg,size=40M,fat=32,cluster=512", "key=dmg", 32768, 0, 0, 0 },
+	{ "fat16",   "fatfs",  "key=dmg,size=16M,fat=16", "key=dmg", 16384, 0, 0, 1 },
+	{ "fat32",   "fatfs",  "key=dmg,size=40M,fat=32,cluster=512", "key=dmg", 32768, 0, 0, 1 },
 };
 #define NROWS ((int)(sizeof rows / sizeof rows[0]))
 
 /* ---- the model: what the image holds ----------------------------------------- */
 
-#define NF      64
+#define NF      128
 #define NHIST   16
 #define PATHLEN 64
 
@@ -200,9 +200,9 @@ static void populate(void)
 		snprintf(p, sizeof p, "%s/f%d", dirs[i % 4], i);
 		w_put(p, sizes[i]);
 	}
-	for (int i = 0; i < 20; i++) {
+	for (int i = 0; i < 60; i++) {
 		snprintf(p, sizeof p, "/t/b/small-file-with-a-longer-name-%02d", i);
-		w_put(p, 200 + 150 * (uint32_t)i);
+		w_put(p, 200 + 97 * (uint32_t)i);
 	}
 	w_sync();
 	w_put("/t/b/f6", 5000);                 /* overwritten: old copies stale */
