@@ -458,23 +458,29 @@ static int gather(struct lfs *fs, struct roll *r, const struct lfs_pshdr *h)
 	return 0;
 }
 
-/* Read and check the PS at lba; 1 if it is the chain's next one. */
-static int read_ps(struct lfs *fs, struct roll *r, uint64_t lba, uint64_t seq, uint64_t prev,
-                   struct lfs_pshdr *h)
+/* Is h, read from lba, a PS header of this file system (its MAC, its
+ * own address) whose sizes fit its segment? */
+static int hdr_ok(const struct lfs *fs, const struct lfs_pshdr *h, uint64_t lba)
 {
 	uint64_t s = lfs_seg_of(fs, lba);
 	uint32_t off = (uint32_t)(lba - s * fs->sb.seg_sect);
+	if (h->magic != LFS_PS_MAGIC || h->version != LFS_VERSION || h->fsid != fs->sb.fsid ||
+	    h->lba != lba || h->mac != lfs_mac(fs, h, offsetof(struct lfs_pshdr, mac)))
+		return 0;
+	return h->nsect >= 1 && off + h->nsect <= fs->sb.seg_sect && h->ntrail < h->nsect &&
+	       h->ntrail == lfs_trail_sect(h->nent) && h->next_seg < fs->sb.nsegs;
+}
+
+/* Read and check the PS at lba; 1 if it is the chain's next one (seq,
+ * and prev: the MAC of the header before it). */
+static int read_ps(struct lfs *fs, struct roll *r, uint64_t lba, uint64_t seq, uint64_t prev,
+                   struct lfs_pshdr *h)
+{
 	if (lfs_io(fs, 0, lba, r->ps, 1) < 0)
 		return 0;
 	fs->st.roll_sect++;
 	memcpy(h, r->ps, sizeof *h);
-	if (h->magic != LFS_PS_MAGIC || h->version != LFS_VERSION || h->fsid != fs->sb.fsid ||
-	    h->lba != lba || h->seq != seq || h->prev != prev ||
-	    h->mac != lfs_mac(fs, h, offsetof(struct lfs_pshdr, mac)))
-		return 0;
-	/* Believed to be ours from here on; damage now is a torn write. */
-	if (h->nsect < 1 || off + h->nsect > fs->sb.seg_sect || h->ntrail >= h->nsect ||
-	    h->ntrail != lfs_trail_sect(h->nent) || h->next_seg >= fs->sb.nsegs)
+	if (!hdr_ok(fs, h, lba) || h->seq != seq || h->prev != prev)
 		return 0;
 	uint32_t body = (h->ntrail ? h->nsect : 1) - 1;
 	if (body > 0 && lfs_io(fs, 0, lba + 1, r->ps + LFS_SECT, body) < 0)
@@ -490,6 +496,156 @@ static int read_ps(struct lfs *fs, struct roll *r, uint64_t lba, uint64_t seq, u
 	return 1;
 }
 
+/* Where the log goes after the PS h at lba: the next PS's address, and
+ * the segment after that one's (0: not known yet).  0 if it goes
+ * nowhere (its segment is full and no next one was named). */
+static uint64_t after(const struct lfs *fs, const struct lfs_pshdr *h, uint64_t lba, uint64_t *nnext)
+{
+	uint64_t s = lfs_seg_of(fs, lba);
+	uint32_t off = (uint32_t)(lba - s * fs->sb.seg_sect) + h->nsect;
+	*nnext = h->next_seg;
+	if (off + LFS_PS_MIN <= fs->sb.seg_sect)
+		return s * fs->sb.seg_sect + off;
+	*nnext = 0;
+	return h->next_seg * fs->sb.seg_sect;
+}
+
+/* ---- was it the tail? ---------------------------------------------------------------
+ *
+ * Roll-forward ends at the first PS that fails.  After a power cut that
+ * is the torn tail, and what follows the last commit applied is rightly
+ * ignored; but damage to a durable PS (bits flipped in its header, its
+ * blocks, its commit record) fails the same way, and stopping there would
+ * silently drop every commit written after it.  The bad PS alone cannot
+ * tell the two apart.  What can: a COMMIT PS is written only after every
+ * PS before it in the chain is durable (log.c: the flush before it), and
+ * the next mount's roll-forward then reaches it and applies it, so the
+ * log always resumes after every commit that ever reached the disk.
+ * Hence after a cut no valid COMMIT PS with a sequence number above the
+ * point where the log ended exists anywhere - lost tails leave only
+ * non-commit PSs (and torn commits, which fail their hash).  A valid one
+ * beyond proves that the PS where roll-forward stopped was durable and
+ * is now damaged.
+ *
+ * Looking for one costs what was written, not the disk: the rest of the
+ * segment where the log ended (one read; any header there with a higher
+ * sequence number is followed along its own chain), then the segment the
+ * log goes to next, as the last good header, the bad one's if its MAC
+ * holds, or a later one names it (its first header, followed).  Following
+ * a chain stops at its first commit or where it fails.
+ *
+ * What this cannot see (docs/lfs.md, "Damage"): damage to the newest
+ * commit, or to anything after it, is a torn tail as far as the disk can
+ * say - nothing durable follows it; and when the damage takes out every
+ * header that names the next segment (the bad PS was its segment's first
+ * and every header after it in the segment is damaged too, e.g. one PS
+ * filling the segment) the commits in the segments after it are not
+ * found. */
+
+struct later {
+	uint64_t seq, lba;        /* the first valid commit found beyond the end    */
+	uint64_t seen[8];         /* segments whose start was followed              */
+	uint32_t nseen;
+};
+
+static int seen(struct later *c, uint64_t s, int add)
+{
+	for (uint32_t i = 0; i < c->nseen; i++)
+		if (c->seen[i] == s)
+			return 1;
+	if (add && c->nseen < 8)
+		c->seen[c->nseen++] = s;
+	return 0;
+}
+
+/* Follow the chain from the valid header h at lba, applying nothing: 1
+ * if it reaches a COMMIT PS (c says which).  *end: where it ended, in
+ * lba's segment (for the scan to go on after it). */
+static int follow(struct lfs *fs, struct roll *r, const struct lfs_pshdr *h0, uint64_t lba,
+                  struct later *c, uint64_t *end)
+{
+	uint64_t seq = h0->seq, prev = h0->prev, s0 = lfs_seg_of(fs, lba);
+	uint64_t before = fs->st.roll_sect, before_ps = fs->st.roll_ps;
+	int found = 0;
+	*end = lba + 1;
+	for (uint64_t steps = 0; steps < fs->sb.nsegs * (uint64_t)fs->sb.seg_sect; steps++) {
+		struct lfs_pshdr h;
+		if (!read_ps(fs, r, lba, seq, prev, &h))
+			break;
+		if (h.flags & LFS_PS_COMMIT) {
+			c->seq = h.seq;
+			c->lba = lba;
+			found = 1;
+			break;
+		}
+		uint64_t nnext;
+		lba = after(fs, &h, lba, &nnext);
+		if (lba == 0)
+			break;
+		if (lfs_seg_of(fs, lba) == s0)
+			*end = lba;
+		else if (lba % fs->sb.seg_sect == 0 && seen(c, lfs_seg_of(fs, lba), 1))
+			break;                /* (followed from there already) */
+		seq++;
+		prev = h.mac;
+	}
+	fs->st.tail_sect += fs->st.roll_sect - before;
+	fs->st.roll_sect = before;        /* (the roll's own counts stay its own) */
+	fs->st.roll_ps = before_ps;
+	return found;
+}
+
+/* The log ended at lba, where a PS with sequence number seq should have
+ * been; next: the segment its headers name as the next one (0: not
+ * known).  1 if a valid commit lies beyond (c says which). */
+static int tail_probe(struct lfs *fs, struct roll *r, uint64_t lba, uint64_t seq, uint64_t next,
+                      struct later *c)
+{
+	uint64_t s = lfs_seg_of(fs, lba);
+	uint32_t off = (uint32_t)(lba - s * fs->sb.seg_sect), n = fs->sb.seg_sect - off;
+	uint64_t nexts[4] = { next, 0, 0, 0 };
+	uint32_t nn = 1;
+	uint8_t *buf = malloc((size_t)n * LFS_SECT);
+	if (buf == NULL)
+		return -ENOMEM;
+	seen(c, s, 1);
+	int found = 0;
+	if (lfs_io(fs, 0, lba, buf, n) == 0) {
+		fs->st.tail_sect += n;
+		for (uint32_t i = 0; i < n && !found; i++) {
+			struct lfs_pshdr h;
+			memcpy(&h, buf + (size_t)i * LFS_SECT, sizeof h);
+			if (!hdr_ok(fs, &h, lba + i) || h.seq < seq)
+				continue;             /* (an older lap of the segment) */
+			if (h.next_seg != 0 && nn < 4 && h.next_seg != nexts[nn - 1])
+				nexts[nn++] = h.next_seg;
+			if (h.seq == seq) {
+				i += h.nsect - 1;     /* the bad PS itself: only where it goes */
+				continue;
+			}
+			uint64_t end;
+			found = follow(fs, r, &h, lba + i, c, &end);
+			if (end > lba + i + 1)
+				i = (uint32_t)(end - lba) - 1;
+		}
+	}
+	free(buf);
+	for (uint32_t k = 0; k < nn && !found; k++) {
+		uint64_t t = nexts[k];
+		if (t == 0 || t == s || seen(c, t, 1))
+			continue;
+		struct lfs_pshdr h;
+		uint64_t at = t * fs->sb.seg_sect, end;
+		if (lfs_io(fs, 0, at, r->ps, 1) < 0)
+			continue;
+		fs->st.tail_sect++;
+		memcpy(&h, r->ps, sizeof h);
+		if (hdr_ok(fs, &h, at) && h.seq > seq)
+			found = follow(fs, r, &h, at, c, &end);
+	}
+	return found;
+}
+
 int lfs_roll(struct lfs *fs, uint64_t lba, uint64_t seq, uint64_t prev, uint64_t seg, uint64_t next)
 {
 	struct roll r = { 0 };
@@ -500,30 +656,31 @@ int lfs_roll(struct lfs *fs, uint64_t lba, uint64_t seq, uint64_t prev, uint64_t
 	uint64_t hseg = seg, hnext = next;
 	uint32_t hpos = (uint32_t)(lba - seg * fs->sb.seg_sect);
 	uint64_t hseq = seq, hprev = prev;
-	int e = 0;
+	uint64_t known = next;            /* the segment after lba's, if known */
+	int e = 0, ended = 0;
 	for (uint64_t steps = 0; steps < fs->sb.nsegs * (uint64_t)fs->sb.seg_sect; steps++) {
 		struct lfs_pshdr h;
-		if (!read_ps(fs, &r, lba, seq, prev, &h))
+		if (!read_ps(fs, &r, lba, seq, prev, &h)) {
+			ended = 1;
 			break;
+		}
 		uint64_t s = lfs_seg_of(fs, lba);
 		lfs_seg(fs, s)->tag = (uint32_t)fs->cpseq;
 		lfs_sg(fs, s)->cpzero = 0;
 		lfs_seg_mark(fs, s);
 		lfs_seg_changed(fs, s);
-		if (h.ntrail > 0 && gather(fs, &r, &h) < 0)
+		if (h.ntrail > 0 && gather(fs, &r, &h) < 0) {
+			known = h.next_seg;
+			ended = 1;
 			break;
+		}
 		seq++;
 		prev = h.mac;
-		uint32_t off = (uint32_t)(lba - s * fs->sb.seg_sect) + h.nsect;
-		uint64_t nseg = s, nnext = h.next_seg;
-		if (off + LFS_PS_MIN > fs->sb.seg_sect) {
-			if (h.next_seg == 0)
-				break;
-			nseg = h.next_seg;
-			nnext = 0;
-			off = 0;
-		}
-		lba = nseg * fs->sb.seg_sect + off;
+		uint64_t nnext;
+		lba = after(fs, &h, lba, &nnext);
+		if (lba == 0)
+			break;
+		known = nnext;
 		if (h.flags & LFS_PS_COMMIT) {
 			e = lfs_apply_deltas(fs, r.delta, r.ndelta);
 			if (e < 0) {
@@ -532,11 +689,33 @@ int lfs_roll(struct lfs *fs, uint64_t lba, uint64_t seq, uint64_t prev, uint64_t
 			}
 			r.ndelta = 0;
 			fs->st.roll_groups++;
-			hseg = nseg;
-			hpos = off;
+			hseg = lfs_seg_of(fs, lba);
+			hpos = (uint32_t)(lba - hseg * fs->sb.seg_sect);
 			hnext = nnext;
 			hseq = seq;
 			hprev = prev;
+		}
+	}
+	/* The log ended where a PS fails: a torn tail, unless a valid commit
+	 * lies beyond (above).  Not when the end is a head another process
+	 * left durable. */
+	struct later c = { 0 };
+	if (e == 0 && ended && !(fs->roll_end != 0 && seq == fs->roll_end)) {
+		e = tail_probe(fs, &r, lba, seq, known, &c);
+		if (e > 0) {
+			fs->logbad.seq = seq;
+			fs->logbad.lba = lba;
+			fs->logbad.later_seq = c.seq;
+			fs->logbad.later_lba = c.lba;
+			fprintf(stderr, "lfs: damaged: the log fails its checks at partial segment %llu "
+			        "(segment %llu, sector %llu), but a valid commit follows it (partial "
+			        "segment %llu, segment %llu): the commits after partial segment %llu "
+			        "cannot be applied; mounted read-only as of that one (run fsck -t lfs)\n",
+			        (unsigned long long)seq, (unsigned long long)lfs_seg_of(fs, lba),
+			        (unsigned long long)(lba % fs->sb.seg_sect), (unsigned long long)c.seq,
+			        (unsigned long long)lfs_seg_of(fs, c.lba), (unsigned long long)(hseq - 1));
+			fs->rdonly = 1;           /* (as lfs_damaged: nothing more is written) */
+			e = 0;
 		}
 	}
 	free(r.ps);

@@ -258,6 +258,12 @@ int lfs_fsck(const char *opts, struct libfs_fsck *ck)
 	c.subdirs = calloc(fs->max_ino + 1, sizeof *c.subdirs);
 	if (fs->sutbad)
 		problem(&c, 0, "%u blocks of the segment usage table cannot be read", fs->sutbad);
+	if (fs->logbad.seq)
+		problem(&c, 0, "the log is damaged at partial segment %llu (segment %llu): the commits "
+		        "after it, up to partial segment %llu at least, are not applied",
+		        (unsigned long long)fs->logbad.seq,
+		        (unsigned long long)lfs_seg_of(fs, fs->logbad.lba),
+		        (unsigned long long)fs->logbad.later_seq);
 	e = c.live && c.names && c.subdirs ? run(&c) : -ENOMEM;
 	uint64_t segs = 0, live = 0;
 	for (uint64_t s = 1; s < fs->sb.nsegs; s++) {

@@ -73,6 +73,7 @@ struct lfs_stats {
 	uint64_t roll_ps;         /* partial segments read by roll-forward          */
 	uint64_t roll_groups;     /* commits it applied                             */
 	uint64_t roll_sect;       /* sectors it read                                */
+	uint64_t tail_sect;       /* sectors read past the log's end (torn or not?) */
 	uint64_t mount_ns;
 	uint64_t cp_rd_sect;      /* checkpoint record sectors it read (both copies) */
 	uint64_t sut_mem;         /* bytes of usage table entries in memory (now)    */

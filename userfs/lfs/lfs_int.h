@@ -190,6 +190,12 @@ struct lfs {
 	uint8_t *sutload;         /* [nsutblk]: the block's entries are in sut[]    */
 	uint32_t nsutload;        /* how many are                                    */
 	uint32_t sutbad;          /* blocks that could not be read (fsck says so)    */
+	/* Roll-forward ended at a PS that fails its checks, yet a valid
+	 * commit lies beyond it: damage, not a torn tail (ckpt.c, "was it
+	 * the tail?").  seq 0: none found.  fsck says so. */
+	struct { uint64_t seq, lba, later_seq, later_lba; } logbad;
+	uint64_t roll_end;        /* a head another process left durable (multi.c):
+	                             the log ending there is its end; 0: unknown  */
 	uint64_t hwm;             /* segments from here on were never used: not in
 	                             any set, free (the checkpoint keeps it)        */
 	struct lfs_segset free, pool;        /* reusable: unmapped, mapped   */

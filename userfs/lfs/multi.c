@@ -551,7 +551,11 @@ static int roll_on(struct lfs *fs)
 	drop_cache(fs);
 	TRY(reopen_volume(fs));
 	struct lfs_stats keep = fs->st;
+	/* (Its holder left the head durable: the log ending there is no
+	 * torn tail to look past.) */
+	fs->roll_end = area(fs)->seq;
 	int e = lfs_roll(fs, fs->seg * fs->sb.seg_sect + fs->ps, fs->seq, fs->prev, fs->seg, fs->next);
+	fs->roll_end = 0;
 	fs->st.roll_ps = keep.roll_ps;            /* those are the mount's */
 	fs->st.roll_groups = keep.roll_groups;
 	fs->st.roll_sect = keep.roll_sect;

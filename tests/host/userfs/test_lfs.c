@@ -15,8 +15,14 @@
  *              deleting makes room again
  *   damage     a torn newer checkpoint copy (the older is used), both
  *              copies gone (a clear error), a corrupted summary in the
- *              roll-forward region (the log ends there), a corrupted inode
+ *              roll-forward region (read-only before it: its commit is
+ *              intact), a corrupted inode
  *              map block (-EIO and read-only, never a crash)
+ *   tailbad    a PS written after the last checkpoint damaged (its blocks,
+ *              its header; in mid-segment, at a segment's end) with synced
+ *              commits after it: read-only, reported, as of the commit
+ *              before it, fsck says so; the newest commit damaged: the log
+ *              ends before it, as after a torn write
  *   sums       a damaged directory block and indirect block: -EIO and a
  *              read-only mount, the rest still readable, fsck reports them
  *   share      a file lent through proxies: read by another process with
@@ -403,7 +409,7 @@ static void t_damage(void)
 	memcpy(u.f.hd.medium + older * BLK_SECTOR_SIZE, save[1], BLK_SECTOR_SIZE);
 	ufx_reboot(&u);
 	fsck_clean(o);
-	/* A summary in the roll-forward region: the log ends before it. */
+	/* A summary in the roll-forward region, not the newest commit's. */
 	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
 	put("/l/a", 3000, 1001);
 	CHECK_EQ(vfs_sync(), 0);
@@ -419,10 +425,15 @@ static void t_damage(void)
 	uint64_t at = phys(fs, LFS_PTR_LBA(bdata));
 	lfs_close_fs(fs);                  /* no checkpoint: b stays in the roll-forward */
 	ufx_reboot(&u);
-	/* The header of the PS holding b's data is the nearest one before it. */
+	/* The header of the PS holding b's data is the nearest one before it.
+	 * That PS is not b's commit (its own PS, after a flush), which is
+	 * intact: so the log did not merely end there, and the mount is
+	 * read-only as of a, fsck says why (more in tailbad). */
 	uint64_t h = at;
 	while (memcmp(u.f.hd.medium + h * BLK_SECTOR_SIZE, "LFSP", 4) != 0)
 		h--;
+	uint8_t keep[BLK_SECTOR_SIZE];
+	memcpy(keep, u.f.hd.medium + h * BLK_SECTOR_SIZE, BLK_SECTOR_SIZE);
 	smash(h, 40);
 	ufx_reboot(&u);
 	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
@@ -430,7 +441,13 @@ static void t_damage(void)
 	struct libfs_stat sst;
 	CHECK_EQ(vfs_stat("/l/b", &sst), -ENOENT);
 	CHECK_EQ(vfs_umount("/l"), 0);
+	CHECK(fsck_problems(o) > 0);
+	memcpy(u.f.hd.medium + h * BLK_SECTOR_SIZE, keep, BLK_SECTOR_SIZE);
+	ufx_reboot(&u);
 	fsck_clean(o);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	CHECK(same("/l/b", 3000, 1002));
+	CHECK_EQ(vfs_umount("/l"), 0);     /* a checkpoint: no roll-forward below */
 	/* An inode map block: -EIO and read-only, the rest still readable. */
 	CHECK_EQ(lfs_mount(o, &fs), 0);
 	uint64_t im = phys(fs, LFS_PTR_LBA(fs->imaddr[0]));
@@ -446,6 +463,164 @@ static void t_damage(void)
 	CHECK(fsck_problems(o) > 0);
 	ufx_free(&u);
 	printf("damage: ok\n");
+}
+
+/* Damage to a PS written after the last checkpoint, with valid commits
+ * after it, is not a torn tail: the mount says so and is read-only as of
+ * the commit before it, instead of silently dropping the synced files
+ * written after it.  Damage to the newest commit is a torn tail as far as
+ * the disk can say (docs/lfs.md, "Damage"): the log ends before it. */
+enum { TB_N = 24, TB_PS = 256 };
+static struct tb_ps { uint64_t lba, phys, seq; uint32_t nsect, ntrail; int commit; } tb_ps[TB_PS];
+static int tb_nps;
+static uint64_t tb_seq[TB_N];           /* the seq of each file's commit */
+
+/* Mount (options o) after sectors were damaged: read-only, the damage
+ * reported, files /l/s0 .. s(good-1) as synced and none after. */
+static void tb_check(const char *o, int good)
+{
+	struct lfs *fs;
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	CHECK(fs->rdonly);
+	CHECK(fs->logbad.seq != 0 && fs->logbad.later_seq > fs->logbad.seq);
+	struct lfs_stats st;
+	lfs_get_stats(fs, &st, NULL);
+	printf("    found: damaged at partial segment %llu, a commit at %llu; %llu commits applied, "
+	       "%llu sectors read past the end\n", (unsigned long long)fs->logbad.seq,
+	       (unsigned long long)fs->logbad.later_seq, (unsigned long long)st.roll_groups,
+	       (unsigned long long)st.tail_sect);
+	lfs_close_fs(fs);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	char p[64];
+	struct libfs_stat sst;
+	for (int i = 0; i < TB_N; i++) {
+		snprintf(p, sizeof p, "/l/s%d", i);
+		if (i < good)
+			CHECK(same(p, 9000, 500 + (uint64_t)i));
+		else
+			CHECK_EQ(vfs_stat(p, &sst), -ENOENT);
+	}
+	struct vfile *f;
+	CHECK(vfs_open("/l/new", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f) < 0);
+	CHECK_EQ(vfs_umount("/l"), 0);
+	CHECK(fsck_problems(o) > 0);
+}
+
+static void t_tailbad(void)
+{
+	const char *o = "key=t,seg=64";
+	lfs_filled(o, 32768, 9, 50, 3000);            /* ends with a checkpoint */
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	char p[64];
+	for (int i = 0; i < TB_N; i++) {
+		snprintf(p, sizeof p, "/l/s%d", i);
+		put(p, 9000, 500 + (uint64_t)i);
+		CHECK_EQ(vfs_sync(), 0);
+	}
+	vfs_abandon();
+	ufx_crash(&u);
+	/* The log after the checkpoint, PS by PS, from the checkpoint's head;
+	 * and which commit made each file durable (the first after its data). */
+	struct lfs *fs;
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	struct lfs_cp cp;
+	uint64_t *ptrs;
+	CHECK_EQ(lfs_cp_read(fs, (int)(fs->cpseq & 1), &cp, &ptrs), 0);
+	free(ptrs);
+	uint64_t segs = fs->sb.seg_sect, lba = cp.head_lba;
+	for (tb_nps = 0; tb_nps < TB_PS; tb_nps++) {
+		struct lfs_pshdr h;
+		uint64_t ph;
+		if (vvol_mapped(&fs->v, lba, &ph) != 1)
+			break;
+		memcpy(&h, u.f.hd.medium + ph * BLK_SECTOR_SIZE, sizeof h);
+		if (h.magic != LFS_PS_MAGIC || h.lba != lba ||
+		    (tb_nps > 0 && h.seq != tb_ps[tb_nps - 1].seq + 1))
+			break;
+		tb_ps[tb_nps] = (struct tb_ps){ lba, ph, h.seq, h.nsect, h.ntrail,
+		                                 (h.flags & LFS_PS_COMMIT) != 0 };
+		lba += h.nsect;
+		if (lba % segs + LFS_PS_MIN > segs)
+			lba = h.next_seg * segs;
+	}
+	CHECK(tb_nps > 20 && tb_nps < TB_PS);
+	for (int i = 0; i < TB_N; i++) {
+		struct lnode *n;
+		snprintf(p, sizeof p, "s%d", i);
+		CHECK_EQ(lfs_walk(fs, p, &n), 0);
+		uint64_t d = LFS_PTR_LBA(n->d.direct[0]);
+		lfs_put(fs, n);
+		int k = 0;
+		while (k < tb_nps && !(tb_ps[k].lba <= d && d < tb_ps[k].lba + tb_ps[k].nsect))
+			k++;
+		while (k < tb_nps && !tb_ps[k].commit)
+			k++;
+		CHECK(k < tb_nps);
+		tb_seq[i] = tb_ps[k].seq;
+	}
+	lfs_close_fs(fs);                      /* no checkpoint: all in the roll-forward */
+	ufx_reboot(&u);
+	size_t bytes = (size_t)u.f.hd.nsectors * BLK_SECTOR_SIZE;
+	uint8_t *image = malloc(bytes);
+	CHECK(image != NULL);
+	memcpy(image, u.f.hd.medium, bytes);
+	/* Which PSs: a commit in the middle, a PS that is not a commit, and
+	 * the last PS of a segment that is not its first - the commits after
+	 * it are in the next segment, found through the bad header's next
+	 * segment or, the header itself bad, the one before it names. */
+	int mid = -1, plain = -1, end = -1;
+	for (int k = tb_nps / 3; k + 2 < tb_nps; k++) {
+		if (mid < 0 && tb_ps[k].commit)
+			mid = k;
+		if (plain < 0 && !tb_ps[k].commit && tb_ps[k].ntrail > 0)
+			plain = k;
+		if (end < 0 && tb_ps[k + 1].lba % segs == 0 && tb_ps[k].lba % segs != 0)
+			end = k;
+	}
+	CHECK(mid > 0 && plain > 0 && end > 0);
+	/* (A commit's every sector is summed; another PS's header and
+	 * trailer only - its file data is not, nor in any PS once it is
+	 * applied: a damaged data sector reads back as it is.  A filler PS
+	 * is its header alone.) */
+	const struct { int ps; int sector; } cases[] = {
+		{ mid, 1 }, { mid, 0 }, { plain, -1 }, { plain, 0 }, { end, tb_ps[end].commit ? 1 : -1 },
+		{ end, 0 } };
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		const struct tb_ps *ps = &tb_ps[cases[c].ps];
+		if (cases[c].sector < 0 && ps->ntrail == 0)
+			continue;
+		uint32_t sec = cases[c].sector >= 0 ? (uint32_t)cases[c].sector : ps->nsect - 1;
+		int good = 0;
+		while (good < TB_N && tb_seq[good] < ps->seq)
+			good++;
+		printf("  partial segment %llu (%s, segment %llu, sectors %llu..%llu), its sector %u: "
+		       "%d files before it\n", (unsigned long long)ps->seq, ps->commit ? "commit" : "no commit",
+		       (unsigned long long)(ps->lba / segs), (unsigned long long)(ps->lba % segs),
+		       (unsigned long long)(ps->lba % segs + ps->nsect - 1), sec, good);
+		smash(ps->phys + sec, 40);
+		ufx_reboot(&u);
+		tb_check(o, good);
+		memcpy(u.f.hd.medium, image, bytes);
+		ufx_reboot(&u);
+	}
+	/* The newest commit: as a torn write, the log ends before it. */
+	CHECK(tb_ps[tb_nps - 1].commit && tb_ps[tb_nps - 1].seq == tb_seq[TB_N - 1]);
+	smash(tb_ps[tb_nps - 1].phys + 1, 40);
+	ufx_reboot(&u);
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	CHECK(!fs->rdonly && fs->logbad.seq == 0);
+	lfs_close_fs(fs);
+	fsck_clean(o);
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	snprintf(p, sizeof p, "/l/s%d", TB_N - 2);
+	CHECK(same(p, 9000, 500 + TB_N - 2));
+	struct libfs_stat sst;
+	snprintf(p, sizeof p, "/l/s%d", TB_N - 1);
+	CHECK_EQ(vfs_stat(p, &sst), -ENOENT);
+	CHECK_EQ(vfs_umount("/l"), 0);
+	free(image);
+	ufx_free(&u);
+	printf("tailbad: ok\n");
 }
 
 /* Directory and indirect blocks carry sums: a damaged one is -EIO and a
@@ -891,9 +1066,10 @@ static void mount_once(int nfiles, size_t fbytes, uint64_t nsect, struct lfs_sta
 	struct lfs_usage us;
 	lfs_get_stats(fs, NULL, &us);
 	printf("  %d files of %zu bytes: %llu segments in use; the mount read %llu times, %llu "
-	       "sectors, %llu table blocks, %llu checkpoint record sectors; %llu KiB of usage "
-	       "table in memory\n", nfiles, fbytes, (unsigned long long)us.inuse,
-	       (unsigned long long)st->rd_reqs, (unsigned long long)st->rd_sect,
+	       "sectors (%llu past the log's end), %llu table blocks, %llu checkpoint record "
+	       "sectors; %llu KiB of usage table in memory\n", nfiles, fbytes,
+	       (unsigned long long)us.inuse, (unsigned long long)st->rd_reqs,
+	       (unsigned long long)st->rd_sect, (unsigned long long)st->tail_sect,
 	       (unsigned long long)st->sut_reads, (unsigned long long)st->cp_rd_sect,
 	       (unsigned long long)st->sut_mem / 1024);
 	/* Memory for the usage table follows the segments used (the report
@@ -1154,6 +1330,8 @@ int main(int argc, char **argv)
 		t_full();
 	if (!only || !strcmp(only, "damage"))
 		t_damage();
+	if (!only || !strcmp(only, "tailbad"))
+		t_tailbad();
 	if (!only || !strcmp(only, "sums"))
 		t_sums();
 	if (!only || !strcmp(only, "share"))
