@@ -684,10 +684,10 @@ static void exodisk_shutdown_all(void)
 				"kernel memory %lu KiB\n", unit, st.commits, st.records, st.unw_records,
 				st.checkpoints, st.ckpt_sectors, st.meta_reads, st.meta_resident,
 				st.kmem_bytes / 1024);
-		if (ed_unit_info(ed, unit, NULL, &st) == 0 && st.unw_uncarried > 0)
-			kprintf("exodisk: unit %d: %lu checkpoints could not carry the whole unwritten set "
-				"(too fragmented): after a power cut before the next one, some sectors never "
-				"written read as what the disk holds\n", unit, st.unw_uncarried);
+		if (bootopt_flag("edstats") && ed_unit_info(ed, unit, NULL, &st) == 0 &&
+		    st.unw_zero_ckpts > 0)
+			kprintf("exodisk: unit %d: %lu checkpoints zeroed %lu unwritten sectors their carry "
+				"records had no room for\n", unit, st.unw_zero_ckpts, st.unw_zeroed);
 		volatile int32_t word = 0;
 		struct ed_protector prot;
 		memset(&prot, 0, sizeof prot);

@@ -598,6 +598,7 @@ static void ck_submit(struct ed_disk *d, int op, int flags, uint64_t sector, uin
 
 static void ck_abort(struct exodisk *ed, struct ed_disk *d, int err)
 {
+	ed_zero_open(ed, d);         /* writes held back for zeroing go */
 	if (d->ck >= CK_WRITE)
 		unplan(d);
 	d->ck = CK_IDLE;
@@ -678,21 +679,24 @@ void ed_ckpt_progress(struct exodisk *ed, struct ed_disk *d)
 	}
 }
 
-/* The unwritten set had more runs than the log's reserve for carry
- * records holds: the rest is not carried, so after a later power cut those
- * sectors read as what the disk holds (docs/exodisk.md section 10 - a
- * known limit, counted and reported). */
-static void carry_short(struct ed_disk *d)
+/* The carry records are written: what they had no room for is zeroed
+ * (zero.c), then the flush before the superblock. */
+static void carry_end(struct exodisk *ed, struct ed_disk *d)
 {
-	bool any = false;
-	struct ed_rl probe;
-	struct ed_range one;
-	ed_rl_init(&probe, &one, 1);
-	uint64_t pos = d->ck_carry_pos;
-	ed_unw_carry_runs(d, &pos, &probe);
-	any = probe.n > 0;
-	if (any)
-		d->st_unw_uncarried++;
+	d->ck = CK_ZERO;
+	if (ed_zero_begin(ed, d))
+		return;                   /* ed_ckpt_zeroed goes on */
+	d->ck = CK_FLUSH2;
+	ck_submit(d, BLK_FLUSH, 0, 0, 0, 0);
+}
+
+/* Before the carry records: which runs they hold (unwritten.c). */
+static void carry_start(struct ed_disk *d)
+{
+	d->ck_carry_pos = 0;
+	d->ck_ncarry = 0;
+	d->ck_carry_used = 0;
+	ed_unw_carry_plan(d, (uint64_t)ed_log_carry_cap() * ED_LOG_CARRY_MAX(d));
 }
 
 /* A carry record ended (commit.c, log_done).  Another follows while the
@@ -711,10 +715,21 @@ void ed_ckpt_carried(struct exodisk *ed, struct ed_disk *d, int status)
 		ck_abort(ed, d, status);
 		return;
 	}
-	if (d->ck_carry_pos < d->nsectors) {
-		if (d->ck_ncarry < ED_LOG_CARRY_MAX(d) && ed_log_carry(ed, d))
-			return;
-		carry_short(d);
+	if (d->ck_carry_pos < d->nsectors && d->ck_ncarry < ED_LOG_CARRY_MAX(d) &&
+	    ed_log_carry(ed, d))
+		return;
+	carry_end(ed, d);
+}
+
+/* The zeros are written (zero.c): the flush before the superblock makes
+ * them durable with the rest. */
+void ed_ckpt_zeroed(struct exodisk *ed, struct ed_disk *d, int status)
+{
+	if (d->ck != CK_ZERO)
+		return;
+	if (status != 0) {
+		ck_abort(ed, d, status);
+		return;
 	}
 	d->ck = CK_FLUSH2;
 	ck_submit(d, BLK_FLUSH, 0, 0, 0, 0);
@@ -756,13 +771,9 @@ static void ck_done(struct blkreq *r)
 			/* The unwritten set goes on in the log the superblock will
 			 * name (unwritten.c), before the flush that precedes it. */
 			d->ck = CK_CARRY;
-			d->ck_carry_pos = 0;
-			d->ck_ncarry = 0;
-			d->ck_carry_used = 0;
-			if (!ed_log_carry(ed, d)) {
-				d->ck = CK_FLUSH2;
-				ck_submit(d, BLK_FLUSH, 0, 0, 0, 0);
-			}
+			carry_start(d);
+			if (!ed_log_carry(ed, d))
+				carry_end(ed, d);
 		}
 		break;
 	}
@@ -824,14 +835,8 @@ int ed_ckpt_sync(struct exodisk *ed, struct ed_disk *d, bool clean)
 			break;
 	}
 	/* The unwritten set (a mount's replay rebuilt it) goes on in the log. */
-	d->ck_carry_pos = 0;
-	d->ck_ncarry = 0;
-	d->ck_carry_used = 0;
-	while (err == 0 && d->ck_carry_pos < d->nsectors) {
-		if (d->ck_ncarry >= ED_LOG_CARRY_MAX(d)) {
-			carry_short(d);
-			break;
-		}
+	carry_start(d);
+	while (err == 0 && d->ck_carry_pos < d->nsectors && d->ck_ncarry < ED_LOG_CARRY_MAX(d)) {
 		d->ck_carry_err = 0;
 		if (!ed_log_carry(ed, d))
 			break;
@@ -839,6 +844,9 @@ int ed_ckpt_sync(struct exodisk *ed, struct ed_disk *d, bool clean)
 			ed->env.wait(ed->env.ctx);
 		err = d->ck_carry_err;
 	}
+	/* What they had no room for is zeroed, before the flush. */
+	if (err == 0)
+		err = ed_zero_sync(ed, d);
 	if (err == 0)
 		err = ed_sync_io(ed, d->unit, BLK_FLUSH, 0, 0, 0, NULL, 0);
 	if (err == 0) {

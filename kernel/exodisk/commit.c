@@ -397,11 +397,16 @@ void ed_commit_kick(struct exodisk *ed, struct ed_disk *d)
  * unwritten view from d->ck_carry_pos on, as `unw` ranges, at the log's
  * head.  False when there is nothing left to carry; otherwise its
  * completion calls ed_ckpt_carried. */
+uint32_t ed_log_carry_cap(void)
+{
+	return (LOG_HDR_MAX_BYTES - sizeof(struct ed_loghdr) - sizeof(struct ed_logext) -
+	        ED_TAG_BYTES) / sizeof(struct ed_logrange);
+}
+
 bool ed_log_carry(struct exodisk *ed, struct ed_disk *d)
 {
 	struct ed_rl *none = ed_rl_get(ed), *unws = ed_rl_get(ed);
-	unws->cap = (LOG_HDR_MAX_BYTES - sizeof(struct ed_loghdr) - sizeof(struct ed_logext) -
-	             ED_TAG_BYTES) / sizeof(struct ed_logrange);
+	unws->cap = ed_log_carry_cap();
 	ed_unw_carry_runs(d, &d->ck_carry_pos, unws);
 	/* Nothing to carry: a record all the same if the log is unsure, or
 	 * the superblock would name as replay's start the place of a record

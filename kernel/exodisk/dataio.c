@@ -122,8 +122,10 @@ static void data_done(struct blkreq *r)
 	 * among them is durable only once a record says so (a flush cycle
 	 * answers it, below). */
 	bool fua_unw = false;
+	struct ed_disk *d = ed->disk[io->unit];
+	if (io->write)
+		d->app_wr--;
 	if (io->write && status == 0) {
-		struct ed_disk *d = ed->disk[io->unit];
 		fua_unw = io->fua && ed_unw_pending(d, io->sector, io->nsect);
 		ed_unw_written(d, io->sector, io->nsect);
 	}
@@ -145,9 +147,11 @@ static void data_done(struct blkreq *r)
 		ed_ent_orphan(ed, e);
 	}
 	if (fua_unw)
-		ed_flush_queue(ed, ed->disk[io->unit], io);
+		ed_flush_queue(ed, d, io);
 	else
 		ed_io_finish(ed, io, status);
+	if (d->zgate)
+		ed_zero_kick(ed, d);
 	ed_unlock(ed);
 }
 
@@ -165,6 +169,8 @@ static int submit(struct ed_io *io, uint64_t sector, uint32_t nsect, struct blk_
 	r->nseg = (uint16_t)nseg;
 	r->done = done;
 	r->priv = io;
+	if (io->write)
+		io->ed->disk[io->unit]->app_wr++;   /* data_done counts it out, error or not */
 	return blk_submit(r);
 }
 
@@ -204,11 +210,67 @@ void ed_sg_next(struct exodisk *ed, struct ed_entry *e)
 	struct ed_io *io = e->sg_wait;
 	if (io == NULL || (e->flags & EF_STAGE))
 		return;
+	struct ed_disk *d = ed->disk[e->unit];
+	if (d->zgate) {
+		d->z_later = true;        /* a checkpoint zeroes: ed_zero_open calls again */
+		return;
+	}
 	e->sg_wait = io->next;
 	if (e->sg_wait == NULL)
 		e->sg_wait_tail = NULL;
 	io->next = NULL;
 	sg_issue(ed, io);
+}
+
+/* ---- writes held back while a checkpoint zeroes (zero.c) ---------------------------- */
+
+/* Issue an ED_OP_IO write: one covering an extent's header sector waits
+ * for the entry's stage if another write of that sector has it. */
+static void write_go(struct exodisk *ed, struct ed_io *io)
+{
+	struct ed_entry *e = io->ent;
+	if (e != NULL) {
+		if (e->flags & EF_STAGE) {
+			io->next = NULL;
+			if (e->sg_wait_tail != NULL)
+				e->sg_wait_tail->next = io;
+			else
+				e->sg_wait = io;
+			e->sg_wait_tail = io;
+		} else {
+			sg_issue(ed, io);
+		}
+		return;
+	}
+	int err = submit(io, io->sector, io->nsect, io->seg, io->nseg, data_done);
+	if (err != 0) {
+		io->req.status = err;
+		data_done(&io->req);
+	}
+}
+
+/* While the gate is shut a write waits, in order (it is started: its
+ * result word says pending). */
+static void park(struct ed_disk *d, struct ed_io *io)
+{
+	io->next = NULL;
+	if (d->zwait_tail != NULL)
+		d->zwait_tail->next = io;
+	else
+		d->zwait = io;
+	d->zwait_tail = io;
+}
+
+void ed_io_unpark(struct exodisk *ed, struct ed_disk *d)
+{
+	struct ed_io *io = d->zwait;
+	d->zwait = d->zwait_tail = NULL;
+	while (io != NULL) {
+		struct ed_io *next = io->next;
+		io->next = NULL;
+		write_go(ed, io);
+		io = next;
+	}
 }
 
 /* ---- reads that meet unwritten sectors -------------------------------------------- */
@@ -597,22 +659,20 @@ int64_t ed_op_io(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 			segs_push_front(io->seg, &io->nseg,
 			                (struct blk_seg){ (uint64_t)(uintptr_t)e->stage, ED_SECTOR });
 			ed_io_start(ed, io, a);
-			if (e->flags & EF_STAGE) {
-				io->next = NULL;
-				if (e->sg_wait_tail != NULL)
-					e->sg_wait_tail->next = io;
-				else
-					e->sg_wait = io;
-				e->sg_wait_tail = io;
-			} else {
-				sg_issue(ed, io);
-			}
+			if (d->zgate)
+				park(d, io);
+			else
+				write_go(ed, io);
 			return 0;
 		}
 	}
 	if (!write)
 		ed->st_cached_reads++;
 	ed_io_start(ed, io, a);
+	if (write && d->zgate) {
+		park(d, io);
+		return 0;
+	}
 	err = submit(io, io->sector, nsect, io->seg, io->nseg, data_done);
 	if (err != 0) {
 		/* Refused by the block layer: finish it now, and say so. */

@@ -24,6 +24,7 @@
  *   extops.c    extent operations;  xnops.c exonode operations
  *   dataio.c    ED_OP_IO;  proxy.c proxies;  xnmap.c exonode maps
  *   unwritten.c application sectors not written since allocated (they read as zeros)
+ *   zero.c      zeroing the unwritten runs a checkpoint cannot carry
  *   exodisk.c   creation, clients, the request dispatcher
  *   check.c     the invariant checker (check.h)
  */
@@ -325,7 +326,7 @@ struct ck_item {
 };
 
 /* ---- one mounted unit ------------------------------------------------------------ */
-enum ed_ckstate { CK_IDLE = 0, CK_WAIT, CK_FLUSH1, CK_WRITE, CK_CARRY, CK_FLUSH2, CK_SUPER };
+enum ed_ckstate { CK_IDLE = 0, CK_WAIT, CK_FLUSH1, CK_WRITE, CK_CARRY, CK_ZERO, CK_FLUSH2, CK_SUPER };
 
 struct ed_disk {
 	struct exodisk *ed;
@@ -379,7 +380,19 @@ struct ed_disk {
 	                            * could replay it (commit.c) */
 	struct ed_bm held;         /* sectors let go meanwhile, kept allocated (freemap.c) */
 	bool     ck_took_fl;       /* the checkpoint's first flush took unw_done as unw_fl */
-	uint64_t st_unw_uncarried; /* checkpoints whose unwritten set did not fit its records */
+	uint64_t ck_carry_min;     /* the carry plan (unwritten.c): runs this long are carried, */
+	uint64_t ck_carry_room;    /* ... and this many more half as long, */
+	uint64_t z_room0;          /* ... (that many at the plan) */
+	/* zeroing what the carry records have no room for (zero.c) */
+	bool     zgate;            /* writes to application sectors wait (zwait) */
+	bool     z_started;        /* ... none was in flight: the zeros are being written */
+	bool     z_later;          /* a home write or a header sector's write was put off */
+	uint32_t app_wr;           /* writes to application sectors in flight */
+	struct ed_io *zwait, *zwait_tail;
+	uint64_t z_carry_end, z_room, z_scan, z_start, z_sub, z_end;
+	void    *z_page;           /* a page of zeros */
+	uint64_t st_unw_zeroed;    /* sectors checkpoints zeroed */
+	uint64_t st_unw_zero_ckpts; /* checkpoints that zeroed some */
 	uint64_t st_carried;       /* carry records the mount read (st_replayed counts the others) */
 	struct blkreq fl_req;
 	uint64_t st_unw_records;   /* records that named `written` ranges or carried the set */
@@ -688,6 +701,9 @@ uint64_t ed_unw_run(const struct ed_disk *d, uint64_t from, uint64_t end, bool *
 bool ed_unw_durable_runs(struct ed_disk *d, uint64_t start, uint64_t count, uint64_t fl_from,
                          struct ed_rl *out);
 void ed_unw_flushed_runs(struct ed_disk *d, uint64_t *pos, struct ed_rl *out);
+uint64_t ed_unw_carry_run(const struct ed_disk *d, uint64_t s, bool *in);
+bool ed_unw_carried(const struct ed_disk *d, uint64_t len, uint64_t *room);
+void ed_unw_carry_plan(struct ed_disk *d, uint64_t cap);
 void ed_unw_carry_runs(struct ed_disk *d, uint64_t *pos, struct ed_rl *out);
 bool ed_unw_cycle_begin(struct ed_disk *d);
 void ed_unw_tidy_all(struct ed_disk *d);
@@ -700,7 +716,16 @@ void ed_flush_kick(struct exodisk *ed, struct ed_disk *d);
 void ed_flush_logged(struct exodisk *ed, struct ed_disk *d, int status);
 /* commit.c / ckpt.c: a checkpoint's carry records */
 bool ed_log_carry(struct exodisk *ed, struct ed_disk *d);
+uint32_t ed_log_carry_cap(void);     /* runs one carry record holds */
 void ed_ckpt_carried(struct exodisk *ed, struct ed_disk *d, int status);
+/* zero.c: the runs carry records have no room for are zeroed */
+bool ed_zero_begin(struct exodisk *ed, struct ed_disk *d);
+void ed_zero_kick(struct exodisk *ed, struct ed_disk *d);
+void ed_zero_open(struct exodisk *ed, struct ed_disk *d);
+int  ed_zero_sync(struct exodisk *ed, struct ed_disk *d);
+void ed_ckpt_zeroed(struct exodisk *ed, struct ed_disk *d, int status);
+/* dataio.c: writes that waited at the gate go */
+void ed_io_unpark(struct exodisk *ed, struct ed_disk *d);
 
 /* mount.c: looking at a disk without mounting it (the checker) */
 struct ed_logview {

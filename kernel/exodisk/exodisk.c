@@ -682,7 +682,8 @@ int ed_unit_info(struct exodisk *ed, int unit, struct ed_client *c, struct ed_un
 	out->mount_reads = d->st_mount_reads;
 	out->replayed = d->st_replayed;
 	out->carried = d->st_carried;
-	out->unw_uncarried = d->st_unw_uncarried;
+	out->unw_zeroed = d->st_unw_zeroed;
+	out->unw_zero_ckpts = d->st_unw_zero_ckpts;
 	out->unw_records = d->st_unw_records;
 	out->checkpoints = d->st_ckpts;
 	out->ckpt_sectors = d->st_ckpt_sectors;

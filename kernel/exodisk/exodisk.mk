@@ -9,7 +9,7 @@
 ED_CORE_SRCS := $(addprefix kernel/exodisk/, \
 	siphash.c edcrypt.c ondisk.c xnode.c pvec.c bitmap.c freemap.c btree.c fmtree.c rangeset.c \
 	cache.c iob.c refs.c objects.c commit.c home.c ckpt.c mount.c \
-	extops.c xnops.c dataio.c unwritten.c proxy.c xnmap.c exodisk.c check.c)
+	extops.c xnops.c dataio.c unwritten.c zero.c proxy.c xnmap.c exodisk.c check.c)
 ED_HDRS := $(wildcard kernel/exodisk/*.h) kernel/uapi/exodisk.h kernel/uapi/layout.h \
 	drivers/blk.h kernel/uapi/blkexport.h $(wildcard tests/host/exodisk/*.h)
 # What every host program using the core links: the core, the block layer,

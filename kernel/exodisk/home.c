@@ -41,9 +41,15 @@ void ed_home_try(struct exodisk *ed, struct ed_entry *e)
 		return;
 	}
 	struct blk_seg *seg = &e->seg;
+	struct ed_disk *d = ed->disk[e->unit];
 	if (e->kind == ED_KIND_EXTENT) {
 		if (e->flags & EF_STAGE)
 			return;              /* ed_stage_release() will call again */
+		if (d->zgate) {
+			d->z_later = true;   /* a checkpoint zeroes: ed_zero_open tries again */
+			return;
+		}
+		d->app_wr++;                 /* the header's sector is an application's */
 		e->flags |= EF_STAGE;
 		ed_memcpy(e->stage, e->com, ED_EXT_HDR_BYTES);
 		ed_memcpy(e->stage + ED_EXT_HDR_BYTES, e->cur + ED_EXT_HDR_BYTES,
@@ -79,6 +85,8 @@ static void home_done(struct blkreq *r)
 	struct ed_disk *d = ed->disk[e->unit];
 	bool staged = e->kind == ED_KIND_EXTENT;
 	e->flags &= ~EF_HOME_IO;
+	if (staged)
+		d->app_wr--;
 	if (r->status == 0) {
 		e->home_stamp = e->inflight_stamp;
 		d->st_homes++;
@@ -100,6 +108,7 @@ static void home_done(struct blkreq *r)
 		ed_home_try(ed, e);
 	}
 	ed_ent_orphan(ed, e);
+	ed_zero_kick(ed, d);
 	ed_commit_kick(ed, d);
 	ed_ckpt_progress(ed, d);
 	ed_unlock(ed);

@@ -39,8 +39,10 @@
  *    records that carry the durable view as `unw` ranges, at the place
  *    replay will start (ckpt.c); its first flush takes done as a cycle
  *    would (when none is running), so what was written before it is not
- *    carried.  Nothing is zeroed on the disk, so
- *    no zero can ever race a write to the same sector.
+ *    carried.  A set too fragmented for the records' room has its short
+ *    runs zeroed on the disk instead, before the flush that precedes the
+ *    superblock, with writes to application sectors held back meanwhile
+ *    (zero.c).
  * The exodisk's own sectors (superblocks, log, tree pages, exonode blocks)
  * are never marked: they are not application data.
  */
@@ -311,17 +313,82 @@ void ed_unw_flushed_runs(struct ed_disk *d, uint64_t *pos, struct ed_rl *out)
 	*pos = s;
 }
 
-/* The whole durable view from *pos on (a checkpoint carries it in its
- * records): as ed_unw_flushed_runs. */
-void ed_unw_carry_runs(struct ed_disk *d, uint64_t *pos, struct ed_rl *out)
+/* The runs a checkpoint must see to: the durable view, less what is not
+ * allocated durably (dfm) - the record that will allocate such a sector
+ * names it itself, and a replay of what the checkpoint keeps leaves it
+ * free.  So the runs cannot change while the checkpoint runs: commits wait
+ * for it, a write moves its sectors from unw to done (both in the view),
+ * and what an uncommitted change allocates or lets go is outside dfm.
+ * The run from s: is it in (*in), and its length (up to the disk's end). */
+uint64_t ed_unw_carry_run(const struct ed_disk *d, uint64_t s, bool *in)
 {
 	struct part parts[3];
 	int n_parts = durable_parts(d, d->fl_pos, parts);
+	uint64_t n = union_run(parts, n_parts, s, d->nsectors, in);
+	if (*in) {
+		bool durable = ed_bm_test(&d->dfm, s);
+		n = ED_MIN(ed_bm_next(&d->dfm, s, !durable), s + n) - s;
+		*in = durable;
+	}
+	return n;
+}
+
+/* Does a checkpoint's record carry a run of len sectors?  All runs of at
+ * least ck_carry_min; of those at least half as long, as many as *room
+ * allows (the first, in sector order); no shorter one: zero.c zeroes it. */
+bool ed_unw_carried(const struct ed_disk *d, uint64_t len, uint64_t *room)
+{
+	if (len >= d->ck_carry_min)
+		return true;
+	if (len >= d->ck_carry_min / 2 && *room > 0) {
+		(*room)--;
+		return true;
+	}
+	return false;
+}
+
+/* Before a checkpoint's carry records: which runs they carry, at most cap
+ * of them (what the log keeps room for).  A set of cap runs or fewer goes
+ * whole (ck_carry_min 1).  A more fragmented one: the longest runs, chosen
+ * by a count of the runs by length in powers of two - ck_carry_min is the
+ * least power whose runs and longer fit, and the room left takes runs of
+ * the power below - and the rest are zeroed (zero.c).  So what is zeroed
+ * is the short runs, never one longer than a run carried; one pass over
+ * the set's runs, as the records make anyway. */
+void ed_unw_carry_plan(struct ed_disk *d, uint64_t cap)
+{
+	uint64_t hist[64] = { 0 }, runs = 0;
+	for (uint64_t s = 0; s < d->nsectors; ) {
+		bool in;
+		uint64_t n = ed_unw_carry_run(d, s, &in);
+		if (in) {
+			hist[63 - __builtin_clzll(n)]++;
+			runs++;
+		}
+		s += n;
+	}
+	d->ck_carry_min = 1;
+	d->ck_carry_room = d->z_room0 = 0;
+	if (runs <= cap)
+		return;
+	uint64_t above = 0;
+	int k = 64;
+	while (k > 0 && above + hist[k - 1] <= cap)
+		above += hist[--k];
+	d->ck_carry_min = k < 64 ? 1ull << k : UINT64_MAX;
+	d->ck_carry_room = d->z_room0 = cap - above;
+}
+
+/* The next runs a checkpoint's records carry from *pos on (its plan, above;
+ * d->ck_carry_room is used up as they are taken).  Adds at most out->cap -
+ * out->n runs; *pos moves past what was looked at (d->nsectors at the end). */
+void ed_unw_carry_runs(struct ed_disk *d, uint64_t *pos, struct ed_rl *out)
+{
 	uint64_t s = *pos;
 	while (s < d->nsectors && out->n < out->cap) {
 		bool in;
-		uint64_t n = union_run(parts, n_parts, s, d->nsectors, &in);
-		if (in)
+		uint64_t n = ed_unw_carry_run(d, s, &in);
+		if (in && ed_unw_carried(d, n, &d->ck_carry_room))
 			ed_rl_add(out, s, n);
 		s += n;
 	}

@@ -251,9 +251,10 @@ struct ed_unit_info {
 	uint64_t carried;         /* records the mount read that only carry the unwritten set
 	                             (a checkpoint's, docs/exodisk.md section 10); `replayed`
 	                             counts the others                                          */
-	uint64_t unw_uncarried;   /* since mount: checkpoints whose carry records could not hold
-	                             the whole unwritten set (after a later power cut the rest
-	                             reads as what the disk holds: docs/exodisk.md section 10) */
+	uint64_t unw_zeroed;      /* since mount: sectors checkpoints wrote with zeros, the
+	                             unwritten runs their carry records had no room for
+	                             (docs/exodisk.md section 10) ...                           */
+	uint64_t unw_zero_ckpts;  /* ... and how many checkpoints did                           */
 };
 
 /* ---- errors: -128 .. -255 (kernel/uapi/errno.h splits the space) -------- */
