@@ -6,9 +6,11 @@
  * written to its home, (2) flushes the disk's write cache, (3) writes the
  * pages of the two trees that changed since the last checkpoint - the
  * binding tree's dirty nodes and the free map's changed leaves, with the
- * inner pages above them - each to a new place (copy-on-write), flushes
- * again, and (4) writes a superblock naming the new roots and the log
- * position where replay would now start.  The two superblock copies
+ * inner pages above them - each to a new place (copy-on-write), and the
+ * unwritten set in carry records at the log's head (zeroing on the disk
+ * the runs they have no room for: unwritten.c, zero.c), flushes again,
+ * and (4) writes a superblock naming the new roots and the log position
+ * where replay would now start.  The two superblock copies
  * alternate, so a crash at any moment leaves the previous checkpoint
  * intact: its pages are not touched, since the sectors a checkpoint
  * replaces stay allocated in the exported free map until its superblock is

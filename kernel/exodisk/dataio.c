@@ -122,9 +122,9 @@ static void data_done(struct blkreq *r)
 	 * among them is durable only once a record says so (a flush cycle
 	 * answers it, below). */
 	bool fua_unw = false;
-	struct ed_disk *d = ed->disk[io->unit];
+	struct ed_disk *d = io->write ? ed->disk[io->unit] : NULL;
 	if (io->write)
-		d->app_wr--;
+		d->app_wr--;              /* counted in at submit() */
 	if (io->write && status == 0) {
 		fua_unw = io->fua && ed_unw_pending(d, io->sector, io->nsect);
 		ed_unw_written(d, io->sector, io->nsect);
@@ -150,8 +150,8 @@ static void data_done(struct blkreq *r)
 		ed_flush_queue(ed, d, io);
 	else
 		ed_io_finish(ed, io, status);
-	if (d->zgate)
-		ed_zero_kick(ed, d);
+	if (d != NULL && d->zgate)
+		ed_zero_kick(ed, d);      /* the last write in flight, maybe: the zeros may go */
 	ed_unlock(ed);
 }
 

@@ -44,7 +44,7 @@ static void disk_free(struct exodisk *ed, struct ed_disk *d)
 	ed_fm_destroy(d);
 	ed_pvec_free(env, &d->logimg);
 	ed_pvec_free(env, &d->ck_items);
-	void *pages[] = { d->tmp, d->cksec, d->ckseg, d->loghdr, d->logseg };
+	void *pages[] = { d->tmp, d->cksec, d->ckseg, d->loghdr, d->logseg, d->z_page };
 	for (uint32_t i = 0; i < ED_NELEM(pages); i++)
 		if (pages[i] != NULL)
 			env->page_free(env->ctx, pages[i]);
