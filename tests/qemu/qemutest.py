@@ -7,9 +7,13 @@ optionally a check(output) function for anything more involved (ordering,
 numbers).  Each case gets its own scratch directory, exported to the runner as
 EXODISK_SCRATCH, so cases that write disk images can run in parallel.  A
 case's setup(scratch) may boot the guest on those images first (boot()), to
-test what a later boot finds on the disk.
+test what a later boot finds on the disk.  A case whose skip() gives a reason
+(the host lacks what it needs: kvm_unusable) is not run and is reported as
+skipped, neither passed nor failed.
 """
+import fcntl
 import os
+import platform
 import re
 import shutil
 import signal
@@ -51,10 +55,38 @@ def slot(n):
     return "slot 0x1000%d000" % (n + 1)
 
 
+def kvm_unusable():
+    """Why this host cannot run an x86-64 guest under KVM (tools/run-qemu.sh
+    ACCEL=kvm), or None if it can: an x86-64 host whose /dev/kvm opens,
+    speaks the stable API (version 12) and creates a VM.  Asking the kernel
+    is what QEMU does first; a CI container without KVM fails here."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return "the host is %s, not x86-64" % platform.machine()
+    try:
+        fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
+    except OSError as e:
+        return "/dev/kvm: %s" % e.strerror
+    try:
+        kvm_get_api_version, kvm_create_vm = 0xAE00, 0xAE01   # _IO(KVMIO, 0), _IO(KVMIO, 1)
+        version = fcntl.ioctl(fd, kvm_get_api_version)
+        if version != 12:
+            return "/dev/kvm speaks API version %d, not 12" % version
+        try:
+            vm = fcntl.ioctl(fd, kvm_create_vm, 0)
+        except OSError as e:
+            return "/dev/kvm cannot create a VM: %s" % e.strerror
+        os.close(vm)
+        return None
+    except OSError as e:
+        return "/dev/kvm: %s" % e.strerror
+    finally:
+        os.close(fd)
+
+
 class Case:
     def __init__(self, name, cmd, status=0, expect=(), reject=(), check=None,
                  timeout=60, env=None, setup=None, argv=None, interact=None,
-                 arches=("riscv", "x86_64")):
+                 arches=("riscv", "x86_64"), skip=None):
         self.name = name
         self.cmd = cmd
         self.status = status          # expected QEMU exit status
@@ -69,6 +101,7 @@ class Case:
         self.interact = interact      # interact(env) -> (status, raw output, why or ""): a
                                       # session at the console instead of CMD (console.py)
         self.arches = tuple(arches)   # where it runs (run.py --arch picks)
+        self.skip = skip              # skip() -> why this host cannot run it, or None
         self.arch = None              # the one this copy boots (run.py sets it)
 
 
@@ -76,6 +109,7 @@ class Result:
     def __init__(self, case):
         self.case = case
         self.ok = False
+        self.skipped = False          # not run: why says what the host lacks
         self.why = ""
         self.output = ""
         self.status = None
@@ -141,6 +175,11 @@ def run_case(case):
     scratch = tempfile.mkdtemp(prefix="exodisk-test-")
     start = time.time()
     try:
+        if case.skip:
+            why = case.skip()
+            if why:
+                res.skipped, res.why = True, why
+                return res
         env = guest_env()
         env.update({"CMD": case.cmd, "EXODISK_NO_DEPS": "1", "EXODISK_SCRATCH": scratch})
         env.update(case.env)

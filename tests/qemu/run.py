@@ -16,8 +16,10 @@ time limit), so the pool does not end on one long case while the other
 CPU idles.  --make-test leaves out what tests/qemu/maketest.py says `make
 test` leaves out, to stay inside the test budget.
 
-Exit status 0 when every selected case passes.  A failing case prints why,
-the command, and the tail of the guest's output.
+Exit status 0 when every selected case passes or is skipped (a case whose
+skip() says the host lacks what it needs, such as a usable /dev/kvm, is not
+run and is counted apart, as SKIP with the reason).  A failing case prints
+why, the command, and the tail of the guest's output.
 """
 import argparse
 import concurrent.futures
@@ -93,12 +95,16 @@ def main():
     # Longest first: the time limit is what the case says of its length.
     order = sorted(cases, key=lambda c: -c.timeout)
     start = time.time()
-    failed = []
+    failed, skipped = [], []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         futures = {pool.submit(run_case, c): c for c in order}
         for fut in concurrent.futures.as_completed(futures):
             c = futures[fut]
             res = fut.result()
+            if res.skipped:
+                print("  SKIP  %-47s %s" % (label(c), res.why), flush=True)
+                skipped.append(c)
+                continue
             status = "PASS" if res.ok else "FAIL"
             print("  %s  %-47s %6.1fs" % (status, label(c), res.seconds), flush=True)
             if not res.ok or args.verbose:
@@ -110,9 +116,14 @@ def main():
     for arch in arches:
         mine = [c for c in cases if c.arch == arch]
         bad = sorted(c.name for c in failed if c.arch == arch)
-        print("qemu tests (%s%s): %d passed, %d failed%s" % (
-            arch, what, len(mine) - len(bad), len(bad), (" (" + ", ".join(bad) + ")") if bad else ""))
-    print("qemu tests: %d cases in %.0fs, %d failed" % (len(cases), time.time() - start, len(failed)))
+        skip = sorted(c.name for c in skipped if c.arch == arch)
+        print("qemu tests (%s%s): %d passed, %d failed%s%s" % (
+            arch, what, len(mine) - len(bad) - len(skip), len(bad),
+            (" (" + ", ".join(bad) + ")") if bad else "",
+            (", %d skipped (%s)" % (len(skip), ", ".join(skip))) if skip else ""))
+    print("qemu tests: %d cases in %.0fs, %d failed%s" % (
+        len(cases), time.time() - start, len(failed),
+        (", %d skipped" % len(skipped)) if skipped else ""))
     return 1 if failed else 0
 
 
