@@ -17,6 +17,9 @@
 #             initrd are in BUILD/x86_64, the disk images in BUILD)
 #   KERNEL, INITRD  another kernel and initrd on the same machine (the Linux
 #             comparison, tools/linux/run.sh; default: ours in BUILD)
+#   PLUGIN    a TCG plugin and its arguments, as QEMU's -plugin takes them
+#             (e.g. PLUGIN=build/tools/memtouch.so,every=5000,out=FILE:
+#             tools/memtouch/memtouch.c)
 #   POWERCUT  N[:random[:SEED]]: unit 0 is a disk that loses its unflushed
 #             writes when the power fails at its N-th write or flush (0: never):
 #             all of them, or each sector by chance (tools/powercut/pcdisk,
@@ -120,6 +123,10 @@ if [ -n "${CMD:-}" ]; then
   bootargs="$bootargs cmd=$CMD"
 fi
 args+=(-append "${bootargs# }")
+
+if [ -n "${PLUGIN:-}" ]; then
+  args+=(-plugin "$PLUGIN")
+fi
 
 if [ "${GDB:-0}" = 1 ]; then
   echo "run-qemu: waiting for gdb on localhost:1234 (in another terminal: gdb-multiarch)" >&2

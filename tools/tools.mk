@@ -17,3 +17,4 @@ $(BUILD)/tools/progdoc: tools/progdoc.c | $(DEPS_STAMP)
 
 include tools/bench/bench.mk
 include tools/powercut/powercut.mk
+include tools/memtouch/memtouch.mk
