@@ -52,7 +52,7 @@ static void forget(struct ufs *fs, struct uahead *a)
 {
 	for (uint32_t i = 0; i < a->n; i++)
 		if (a->st[i].buf != NULL)
-			upool_free(fs, a->st[i].buf);
+			upool_big_free(fs, a->st[i].buf);
 	a->n = 0;
 	a->taken = 0;
 }
@@ -183,7 +183,7 @@ void ufs_ahead(struct ufs *fs, struct udir *p, struct uent *first)
 			total += s->ext[k].nsect * ED_SECTOR;
 		if (total == 0 || total > UFS_GROUP_MAX || bytes + total > RA_BYTES)
 			continue;
-		if ((s->buf = upool_alloc_raw(fs, total)) == NULL)
+		if ((s->buf = upool_big_alloc(fs, total)) == NULL)
 			break;
 		bytes += total;
 		uint64_t off = 0;
@@ -203,7 +203,7 @@ void ufs_ahead(struct ufs *fs, struct udir *p, struct uent *first)
 	for (uint32_t i = 0; i < n; i++) {
 		struct ustash *s = &a->st[i];
 		if (s->buf != NULL && (failed || s->id == 0)) {
-			upool_free(fs, s->buf);
+			upool_big_free(fs, s->buf);
 			s->buf = NULL;
 		}
 	}
@@ -227,7 +227,7 @@ int ufs_ahead_take(struct ufs *fs, struct udir *d)
 	for (uint32_t i = 0; same && i < sp->next; i++)
 		same = s->ext[i].sector == sp->ext[i].sector && s->ext[i].nsect == sp->ext[i].nsect;
 	if (!same) {
-		upool_free(fs, buf);
+		upool_big_free(fs, buf);
 		return 0;
 	}
 	ds_group_room(fs, sp->total * ED_SECTOR);

@@ -45,7 +45,7 @@ static int is_big(const struct uinode *ip) { return ip->b != NULL; }
 void ufs_ibuf_free(struct ufs *fs, struct uinode *ip)
 {
 	if (ip->ibig)
-		free(ip->ibuf);
+		upool_big_free(fs, ip->ibuf);
 	else
 		upool_free(fs, ip->ibuf);
 	ip->ibuf = NULL;
@@ -83,13 +83,14 @@ static int ibuf_room2(struct ufs *fs, struct uinode *ip, uint64_t want, size_t s
 		return 0;
 	}
 	uint8_t *n;
-	int big = cap > UFS_SMALL_MAX;
+	int big = cap > UPOOL_SMALL;
 	if (!big) {
 		n = upool_alloc_raw(fs, cap);
 	} else {
-		/* Memory-only files grow past the pool's sizes. */
+		/* Larger small files, and memory-only files that grow past
+		 * UFS_SMALL_MAX: doubling, so appends copy little. */
 		cap = cap < 2 * ip->icap ? 2 * ip->icap : cap;
-		n = ip->ibig ? realloc(ip->ibuf, cap) : malloc(cap);
+		n = ip->ibig ? upool_big_realloc(fs, ip->ibuf, cap) : upool_big_alloc(fs, cap);
 	}
 	if (n == NULL)
 		return -ENOMEM;

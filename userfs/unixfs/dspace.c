@@ -534,7 +534,7 @@ void ds_group_drop(struct ufs *fs, struct udir *d)
 	glru_unlink(fs, d);
 	for (uint32_t i = 0; i < sp->next; i++)
 		sp->ext[i].g = NULL;
-	upool_free(fs, sp->gbuf);
+	upool_big_free(fs, sp->gbuf);
 	sp->gbuf = NULL;
 	fs->gbytes -= sp->gbytes;
 	sp->gbytes = 0;
@@ -556,7 +556,7 @@ void ds_group_room(struct ufs *fs, size_t bytes)
 		ds_group_drop(fs, fs->gtail);
 }
 
-/* buf (from upool_alloc_raw) holds the whole space, its extents in order:
+/* buf (from upool_big_alloc) holds the whole space, its extents in order:
  * it becomes the directory's group. */
 void ds_group_attach(struct ufs *fs, struct udir *d, uint8_t *buf)
 {
@@ -587,7 +587,7 @@ int ds_read_all(struct ufs *fs, struct udir *d)
 		return 0;
 	sp->gtried = 1;
 	ds_group_room(fs, bytes);
-	uint8_t *buf = upool_alloc_raw(fs, bytes);
+	uint8_t *buf = upool_big_alloc(fs, bytes);
 	if (buf == NULL)
 		return 0;                /* no memory: read what is needed, as needed */
 	/* Every extent at once (usually there is one). */
@@ -604,7 +604,7 @@ int ds_read_all(struct ufs *fs, struct udir *d)
 	if (err == 0)
 		err = e2;
 	if (err < 0) {
-		upool_free(fs, buf);
+		upool_big_free(fs, buf);
 		return err;
 	}
 	ds_group_attach(fs, d, buf);

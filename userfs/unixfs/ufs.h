@@ -232,7 +232,7 @@ struct uinode {
 	/* regular files: small and memory-only files' bytes while in memory */
 	uint8_t *ibuf;
 	size_t icap;
-	uint8_t ibig;             /* ibuf is from malloc (over the pool's sizes)   */
+	uint8_t ibig;             /* ibuf is a large buffer (upool_big_alloc)      */
 	uint8_t idirty;           /* ibuf is newer than the disk                 */
 	uint8_t ondirty;          /* on the dirty file list                      */
 	uint8_t unlinked;         /* no name: freed at the last close            */
@@ -273,8 +273,19 @@ struct uio {
 
 /* ---- memory (pool.c) ------------------------------------------------------------------ */
 
+#define UPOOL_SPAN    (32u * 1024)  /* a span: objects of one class        */
+#define UPOOL_SMALL   4096u         /* the largest object from a span      */
+#define UPOOL_CLASSES 48
+struct uspan;
+struct uchunk;
 struct upool {
-	size_t bytes;             /* held in names, objects and small files' bytes */
+	size_t bytes;             /* held: spans' chunks, and large buffers   */
+	size_t live;              /* in objects given out of spans            */
+	struct uspan *part[UPOOL_CLASSES];  /* per class, spans with room    */
+	struct uspan *empty;      /* spans with no object, for any class      */
+	struct uchunk *chunks;
+	uint32_t nempty;
+	uint32_t next_chunk;      /* spans in the next chunk                  */
 };
 
 /* The dirty lists (fs->dirty, fs->dfiles) link each member both ways - its
@@ -324,6 +335,7 @@ struct ufs {
 	struct uinode *root;
 	struct udir *dirty;       /* directories to commit                       */
 	struct uinode *dfiles;    /* files with data to write                    */
+	uint32_t ndfiles;         /* ... how many                                */
 	uint64_t dirty_bytes;     /* small files' bytes waiting in memory        */
 	uint64_t dirty_max;
 	/* Changed exonode blocks, each with its depth in write-back order
@@ -373,13 +385,18 @@ struct ufile {
 };
 
 /* ---- pool.c ----------------------------------------------------------------------- */
-/* n zeroed bytes (NULL if n is over 512 KiB or memory ran out). */
+/* n zeroed bytes from the mount's spans (NULL if n is over UPOOL_SMALL or
+ * memory ran out). */
 void *upool_alloc(struct ufs *fs, size_t n);
 /* The same, not zeroed. */
 void *upool_alloc_raw(struct ufs *fs, size_t n);
 void  upool_free(struct ufs *fs, void *obj);
-/* The bytes obj can hold. */
+/* The bytes obj (from upool_alloc) can hold. */
 size_t upool_size(const void *obj);
+/* Larger buffers, from malloc, counted in the mount's pool_bytes. */
+void *upool_big_alloc(struct ufs *fs, size_t n);
+void *upool_big_realloc(struct ufs *fs, void *old, size_t n);
+void  upool_big_free(struct ufs *fs, void *p);
 void  upool_destroy(struct ufs *fs);
 
 /* ---- csum.c ----------------------------------------------------------------------- */
@@ -496,7 +513,7 @@ void ds_written(struct ufs *fs, struct udir *d, uint64_t sector, const void *dat
 int  ds_read_all(struct ufs *fs, struct udir *d);
 void ds_group_drop(struct ufs *fs, struct udir *d);
 /* Make room in the mount's budget for a group of `bytes`; make buf (the
- * whole space, extents in order, from upool_alloc_raw) d's group. */
+ * whole space, extents in order, from upool_big_alloc) d's group. */
 void ds_group_room(struct ufs *fs, size_t bytes);
 void ds_group_attach(struct ufs *fs, struct udir *d, uint8_t *buf);
 /* The group's copy of [sector, sector + n), or NULL. */
