@@ -62,12 +62,13 @@ static struct uinode *onew(struct ufs *fs, struct uent *e, int type)
 	return ip;
 }
 
-static void file_undirty(struct uinode *ip)
+static void file_undirty(struct ufs *fs, struct uinode *ip)
 {
 	if (!ip->ondirty)
 		return;
 	UFS_LIST_TAKE(ip, fnext, fprev);
 	ip->ondirty = 0;
+	fs->ndfiles--;
 }
 
 static void dir_undirty(struct udir *d)
@@ -87,7 +88,7 @@ static void odestroy(struct ufs *fs, struct uinode *ip)
 	if (*pp)
 		*pp = ip->hnext;
 	fs->nobj--;
-	file_undirty(ip);
+	file_undirty(fs, ip);
 	fs->dirty_bytes -= ip->counted < fs->dirty_bytes ? ip->counted : fs->dirty_bytes;
 	fs->resv -= ip->resv < fs->resv ? ip->resv : fs->resv;
 	if (ip->d) {
@@ -315,6 +316,7 @@ void ufs_file_dirty(struct ufs *fs, struct uinode *ip)
 	if (!ip->ondirty) {
 		ip->ondirty = 1;
 		UFS_LIST_PUSH(&fs->dfiles, ip, fnext, fprev);
+		fs->ndfiles++;
 	}
 	ufs_ent_dirty(fs, ip->ent);
 }
@@ -557,6 +559,7 @@ void ufs_idrop_all(struct ufs *fs)
 	fs->ndirs = 0;
 	fs->dirty = NULL;
 	fs->dfiles = NULL;
+	fs->ndfiles = 0;
 	fs->root = NULL;
 	fs->pending = 0;              /* no name is in memory but the disk's */
 }
