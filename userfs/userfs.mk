@@ -66,7 +66,7 @@ $(UFS_HOST_OBJS): $(UFS_HOST_DIR)/obj/%.o: %.c $(UFS_HDRS)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -c -o $@ $<
 
 UFS_TESTS := test_edc test_bcache test_kit test_share test_unixfs test_unixfs_model test_fssuite test_vvol test_fatfs test_fat_fuzz test_fat_powercut test_fat_csum test_stack test_stack_cut test_crypto \
-	test_lfs test_exhaust test_holes test_share_stress test_ufs_count test_fmfind test_damage_sweep
+	test_lfs test_exhaust test_holes test_share_stress test_ufs_count test_fmfind test_damage_sweep test_upool
 
 $(addprefix $(UFS_HOST_DIR)/,$(UFS_TESTS)): $(UFS_HOST_DIR)/%: tests/host/userfs/%.c $(UFS_HOST_OBJS) $(ED_TEST_OBJS) $(UFS_HDRS)
 	$(HOSTCC) $(HOST_CFLAGS) $(HOST_SAN) -o $@ $< $(UFS_HOST_OBJS) $(ED_TEST_OBJS)
