@@ -689,22 +689,29 @@ int ufs_dir_prepare(struct ufs *fs, struct udir *d, struct uio *w)
 	d->sp.nlater = 0;
 	if (!changed(d))
 		return 0;
-	d->newnrec = records_now(d);
 	uint8_t *b = fs->page;
 	struct udspace *sp = &d->sp;
 	int err = 0;
-	/* What this commit stops pointing at, freed once it is durable. */
+	/* What this commit stops pointing at, freed once it is durable; and,
+	 * in the same pass over the names (a directory of thousands, spread
+	 * over memory, is worth walking once, not twice), the records the
+	 * commit will hold (as records_now counts them). */
 	for (struct uent *e = d->gone; e && err == 0; e = e->gnext)
 		if (e->committed && e->dr.where == UFS_W_SMALL && e->moved != 1)
 			err = ds_free_later(sp, e->dr.loc, (e->dr.size + UFS_SECT - 1) / UFS_SECT);
-	for (uint32_t i = 0; i < d->npos && err == 0; i++) {
+	uint32_t nnow = 0;
+	for (uint32_t i = 0; i < d->npos; i++) {
 		const struct uent *e = d->pos[i];
-		if (e == NULL || !e->committed || e->dr.where != UFS_W_SMALL)
+		if (e == NULL)
 			continue;
 		const struct ufs_drec *v = version(e);
+		nnow += v != NULL;
+		if (err != 0 || !e->committed || e->dr.where != UFS_W_SMALL)
+			continue;
 		if (v == NULL || v->where != UFS_W_SMALL || v->loc != e->dr.loc)
 			err = ds_free_later(sp, e->dr.loc, (e->dr.size + UFS_SECT - 1) / UFS_SECT);
 	}
+	d->newnrec = nnow;
 	/* Record blocks 1..: the changed ones to new places. */
 	uint32_t nrec = 0;
 	for (uint32_t i = 1; i < d->nblk && err == 0; i++) {
