@@ -247,6 +247,7 @@ struct cand {
 static struct ufx u;
 static uint8_t *image;         /* the disk as populated (cleanly shut down) */
 static uint8_t *before_cp;     /* cut rows: the disk at the checkpoint      */
+static uint64_t anchor;        /* the file system's anchor (superblock) */
 static struct cand *cands;
 static int ncand, nmeta, nzero, ndata;
 static int *meta_ix, *zero_ix, *data_ix;
@@ -324,8 +325,7 @@ static void make_image(const struct row *r, uint64_t seed)
 			memset(hd->medium + s * SEC, GARBAGE, SEC);
 	const struct libfs_ops *ops = libfs_type(r->type);
 	CHECK(ops != NULL);
-	uint64_t sb;
-	CHECK_EQ(ops->mkfs(r->mkfs, &sb), 0);
+	CHECK_EQ(ops->mkfs(r->mkfs, &anchor), 0);
 	CHECK_EQ(vfs_mount("/t", r->type, r->opts, 1), 0);
 	memset(&cur, 0, sizeof cur);
 	nhist = 0;
@@ -841,8 +841,9 @@ static int run_row(const struct row *r, int count, uint64_t seed, struct tally *
 	for (int i = 0; i < ncand; i++)
 		nxn += xnblk[cands[i].sector];
 	printf("%s: %d sectors of the file system to damage%s: %d metadata (%d in exonode blocks), "
-	       "%d zero, %d file data\n", r->name, ncand, r->cut ? " written after the checkpoint" : "",
-	       nmeta, nxn, nzero, ndata);
+	       "%d zero, %d file data; its anchor at sector %llu\n", r->name, ncand,
+	       r->cut ? " written after the checkpoint" : "", nmeta, nxn, nzero, ndata,
+	       (unsigned long long)anchor);
 	fflush(stdout);
 	memset(t, 0, sizeof *t);
 	int bad = 0;
