@@ -167,7 +167,6 @@ struct fatfs {
 	struct fatfs_stats st;
 	/* sharing (share.c) */
 	struct share sh;          /* sh.a NULL: not shared (the kit's lock, or an image)  */
-	int sh_change;            /* this operation may change what others see            */
 	int sh_joined;            /* mounted while others had it mounted                  */
 	int sh_hold;              /* keep the lock from mount to unmount (fsck)           */
 	uint64_t sh_seq;          /* the shared log of written blocks, as far as we read it */

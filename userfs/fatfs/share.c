@@ -8,7 +8,8 @@
  * different processes never overlap.  fatfs caches in the process's own
  * memory - the virtual volume's cache of sectors (FAT, directories,
  * data) and its map, directories' indexes, open files' chains - so, as
- * unixfs does, it keeps the lock as a lease (libos/share.h):
+ * unixfs does, it keeps the lock as a lease, through the kit's helpers
+ * (kit_lease_attach, share_op_* in libos/share.h):
  *
  *  - while a process holds changes nobody else has seen (dirty sectors,
  *    chains waiting to be freed), it keeps the lock between operations:
@@ -179,23 +180,11 @@ static int settle(struct fatfs *fs, int rebuilt)
 
 int fat_share_attach(struct fatfs *fs, const char *opts)
 {
-	int e = kit_share(&fs->kit, &fs->sh, sizeof(struct fat_sharea));
-	if (e == -EBUSY || e == -ENOSYS) {
-		/* No shared segment to be had: one process at a time. */
-		uint64_t wait;
-		fs->sh.a = NULL;
-		e = kit_opt_num(opts, "wait", KIT_LOCK_WAIT_MS, &wait);
-		return e < 0 ? e : kit_lock(&fs->kit, wait);
-	}
-	if (e < 0)
-		return e;
-	share_lease_init(&fs->sh, publish, fs);
-	int r = share_lease_enter(&fs->sh);
-	if (r < 0) {
-		share_lease_fini(&fs->sh);
-		share_detach(&fs->sh);
-		return r;
-	}
+	/* The kit's lease: the shared area and its lock, or, with no shared
+	 * segment to be had, one process at a time (sh.a NULL). */
+	int r = kit_lease_attach(&fs->kit, &fs->sh, sizeof(struct fat_sharea), opts, publish, fs);
+	if (r < 0 || fs->sh.a == NULL)
+		return r < 0 ? r : 0;
 	/* Others have it mounted (and none died in the middle of a change,
 	 * or a writer has settled since): the checksums' "open" is theirs,
 	 * not a crash's. */
@@ -205,7 +194,7 @@ int fat_share_attach(struct fatfs *fs, const char *opts)
 	fs->sh_seq = area(fs)->seq;
 	/* The map was opened before the lock was ours: read it again now
 	 * that nobody is changing it. */
-	e = vvol_reload_map(&fs->vol);
+	int e = vvol_reload_map(&fs->vol);
 	if (e == 0)
 		e = vvol_track(&fs->vol);
 	char v[8];
@@ -237,18 +226,9 @@ void fat_share_mounted(struct fatfs *fs)
 void fat_share_detach(struct fatfs *fs)
 {
 	kit_unlock(&fs->kit);         /* (only if it fell back to the lock) */
-	if (fs->sh.a == NULL)
-		return;
-	if (fs->sh.held) {
-		if (fs->sh_change)
-			share_touch(&fs->sh);
-		if (fs->vol.nwlog || fs->vol.wover)
-			log_written(fs);
-		fs->sh.inside = 0;
-		share_leave(&fs->sh);
-	}
-	share_lease_fini(&fs->sh);
-	share_detach(&fs->sh);
+	if (fs->sh.a != NULL && fs->sh.held && (fs->vol.nwlog || fs->vol.wover))
+		log_written(fs);
+	kit_lease_detach(&fs->sh);
 }
 
 /* What a dead writer left - its journal of directory sectors, a sync it
@@ -271,7 +251,7 @@ int fat_share_leaving(struct fatfs *fs)
 		return 0;
 	fs->ro = 0;
 	fs->vol.readonly = 0;
-	fs->sh_change = 1;
+	fs->sh.change = 1;
 	int e = redo(fs);
 	if (e == 0)
 		e = settle(fs, 0);
@@ -291,12 +271,7 @@ void fat_share_abandon(struct fatfs *fs)
 {
 	/* A host test's dying process: the lock is left as the kernel leaves
 	 * a dead holder's. */
-	if (fs->sh.a != NULL && fs->sh.held)
-		fs->sh.a->k.lock = SHSEG_LOCK_DEAD;
-	if (fs->sh.a != NULL) {
-		share_lease_fini(&fs->sh);
-		share_detach(&fs->sh);
-	}
+	kit_lease_abandon(&fs->sh);
 }
 
 uint32_t fat_share_users(struct fatfs *fs)
@@ -662,12 +637,15 @@ static int reload(struct fatfs *fs, int dead)
 int fat_share_enter(void *p, int change)
 {
 	struct fatfs *fs = p;
-	if (fs->sh.a == NULL)
+	/* Still ours since the last operation: nothing to catch up on -
+	 * unless a read-only process must lay a dead writer's journal over
+	 * its cache again. */
+	int fast = fs->sh.a == NULL || !fs->sh.held || !fs->vol.readonly || !area(fs)->jn;
+	if (share_op_again(&fs->sh, change, fast))
 		return 0;
-	int r = share_lease_enter(&fs->sh);
+	int r = share_op_take(&fs->sh, change);
 	if (r < 0)
 		return r;
-	fs->sh_change |= change;
 	if (r == SHARE_DEAD)
 		died(fs);
 	int e = 0;
@@ -685,11 +663,10 @@ int fat_share_enter(void *p, int change)
 void fat_share_leave(void *p)
 {
 	struct fatfs *fs = p;
-	if (fs->sh.a == NULL)
+	/* Alone: the lease is kept, whatever it holds; blocks written are
+	 * logged when it goes (publish, detach). */
+	if (share_op_end(&fs->sh))
 		return;
-	if (fs->sh_change && fs->sh.held)
-		share_touch(&fs->sh);
-	fs->sh_change = 0;
 	int d = dirty(fs);
 	/* Nothing unpublished, but written (a sync the caller asked for, a
 	 * close of a file opened O_SYNC): the lock may go now without a
