@@ -66,9 +66,10 @@ struct kit {
 	int (*writeback)(struct kit *k);
 	void *fs;                 /* the file system's own, for writeback          */
 	struct { uint64_t flushes, commits, retries, raced, probes; } st;
-	/* A well-known place that held a block the anchor search could not
-	 * read (damaged, unreadable), and the exodisk's code: the error
-	 * kit_anchor_find returned when it found no anchor after it. */
+	/* A block the kit could not read in (damaged, unreadable) and the
+	 * exodisk's code: a well-known place the anchor search met (the error
+	 * kit_anchor_find returned when it found no anchor after it), or the
+	 * block kit_again last failed to read in for a call (kit_why). */
 	uint64_t bad_place;
 	int64_t bad_code;
 };
@@ -109,10 +110,20 @@ struct ed_protector kit_prot_extent(const struct kit *k, uint64_t sector);
  * wait, ED_E_CACHEDIRTY/ED_E_QUOTA/ED_E_DEALLOC call k->writeback.
  * *tries counts the attempts (a few at most). */
 int kit_again(struct kit *k, int64_t r, uint64_t sector, uint16_t slot, int *tries);
+/* What a call that kit_again gave up on failed with: ED_E_NOTCACHED
+ * becomes the exodisk's answer to reading the block in (ED_E_BADMAC for a
+ * damaged block: EIO, not "try again"), k->bad_place naming the block;
+ * any other r is itself. */
+int64_t kit_why(const struct kit *k, int64_t r);
 /* r = call, repeated while kit_again says so, for calls the kit does not
- * wrap (any edc_* on exonode (sector, slot)). */
+ * wrap (any edc_* on exonode (sector, slot)); then r = kit_why(k, r). */
 #define KIT_RETRY(k, sector, slot, r, call) \
-	for (int kit_tries_ = 0; (r) = (call), kit_again((k), (r), (sector), (slot), &kit_tries_);)
+	for (int kit_tries_ = 0; (r) = (call), kit_again((k), (r), (sector), (slot), &kit_tries_) || \
+	                         ((r) = kit_why((k), (r)), 0);)
+/* "TYPE: exonode block at sector N: why; not mounted" on stderr when a
+ * mount failed (e) because a block could not be read in (k->bad_code);
+ * returns e.  For a file system's mount's error path. */
+int kit_say_unmountable(const struct kit *k, int e);
 
 int64_t kit_xn_alloc(struct kit *k, uint64_t sector, uint16_t slot, uint32_t len);
 int64_t kit_xn_free(struct kit *k, uint64_t sector, uint16_t slot);

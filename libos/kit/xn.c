@@ -19,6 +19,8 @@
  * functions are the usual calls already wrapped.  Everything else is the
  * caller's to handle, with the exodisk's own code.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include "libos/kit/kit.h"
 
@@ -29,6 +31,8 @@ int kit_again(struct kit *k, int64_t r, uint64_t sector, uint16_t slot, int *tri
 {
 	if (r >= 0)
 		return 0;
+	if (*tries == 0 && k->anchor != 0)
+		k->bad_code = 0;          /* a new call: kit_why speaks of its block only */
 	int t = (*tries)++;
 	if (r == ED_E_BUSY || r == ED_E_NOIO) {
 		k->c->t->idle(k->c->ctx);
@@ -43,13 +47,36 @@ int kit_again(struct kit *k, int64_t r, uint64_t sector, uint16_t slot, int *tri
 			rr = edc_xn_read_sync(k->c, &p);
 		k->st.retries++;
 		/* BUSY: someone else is reading it in; the call will wait. */
-		return rr == 0 || rr == ED_E_BUSY;
+		if (rr == 0 || rr == ED_E_BUSY)
+			return 1;
+		/* It cannot be read in (a damaged block fails its MAC every
+		 * time): the call's answer is why (kit_why), not "try again". */
+		if (rr != ED_E_CACHEDIRTY && rr != ED_E_QUOTA) {
+			k->bad_place = sector;
+			k->bad_code = rr;
+		}
+		return 0;
 	}
 	if (r == ED_E_CACHEDIRTY || r == ED_E_QUOTA || r == ED_E_DEALLOC) {
 		k->st.retries++;
 		return k->writeback != NULL && k->writeback(k) == 0;
 	}
 	return 0;
+}
+
+int64_t kit_why(const struct kit *k, int64_t r)
+{
+	return r == ED_E_NOTCACHED && k->bad_code < 0 ? k->bad_code : r;
+}
+
+int kit_say_unmountable(const struct kit *k, int e)
+{
+	if (e == -EIO && k->bad_code < 0) {
+		const char *why = ed_strerror((long)k->bad_code);
+		fprintf(stderr, "%s: exonode block at sector %llu: %s; not mounted\n", k->type,
+		        (unsigned long long)k->bad_place, why != NULL ? why : "unreadable");
+	}
+	return e;
 }
 
 int64_t kit_xn_alloc(struct kit *k, uint64_t sector, uint16_t slot, uint32_t len)

@@ -109,6 +109,7 @@ static int fo_mount(const char *opts, void **fsp)
 	if (e == 0)
 		e = kit_anchor_find(&fs->kit, opts);
 	if (e < 0) {
+		kit_say_unmountable(&fs->kit, e);
 		free(fs);
 		return e;
 	}
@@ -125,11 +126,13 @@ static int fo_mount(const char *opts, void **fsp)
 	if (e == 0)
 		e = fat_share_attach(fs, opts);
 	if (e < 0) {
+		kit_say_unmountable(&fs->kit, e);
 		fat_release(fs);
 		return e;
 	}
 	e = fat_mount_vol(fs, opts);
 	if (e < 0) {
+		kit_say_unmountable(&fs->kit, e);
 		fat_share_detach(fs);
 		fat_release(fs);
 		return e;

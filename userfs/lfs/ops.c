@@ -104,6 +104,7 @@ int lfs_open_fs(const char *opts, int create, struct lfs **out)
 	if (e == 0)
 		e = lfs_multi_attach(fs, opts);      /* the kit, and the others (multi.c) */
 	if (e < 0) {
+		kit_say_unmountable(&fs->k, e);
 		free(fs);
 		return e;
 	}
@@ -130,6 +131,7 @@ int lfs_open_fs(const char *opts, int create, struct lfs **out)
 	if (e == 0)
 		e = lfs_load(fs);
 	if (e < 0) {
+		kit_say_unmountable(&fs->k, e);
 		release(fs, 1);
 		return e;
 	}

@@ -406,11 +406,18 @@ int ufs_mount_common(const char *opts, int readonly, struct ufs **out)
 	fs->id_next = fs->id_limit = fs->sb.next_id;
 	fs->data_goal = fs->next_fit = fs->sb_sector;
 	fs->free_est = edc_fm_count_free(&fs->k.fm);
+	uint64_t said = fs->cnt.damage;   /* sb_damaged has said its own */
 	if (err == 0)
 		err = ufs_load_root(fs);
 	if (err == 0 && !readonly)
 		err = ufs_intent_recover(fs);
 	if (err < 0) {
+		/* Damage met past the superblock (the root directory, a block
+		 * that cannot be read in): say what, as sb_damaged does. */
+		if (err == -EIO && fs->damage[0] && fs->cnt.damage > said)
+			fprintf(stderr, "%s; not mounted\n", fs->damage);
+		else if (fs->cnt.damage == 0)
+			kit_say_unmountable(&fs->k, err);
 		ufs_share_detach(fs);
 		teardown(fs);
 		return err;

@@ -141,7 +141,7 @@ static int64_t xcall(struct ufs *fs, struct uxn *x, struct xreq *q)
 			return r;
 		}
 		if (!recover(fs, r, x, &tries))
-			return r;
+			return kit_why(&fs->k, r);
 	}
 }
 
@@ -301,6 +301,7 @@ static int slot_start(struct uio *w, int i, const struct ed_protector *p, uint64
 		x.have = 1;
 		if (recover(fs, r, &x, &tries))
 			continue;
+		r = kit_why(&fs->k, r);
 		if (owner && owner->err == 0)
 			owner->err = kit_err(r);
 		if (w->err == 0)
