@@ -169,11 +169,12 @@ void share_idle(void);
  * waited for long enough, as the end of an operation would
  * (share_lease_leave), and of those kept SHARE_KEEP_NS, and say whether
  * this process still keeps one outside an operation (what share_idle
- * would let go).  If it does, the
- * stub keeps it through the pipe's wait until another process wants the
- * lock (H_LEASE: the kernel ends the wait), and only then calls
- * share_idle: a pipeline's process writing a shared file system publishes
- * when someone needs what it wrote, not at every pipe call. */
+ * would let go).  If it does, the library OS's system-call wrappers
+ * sys_hread and sys_hwrite (libos/sys.h) keep it through the pipe's wait
+ * until another process wants the lock (H_LEASE: the kernel ends the
+ * wait), and only then call share_idle: a pipeline's process writing a
+ * shared file system publishes when someone needs what it wrote, not at
+ * every pipe call. */
 int share_keep_leases(void);
 
 /* ---- the transport: share_sys.c in the guest, share_host.c on the host ---- */
