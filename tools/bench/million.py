@@ -8,14 +8,15 @@ over its first 100,000 (target: at most 1.25x), on 16 GiB and 64 GiB disks.
   python3 tools/bench/million.py --logs LOG...     (the figures again from logs)
 
 Each run boots `mkfs; edscale -n N -d 100 -c 5000; df /` on a new sparse
-disk of each size, with 1 GiB of memory, through tools/run-qemu.sh (its
-own scratch directory each time); rounds go through the sizes in turn so
-that a load that drifts weighs on both.  Elapsed time unless --icount
-(ICOUNT=1: the guest's clock counts instructions, exact whatever the
-host's load; the elapsed target cannot be read from such a run).  With
---memtouch, QEMU runs tools/memtouch (make memtouch) and its per-file
-locality figures (pages, lines, TLB-model and cache-model misses) are
-given for the same first and last 100,000 files.  `uptime` is printed
+disk of each size, with 1 GiB of memory, through qemuboot.boot (its own
+scratch directory each time; stopped with its QEMU after a day); rounds
+go through the sizes in turn so that a load that drifts weighs on both.
+Elapsed time unless --icount (ICOUNT=1: the guest's clock counts
+instructions, exact whatever the host's load; the elapsed target cannot
+be read from such a run).  With --memtouch, QEMU runs tools/memtouch
+(make memtouch) and its per-file locality figures (pages, lines,
+TLB-model and cache-model misses) are given for the same first and last
+100,000 files.  `uptime` is printed
 before and after each run: elapsed figures mean little on a loaded host.
 
 Per run it prints: the window means per file (us_per_file, and
@@ -25,27 +26,24 @@ DIR (default a new directory under /tmp).  Needs `make` (and `make
 memtouch` for --memtouch).
 """
 import argparse
-import json
 import os
 import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qemuboot  # noqa: E402
+
+TIMEOUT = 24 * 3600      # a million files take hours (as manyfiles.py allows)
+
 
 def parse(path):
     """The create windows and the memtouch lines of one run's log."""
-    creates, touch = [], []
+    creates = [r for r in qemuboot.records(path) if r.get("what") == "create"]
+    touch = []
     with open(path, errors="replace") as f:
         for line in f:
-            i = line.find("EXOBENCH {")
-            if i >= 0:
-                try:
-                    r = json.loads(line[i + len("EXOBENCH "):])
-                except ValueError:
-                    continue
-                if r.get("what") == "create":
-                    creates.append(r)
-            elif line.startswith("memtouch units="):
+            if line.startswith("memtouch units="):
                 touch.append(dict((k, float(v)) for k, v in
                                   (w.split("=") for w in line.split()[1:])))
     return creates, touch
@@ -108,24 +106,22 @@ def main():
         for p in a.logs:
             report(p, os.path.basename(p))
         return 0
-    out = a.out or tempfile.mkdtemp(prefix="million.")
+    out = os.path.abspath(a.out or tempfile.mkdtemp(prefix="million."))
     os.makedirs(out, exist_ok=True)
     every = 5000 if a.files >= 50000 else max(1, a.files // 20)
     for rnd in range(1, a.rounds + 1):
         for size in a.sizes.split(","):
             log = os.path.join(out, f"r{rnd}-{size}{'-icount' if a.icount else ''}.log")
-            env = dict(os.environ, DISK_SIZE=size, MEM="1G", EXODISK_NO_DEPS="1",
-                       EXODISK_SCRATCH=tempfile.mkdtemp(prefix="million-disk."),
-                       CMD=f"mkfs; edscale -n {a.files} -d 100 -c {every}; df /")
+            env = {"DISK_SIZE": size, "MEM": "1G"}
             if a.icount:
                 env["ICOUNT"] = "1"
             if a.memtouch:
                 env["PLUGIN"] = f"build/tools/memtouch.so,every={every},out={log}.memtouch"
             print(f"round {rnd} {size}: before: {uptime()}", flush=True)
-            with open(log, "w") as f:
-                r = subprocess.run(["tools/run-qemu.sh"], env=env, stdout=f, stderr=subprocess.STDOUT)
-            subprocess.run(["rm", "-rf", env["EXODISK_SCRATCH"]])
-            print(f"round {rnd} {size}: after:  {uptime()}  (QEMU status {r.returncode}, log {log})",
+            with qemuboot.scratch("million-disk.") as d:
+                status = qemuboot.boot(f"mkfs; edscale -n {a.files} -d 100 -c {every}; df /",
+                                       log, d, env=env, timeout=TIMEOUT)
+            print(f"round {rnd} {size}: after:  {uptime()}  (QEMU status {status}, log {log})",
                   flush=True)
             if a.memtouch and os.path.exists(log + ".memtouch"):
                 with open(log, "a") as f, open(log + ".memtouch") as m:
