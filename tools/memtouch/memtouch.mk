@@ -4,6 +4,6 @@
 MEMTOUCH := $(BUILD)/tools/memtouch.so
 .PHONY: memtouch
 memtouch: $(MEMTOUCH)
-$(MEMTOUCH): tools/memtouch/memtouch.c
+$(MEMTOUCH): tools/memtouch/memtouch.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_TOOL_CFLAGS) -shared -fPIC -fvisibility=hidden -o $@ $<
