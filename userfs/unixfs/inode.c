@@ -62,7 +62,7 @@ static struct uinode *onew(struct ufs *fs, struct uent *e, int type)
 	return ip;
 }
 
-static void file_undirty(struct ufs *fs, struct uinode *ip)
+void ufs_file_undirty(struct ufs *fs, struct uinode *ip)
 {
 	if (!ip->ondirty)
 		return;
@@ -88,7 +88,7 @@ static void odestroy(struct ufs *fs, struct uinode *ip)
 	if (*pp)
 		*pp = ip->hnext;
 	fs->nobj--;
-	file_undirty(fs, ip);
+	ufs_file_undirty(fs, ip);
 	fs->dirty_bytes -= ip->counted < fs->dirty_bytes ? ip->counted : fs->dirty_bytes;
 	fs->resv -= ip->resv < fs->resv ? ip->resv : fs->resv;
 	if (ip->d) {

@@ -187,9 +187,7 @@ static struct uinode **dirty_files(struct ufs *fs, struct udir *only, uint32_t *
 		struct uinode *ip = *pp;
 		struct uent *e = ip->ent;
 		if (ip->unlinked || e == NULL || e->memonly || e->dir == NULL) {
-			UFS_LIST_TAKE(ip, fnext, fprev);
-			ip->ondirty = 0;
-			fs->ndfiles--;
+			ufs_file_undirty(fs, ip);
 			continue;
 		}
 		k += only == NULL || e->dir == only;
@@ -573,9 +571,7 @@ static int commit(struct ufs *fs, struct udir **list, uint32_t n, struct udir *o
 			pp = &ip->fnext;
 			continue;
 		}
-		UFS_LIST_TAKE(ip, fnext, fprev);
-		ip->ondirty = 0;
-		fs->ndfiles--;
+		ufs_file_undirty(fs, ip);
 		if (ip->refs == 0) {
 			ip->refs = 1;
 			ufs_iput(fs, ip);       /* a small file's object goes */

@@ -596,8 +596,11 @@ void ufs_idrop_all(struct ufs *fs);
 uint64_t ufs_now(struct ufs *fs);
 /* Give a file a large-file exonode (its bytes move later). */
 int  ufs_make_big(struct ufs *fs, struct uinode *ip);
-/* A directory's attributes/meta as the dnode should hold them. */
+/* Put a file on the dirty file list (fs->dfiles, counted in ndfiles), and
+ * mark its name dirty (ufs_ent_dirty) ... */
 void ufs_file_dirty(struct ufs *fs, struct uinode *ip);
+/* ... and off it (nothing of it is left to write, or it is gone). */
+void ufs_file_undirty(struct ufs *fs, struct uinode *ip);
 
 /* ---- map.c ---------------------------------------------------------------------------------- */
 int  ufs_map_load(struct ufs *fs, struct uinode *ip, const void *fnode_page);
