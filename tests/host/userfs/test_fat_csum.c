@@ -229,17 +229,24 @@ static void test_type(const char *mkfs_opts)
 }
 
 
+/* A new 1 GiB disk (seed), a volume made on it with mkfs_opts, mounted. */
+static void *fresh(struct ufx *u, uint64_t seed, const char *mkfs_opts)
+{
+	ufx_new(u, 2u << 20, HD_POLLED, seed);
+	uint64_t sb;
+	CHECK_EQ(fatfs_mkfs(mkfs_opts, &sb), 0);
+	void *p;
+	CHECK_EQ(fatfs_ops.mount("key=ck", &p), 0);
+	return p;
+}
+
 /* A file that reaches the volume's last clusters, deleted: the chunk it
  * shares with the checksum area (which starts right after the last
  * cluster) must not be given back, or the area reads as zeros. */
 static void test_full_then_delete(const char *mkfs_opts)
 {
 	struct ufx u;
-	ufx_new(&u, 2u << 20, HD_POLLED, 9);
-	uint64_t sb;
-	CHECK_EQ(fatfs_mkfs(mkfs_opts, &sb), 0);
-	void *p;
-	CHECK_EQ(fatfs_ops.mount("key=ck", &p), 0);
+	void *p = fresh(&u, 9, mkfs_opts);
 	void *f = NULL;
 	CHECK_EQ(fatfs_ops.open(p, "fill.bin", LIBFS_O_WRITE | LIBFS_O_CREAT, 0644, &f), 0);
 	pattern_fill(big, sizeof big, 3);
@@ -272,11 +279,7 @@ static void test_full_then_delete(const char *mkfs_opts)
 static void test_cut_before_fat(const char *mkfs_opts)
 {
 	struct ufx u;
-	ufx_new(&u, 2u << 20, HD_POLLED, 11);
-	uint64_t sb;
-	CHECK_EQ(fatfs_mkfs(mkfs_opts, &sb), 0);
-	void *p;
-	CHECK_EQ(fatfs_ops.mount("key=ck", &p), 0);
+	void *p = fresh(&u, 11, mkfs_opts);
 	struct fatfs *fs = p;
 	/* The first FAT sector (either copy) in a chunk never written, and a
 	 * file long enough that its chain's entries reach it. */
