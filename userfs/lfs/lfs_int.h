@@ -145,7 +145,7 @@ struct lfs {
 	int mounting, cleaning, in_commit, in_ckpt;
 	/* options (lfs.h) */
 	uint32_t pool_target;
-	uint32_t clean_low, clean_high;   /* cleanlo (a ceiling), cleanhi (unused)  */
+	uint32_t clean_low;       /* cleanlo: the low mark's ceiling (clean.c)     */
 	uint64_t cp_interval;     /* bytes of log between checkpoints               */
 	int autoclean;
 	uint64_t ac_mark;         /* new_bytes when autoclean last looked           */

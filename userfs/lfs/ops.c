@@ -72,14 +72,13 @@ static int options(struct lfs *fs, const char *opts)
 	TRY(kit_opt_num(opts, "pool", 4, &pool));
 	TRY(kit_opt_num(opts, "cpkib", 32768, &cpkib));
 	TRY(kit_opt_num(opts, "cleanlo", 8, &lo));
-	TRY(kit_opt_num(opts, "cleanhi", 16, &hi));
+	TRY(kit_opt_num(opts, "cleanhi", 16, &hi));    /* (checked, no longer used) */
 	TRY(kit_opt_num(opts, "autoclean", 1, &ac));
 	if (lo < 2 || hi < lo || cpkib < 64 || pool > 1024)
 		return -EINVAL;
 	fs->pool_target = (uint32_t)pool;
 	fs->cp_interval = cpkib << 10;
 	fs->clean_low = (uint32_t)lo;
-	fs->clean_high = (uint32_t)hi;
 	fs->autoclean = ac != 0;
 	if (libfs_opt(opts, "ro", v, sizeof v) == 1)
 		fs->rdonly = 1;
