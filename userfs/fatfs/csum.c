@@ -131,6 +131,19 @@ static int damaged(struct fatfs *fs, uint64_t lba, const char *why)
 	return fat_damaged(fs, "", (uint32_t)lba);
 }
 
+/* Why the table sector t, which holds lba's slot, is damaged; NULL if it
+ * is not (all zeros: never written, no slot set). */
+static const char *table_bad(const uint8_t *t, uint64_t lba)
+{
+	if (all_zero(t))
+		return NULL;
+	if (le32(t + 508) != crc32c(0, t, 508))
+		return "the checksum table sector does not match its own checksum";
+	if (get64(t + 496) != lba / CK_SLOTS * CK_SLOTS)
+		return "the checksum table sector belongs elsewhere";
+	return NULL;
+}
+
 /* The table sector holding lba's slot, pinned and checked: NULL with *err
  * set on failure (a damaged table sector is damage too). */
 static uint8_t *table(struct fatfs *fs, uint64_t lba, uint64_t *tl, int fix, int *err)
@@ -140,13 +153,7 @@ static uint8_t *table(struct fatfs *fs, uint64_t lba, uint64_t *tl, int fix, int
 	if (t == NULL)
 		return NULL;
 	if (vvol_unchecked(&fs->vol, *tl)) {
-		const char *why = NULL;
-		if (!all_zero(t)) {
-			if (le32(t + 508) != crc32c(0, t, 508))
-				why = "the checksum table sector does not match its own checksum";
-			else if (get64(t + 496) != lba / CK_SLOTS * CK_SLOTS)
-				why = "the checksum table sector belongs elsewhere";
-		}
+		const char *why = table_bad(t, lba);
 		if (why != NULL && fix) {
 			memset(t, 0, ED_SECTOR);  /* made again: every slot follows */
 		} else if (why != NULL) {
@@ -344,8 +351,7 @@ static int never_written(struct fatfs *fs, uint64_t lba, uint64_t end, meta_fn f
 				return e;
 			memcpy(t, tp, ED_SECTOR);         /* (fn changes it) */
 			vvol_unpin(&fs->vol, tl);
-			int bad = !all_zero(t) && (le32(t + 508) != crc32c(0, t, 508) ||
-			                           get64(t + 496) != lba / CK_SLOTS * CK_SLOTS);
+			int bad = table_bad(t, lba) != NULL;
 			for (uint64_t l = lba; e == 0 && l < stop && l < end; l++)
 				if (bad || le32(t + 8 * (l % CK_SLOTS) + 4) == CK_SET)
 					e = fn(fs, l, NULL, arg);
@@ -447,8 +453,7 @@ static int verify(struct fatfs *fs, uint64_t lba, const uint8_t *p, void *arg)
 	if (t == NULL)
 		return e;
 	const char *why = NULL;
-	int zero = all_zero(t);
-	if (!zero && (le32(t + 508) != crc32c(0, t, 508) || get64(t + 496) != lba / CK_SLOTS * CK_SLOTS)) {
+	if (table_bad(t, lba) != NULL) {
 		vvol_unpin(&fs->vol, tl);
 		if (vf->bad_table != tl) {
 			char line[160];
@@ -463,7 +468,7 @@ static int verify(struct fatfs *fs, uint64_t lba, const uint8_t *p, void *arg)
 		return 0;
 	}
 	unsigned i = (unsigned)(lba % CK_SLOTS);
-	int set = !zero && le32(t + 8 * i + 4) == CK_SET;
+	int set = le32(t + 8 * i + 4) == CK_SET;     /* (never in a sector of zeros) */
 	if (p == NULL)
 		why = set ? "it was never written but has a checksum" : NULL;
 	else if (set && crc32c(0, p, ED_SECTOR) != le32(t + 8 * i))
