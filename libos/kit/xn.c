@@ -31,8 +31,12 @@ int kit_again(struct kit *k, int64_t r, uint64_t sector, uint16_t slot, int *tri
 {
 	if (r >= 0)
 		return 0;
+	/* A new call: kit_why speaks of its block only.  Not during the anchor
+	 * search (no anchor yet): there bad_place/bad_code name a well-known
+	 * place that could not be read, which the search reports once it has
+	 * tried the others (anchor.c), so a later probe must not clear it. */
 	if (*tries == 0 && k->anchor != 0)
-		k->bad_code = 0;          /* a new call: kit_why speaks of its block only */
+		k->bad_code = 0;
 	int t = (*tries)++;
 	if (r == ED_E_BUSY || r == ED_E_NOIO) {
 		k->c->t->idle(k->c->ctx);
