@@ -37,12 +37,7 @@ static void log_done(struct blkreq *r);
 
 void ed_commit_queue(struct exodisk *ed, struct ed_disk *d, struct ed_io *io)
 {
-	io->next = NULL;
-	if (d->commitq_tail != NULL)
-		d->commitq_tail->next = io;
-	else
-		d->commitq = io;
-	d->commitq_tail = io;
+	ed_io_append(&d->commitq, &d->commitq_tail, io);
 	ed_commit_kick(ed, d);
 }
 

@@ -237,16 +237,10 @@ static void write_go(struct exodisk *ed, struct ed_io *io)
 {
 	struct ed_entry *e = io->ent;
 	if (e != NULL) {
-		if (e->flags & EF_STAGE) {
-			io->next = NULL;
-			if (e->sg_wait_tail != NULL)
-				e->sg_wait_tail->next = io;
-			else
-				e->sg_wait = io;
-			e->sg_wait_tail = io;
-		} else {
+		if (e->flags & EF_STAGE)
+			ed_io_append(&e->sg_wait, &e->sg_wait_tail, io);
+		else
 			sg_issue(ed, io);
-		}
 		return;
 	}
 	int err = submit_write(ed, io);
@@ -256,18 +250,8 @@ static void write_go(struct exodisk *ed, struct ed_io *io)
 	}
 }
 
-/* While the gate is shut a write waits, in order (it is started: its
- * result word says pending). */
-static void park(struct ed_disk *d, struct ed_io *io)
-{
-	io->next = NULL;
-	if (d->zwait_tail != NULL)
-		d->zwait_tail->next = io;
-	else
-		d->zwait = io;
-	d->zwait_tail = io;
-}
-
+/* The gate opens (zero.c): the writes that waited at it go, in order.
+ * (Each is started: its result word says pending.) */
 void ed_io_unpark(struct exodisk *ed, struct ed_disk *d)
 {
 	struct ed_io *io = d->zwait;
@@ -615,12 +599,7 @@ int64_t ed_op_io(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 		if (bb != NULL) {
 			bounce_start(ed, io, bb);
 		} else {
-			io->next = NULL;
-			if (ed->bounce_waiters_tail != NULL)
-				ed->bounce_waiters_tail->next = io;
-			else
-				ed->bounce_waiters = io;
-			ed->bounce_waiters_tail = io;
+			ed_io_append(&ed->bounce_waiters, &ed->bounce_waiters_tail, io);
 		}
 		return 0;
 	}
@@ -666,8 +645,8 @@ int64_t ed_op_io(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 			segs_push_front(io->seg, &io->nseg,
 			                (struct blk_seg){ (uint64_t)(uintptr_t)e->stage, ED_SECTOR });
 			ed_io_start(ed, io, a);
-			if (d->zgate)
-				park(d, io);
+			if (d->zgate)         /* the gate is shut: it waits, in order */
+				ed_io_append(&d->zwait, &d->zwait_tail, io);
 			else
 				write_go(ed, io);
 			return 0;
@@ -676,8 +655,8 @@ int64_t ed_op_io(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 	if (!write)
 		ed->st_cached_reads++;
 	ed_io_start(ed, io, a);
-	if (write && d->zgate) {
-		park(d, io);
+	if (write && d->zgate) {    /* the gate is shut: it waits, in order */
+		ed_io_append(&d->zwait, &d->zwait_tail, io);
 		return 0;
 	}
 	err = write ? submit_write(ed, io) : submit(io, io->sector, nsect, io->seg, io->nseg, data_done);

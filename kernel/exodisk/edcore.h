@@ -257,6 +257,17 @@ struct ed_io {
 	uint8_t  sec[ED_SECTOR];
 };
 
+/* Append io to a FIFO of ed_io linked through next (head, tail). */
+static inline void ed_io_append(struct ed_io **head, struct ed_io **tail, struct ed_io *io)
+{
+	io->next = NULL;
+	if (*tail != NULL)
+		(*tail)->next = io;
+	else
+		*head = io;
+	*tail = io;
+}
+
 /* ---- proxies and maps --------------------------------------------------------- */
 struct ed_proxy {
 	bool     used;
