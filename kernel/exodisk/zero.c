@@ -77,17 +77,24 @@ static uint32_t zero_segs(struct ed_disk *d, struct blk_seg *seg, uint32_t n)
 	return k;
 }
 
-/* Is there anything to zero?  Then it begins (the gate shuts) and the
- * checkpoint waits in CK_ZERO for ed_ckpt_zeroed. */
-bool ed_zero_begin(struct exodisk *ed, struct ed_disk *d)
+/* The walk starts again at sector 0 with the plan's room (it replays the
+ * carry records' choices).  False when the records carried all of it. */
+static bool zero_reset(struct ed_disk *d)
 {
 	d->z_carry_end = d->ck_carry_pos;
 	d->z_room = d->z_room0;
 	d->z_scan = 0;
 	d->z_start = d->z_sub = d->z_end = 0;
+	return !(d->ck_carry_min <= 1 && d->ck_carry_pos >= d->nsectors);
+}
+
+/* Is there anything to zero?  Then it begins (the gate shuts) and the
+ * checkpoint waits in CK_ZERO for ed_ckpt_zeroed. */
+bool ed_zero_begin(struct exodisk *ed, struct ed_disk *d)
+{
 	d->z_started = false;
-	if (d->ck_carry_min <= 1 && d->ck_carry_pos >= d->nsectors)
-		return false;              /* the records carried all of it */
+	if (!zero_reset(d))
+		return false;
 	uint64_t s;
 	uint32_t n;
 	if (!zero_next_run(d, &s, &n))
@@ -188,11 +195,7 @@ void ed_zero_open(struct exodisk *ed, struct ed_disk *d)
  * runs, so no gate). */
 int ed_zero_sync(struct exodisk *ed, struct ed_disk *d)
 {
-	d->z_carry_end = d->ck_carry_pos;
-	d->z_room = d->z_room0;
-	d->z_scan = 0;
-	d->z_start = d->z_sub = d->z_end = 0;
-	if (d->ck_carry_min <= 1 && d->ck_carry_pos >= d->nsectors)
+	if (!zero_reset(d))
 		return 0;
 	uint64_t s;
 	uint32_t n;
