@@ -643,12 +643,7 @@ static void test_powercut(void)
 			pc_workload(&f);
 			/* Power off: what was not flushed is lost (all of it, or each
 			 * sector by chance), then reboot. */
-			hostdisk_crash(&f.hd);
-			ed_destroy(f.ed);
-			h_drop_pins(&f.h);
-			blk_reset();
-			f.ed = NULL;
-			CHECK_EQ(fx_boot(&f), 0);
+			CHECK_EQ(fx_crash(&f), 0);
 			objs += pc_verify(&f);
 			if (exhaustive || cut % 8 == 0)
 				fx_check_live(&f);
@@ -877,12 +872,7 @@ static void test_frag_cut(void)
 			CHECK_EQ(fx_boot(&f), 0);
 			f.hd.die_countdown = (int64_t)cut;
 			fr_workload(&f);
-			hostdisk_crash(&f.hd);
-			ed_destroy(f.ed);
-			h_drop_pins(&f.h);
-			blk_reset();
-			f.ed = NULL;
-			CHECK_EQ(fx_boot(&f), 0);
+			CHECK_EQ(fx_crash(&f), 0);
 			seen += fr_verify(&f);
 			if (exhaustive || cut % 16 == 0)
 				fx_check_live(&f);

@@ -636,12 +636,7 @@ static long run_seed(struct fx *f, uint64_t seed, int keep, bool inject, long *r
 		f->hd.on_request = NULL;
 		f->hd.fail_countdown = -1;
 		f->hd.fail_lands = false;
-		hostdisk_crash(&f->hd);
-		ed_destroy(f->ed);
-		h_drop_pins(&f->h);
-		blk_reset();
-		f->ed = NULL;
-		CHECK_EQ(fx_boot(f), 0);
+		CHECK_EQ(fx_crash(f), 0);
 		verify(f, seed, (long)cut);
 		if (cut % 16 == 0)
 			fx_check_live(f);
