@@ -123,6 +123,72 @@ static int clean_seg(struct lfs *fs, uint64_t s, uint8_t *mem)
  * whose inode map and table blocks are shared by the segments cleaned). */
 #define ROUND_MAX 32
 
+/* The chosen segments are read ahead, in halves of cleanbuf of about
+ * CLEAN_AHEAD bytes: one half's reads are in flight together while the
+ * other half's blocks move.  Read one at a time, each segment cost the
+ * cleaner a wait for the disk: in wall clock, an eighth of the cleaner
+ * experiment at 80% was spent asleep there (docs/lfs.md). */
+#define CLEAN_AHEAD (512u << 10)
+
+/* The buffer is kept for the mount (freed with the log's). */
+static int clean_buf(struct lfs *fs)
+{
+	if (fs->cleanbuf != NULL)
+		return 0;
+	uint64_t sb = lfs_segbytes(fs);
+	uint32_t per = sb >= CLEAN_AHEAD ? 1 : (uint32_t)(CLEAN_AHEAD / sb);
+	if (per > ROUND_MAX)
+		per = ROUND_MAX;
+	if ((fs->cleanbuf = malloc(2 * (size_t)per * sb)) == NULL)
+		return -ENOMEM;
+	fs->clean_per = per;
+	for (int h = 0; h < 2; h++)
+		edc_batch_init(&fs->clean_b[h], fs->k.c, fs->clean_slots[h], 8);
+	return 0;
+}
+
+/* Start reading chosen[from, from + cnt) into half h of cleanbuf; started
+ * says which are on their way (the others are read when wanted). */
+static void read_ahead(struct lfs *fs, int h, const uint64_t *chosen, int from, int cnt,
+                       uint8_t *started)
+{
+	uint64_t sb = lfs_segbytes(fs);
+	uint8_t *mem = fs->cleanbuf + (size_t)h * fs->clean_per * sb;
+	for (int j = 0; j < cnt; j++)
+		started[from + j] = (uint8_t)lfs_read_seg_start(fs, &fs->clean_b[h], chosen[from + j],
+		                                                mem + (size_t)j * sb);
+}
+
+/* Read the n chosen segments and move what is live in each. */
+static int clean_segs(struct lfs *fs, const uint64_t *chosen, int n)
+{
+	uint64_t sb = lfs_segbytes(fs);
+	int per = (int)fs->clean_per, e = 0;
+	uint8_t started[ROUND_MAX];
+	read_ahead(fs, 0, chosen, 0, n < per ? n : per, started);
+	for (int g = 0, h = 0; g < n; g += per, h ^= 1) {
+		int cnt = n - g < per ? n - g : per;
+		int32_t r = edc_batch_wait(&fs->clean_b[h]);
+		if (e == 0 && r < 0)
+			e = kit_err(r);
+		if (e == 0 && g + per < n)
+			read_ahead(fs, h ^ 1, chosen, g + per, n - g - per < per ? n - g - per : per, started);
+		uint8_t *mem = fs->cleanbuf + (size_t)h * fs->clean_per * sb;
+		for (int j = 0; j < cnt && e == 0; j++, mem += sb) {
+			if (!started[g + j])
+				e = lfs_read_seg(fs, chosen[g + j], fs->sb.seg_sect, mem);
+			fs->st.clean_read += sb;
+			if (e == 0)
+				e = clean_seg(fs, chosen[g + j], mem);
+		}
+	}
+	/* (After an error, the reads still in flight land before the
+	 * buffer can be used again.) */
+	edc_batch_wait(&fs->clean_b[0]);
+	edc_batch_wait(&fs->clean_b[1]);
+	return e;
+}
+
 int lfs_clean(struct lfs *fs, int max)
 {
 	if (fs->cleaning || fs->rdonly || fs->in_commit || fs->in_ckpt)
@@ -153,14 +219,11 @@ int lfs_clean(struct lfs *fs, int max)
 	n = lfs_seg_choose(fs, now, budget, chosen, max);
 	if (n == 0 && lfs_seg_waiting(fs, NULL) == 0)
 		return 0;
-	/* The buffer a segment is read into is kept for the mount (freed
-	 * with the log's): a round used to take and give back 128 KiB. */
-	if (n && fs->cleanbuf == NULL && (fs->cleanbuf = malloc(lfs_segbytes(fs))) == NULL) {
+	if (n && clean_buf(fs) < 0) {
 		for (int i = 0; i < n; i++)
 			lfs_seg_changed(fs, chosen[i]);
 		return -ENOMEM;
 	}
-	uint8_t *mem = fs->cleanbuf;
 	fs->cleaning = 1;
 	fs->st.clean_rounds++;
 	int e = 0;
@@ -172,12 +235,7 @@ int lfs_clean(struct lfs *fs, int max)
 		fs->st.clean_live += lfs_sg(fs, chosen[i])->e.live;
 		lfs_sg(fs, chosen[i])->stuck = LFS_STUCK_CLEANING;
 	}
-	for (int i = 0; i < n && e == 0; i++) {
-		e = lfs_read_seg(fs, chosen[i], fs->sb.seg_sect, mem);
-		fs->st.clean_read += lfs_segbytes(fs);
-		if (e == 0)
-			e = clean_seg(fs, chosen[i], mem);
-	}
+	e = clean_segs(fs, chosen, n);
 	if (e == 0)
 		e = lfs_checkpoint(fs, 0);
 	fs->cleaning = 0;

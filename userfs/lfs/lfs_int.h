@@ -159,7 +159,10 @@ struct lfs {
 	uint64_t since_cp;        /* log bytes since it                             */
 	/* the log writer */
 	struct lfs_lbuf buf[2];
-	uint8_t *cleanbuf;        /* the cleaner's segment (lfs_segbytes), or NULL  */
+	uint8_t *cleanbuf;        /* the cleaner's segments (clean.c), or NULL      */
+	uint32_t clean_per;       /* segments in each half of cleanbuf              */
+	struct edc_batch clean_b[2];   /* the reads of each half                    */
+	struct edc_slot clean_slots[2][8];
 	int cur;                  /* buf[cur] holds the current segment             */
 	uint64_t seg, next;       /* the current segment and the one after it       */
 	uint32_t ps, fill;        /* the open PS's header sector; its next free one  */
@@ -343,6 +346,10 @@ int  lfs_read(struct lfs *fs, uint64_t lba, uint32_t nsect, void *dst);
 int  lfs_read_block(struct lfs *fs, uint64_t ptr, void *dst);
 /* A segment's sectors [0, n) into dst, not through the cache (the cleaner). */
 int  lfs_read_seg(struct lfs *fs, uint64_t seg, uint32_t n, void *dst);
+/* Start reading segment seg whole into dst through batch b: 1 started
+ * (edc_batch_wait ends it), 0 not (a log buffer may still write part of
+ * it, or the request was refused: lfs_read_seg then). */
+int  lfs_read_seg_start(struct lfs *fs, struct edc_batch *b, uint64_t seg, void *dst);
 /* Forget cached chunks of segment seg (it is being reused or released). */
 void lfs_rc_drop(struct lfs *fs, uint64_t seg);
 void lfs_rc_free(struct lfs *fs);

@@ -282,6 +282,18 @@ int lfs_read_seg(struct lfs *fs, uint64_t seg, uint32_t n, void *dst)
 	return lfs_read(fs, seg * fs->sb.seg_sect, n, dst);
 }
 
+int lfs_read_seg_start(struct lfs *fs, struct edc_batch *b, uint64_t seg, void *dst)
+{
+	struct vvol_place pl;
+	if (held(fs, seg, fs->sb.seg_sect) || vvol_chunk(&fs->v, seg, 0, &pl) <= 0)
+		return 0;
+	if (edc_batch_io(b, lfs_prot(fs, pl.leaf, pl.slot), 0, pl.phys, dst, lfs_segbytes(fs)) < 0)
+		return 0;
+	fs->st.rd_reqs++;
+	fs->st.rd_sect += fs->sb.seg_sect;
+	return 1;
+}
+
 void lfs_rc_drop(struct lfs *fs, uint64_t seg)
 {
 	uint64_t c0 = seg * fs->sb.seg_sect / LFS_RC_SECT;
