@@ -153,6 +153,7 @@ struct lfs {
 	uint64_t clean_at;        /* new_bytes when autoclean last cleaned          */
 	uint8_t ac_more;          /* autoclean stopped short: look at the next op   */
 	uint8_t ac_going;         /* ... and go on to the high mark                 */
+	uint8_t av_disk_short;    /* the disk has less room than the volume (seg.c)  */
 	/* checkpoints */
 	uint64_t cp_disk[2];      /* the copies' disk sectors (anchor extents)      */
 	uint64_t cpseq;           /* of the newest durable checkpoint               */

@@ -305,13 +305,23 @@ static int begin(struct lfs *fs, uint64_t bytes, int freeing)
  * the room the commit needs and the work a crash can lose stay bounded.
  * Such a commit is not flushed on its own (lfs_commit_mode): durability
  * is what fsync and sync ask for; larger and fewer groups mean fewer
- * directory blocks written again and fewer flushes. */
+ * directory blocks written again and fewer flushes.  While the cleaner
+ * runs (it cleaned within the last LFS_COMMIT_SEGS segments of writing),
+ * the room left is small by design and each of its rounds commits
+ * everything anyway (the round's checkpoint): commits of an eighth of it
+ * came at every segment, each with its flush, a fifth of the cleaner
+ * experiment's flushes at 80%, so they wait for the rounds - unless it
+ * is the disk that is nearly full, not the volume: then the volume's map
+ * changes are committed a few at a time, as the disk's own metadata has
+ * little room (test_lfs full: a larger commit of the map ran out). */
 #define LFS_COMMIT_SEGS 4
 static int end(struct lfs *fs, int e)
 {
 	uint64_t sb = lfs_segbytes(fs), limit = LFS_COMMIT_SEGS * sb;
 	uint64_t waiting = fs->pend + (uint64_t)fs->group * LFS_SECT * 64;
-	if (e >= 0 && waiting > sb && waiting > limit / 4) {
+	int cleaning = fs->clean_keep != 0 && fs->st.new_bytes - fs->clean_at < limit &&
+	               !fs->av_disk_short;
+	if (e >= 0 && waiting > sb && waiting > limit / 4 && !cleaning) {
 		uint64_t room = lfs_avail(fs) / 8;
 		if (room < limit)
 			limit = room > sb ? room : sb;

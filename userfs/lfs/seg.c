@@ -555,6 +555,7 @@ void lfs_avail_count(struct lfs *fs)
 	 * volume's map nodes, the exodisk's). */
 	more = more > 2 ? more - 2 : 0;
 	fs->av_segs = own + more;
+	fs->av_disk_short = unmapped > 2 && disk < unmapped;
 	fs->av_valid = 1;
 }
 
