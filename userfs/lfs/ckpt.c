@@ -5,11 +5,14 @@
  *
  * A checkpoint makes the log's tables durable so that a mount need not
  * replay the whole log: it commits (log.c), writes the inode map blocks
- * changed since the last checkpoint and every block of the segment usage
- * table to the log (one PS flagged CKPT), makes them durable, and only
- * then writes the checkpoint record - where each table block is, where the
- * log's head is - to the copy the previous checkpoint did not use, and
- * flushes.  A torn record fails its MAC and the other copy, one
+ * and the blocks of the segment usage table changed since the last
+ * checkpoint to the log (one PS flagged CKPT), and writes the checkpoint
+ * record - where each table block is, where the log's head is - to the
+ * copy the previous checkpoint did not use, and flushes.  The record goes
+ * in the same flush as the commit's PS and the table blocks, carrying
+ * their sum (its proof; the commit flushed everything before them): a
+ * mount believes it only if they are there (proof_ok).  A torn record
+ * fails its MAC, an unproved one its proof, and the other copy, one
  * checkpoint older, is used: roll-forward from there walks the same log.
  *
  * The SUT blocks cannot count themselves: the values they hold are the
@@ -97,8 +100,10 @@ static uint32_t put_imin(const struct lfs *fs, struct lfs_dimap *d)
 	return n + fs->nimin;
 }
 
-/* Write the record to copy (cpseq + 1) & 1, and flush. */
-static int write_record(struct lfs *fs, int clean)
+/* Write the record to copy (cpseq + 1) & 1, and flush.  proved: it goes
+ * to the disk in one flush with the PSs from fs->proof_lba on, and says
+ * how they sum. */
+static int write_record(struct lfs *fs, int clean, int proved)
 {
 	size_t room = (size_t)fs->sb.cp_sect * LFS_SECT;
 	uint32_t nsut = rec_nsut(fs);
@@ -131,6 +136,8 @@ static int write_record(struct lfs *fs, int clean)
 	cp->st_clean_read = fs->st.clean_read;
 	cp->st_clean_moved = fs->st.clean_moved;
 	cp->hwm = fs->hwm;
+	cp->proof_lba = proved ? fs->proof_lba : 0;
+	cp->proof_hash = proved ? fs->proof_hash : 0;
 	uint64_t *p = (uint64_t *)(cp + 1);
 	memcpy(p, fs->imaddr, fs->nimblk * sizeof *p);
 	memcpy(p + fs->nimblk, fs->sutaddr, nsut * sizeof *p);
@@ -192,13 +199,29 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 		return 0;
 	if (fs->err)
 		return fs->err;
-	/* Not a durable commit: the flush after the checkpoint's PS below
-	 * makes the commit durable with it, before the record is written. */
-	TRY(lfs_commit_mode(fs, 0));
+	/* Not a durable commit: the record's flush makes it durable.  After
+	 * the commit's own flush (everything before its COMMIT PS), the
+	 * commit and the table blocks are summed as they are written (the
+	 * proof), so that the record can go to the disk in the same flush as
+	 * they do: a mount believes it only if they are all there. */
+	fs->cp_prove = 1;
+	int e = lfs_commit_mode(fs, 0);
+	fs->cp_prove = 0;
+	if (e == 0 && !fs->proving) {
+		/* (Nothing to commit: the proof starts here, after a flush of
+		 * what is not yet durable.) */
+		if (fs->unflushed || fs->undurable || fs->v.dirty.n > 0)
+			e = lfs_harden(fs);
+		if (e == 0)
+			lfs_proof_start(fs);
+	}
+	if (e < 0) {
+		fs->proving = 0;
+		return e;
+	}
 	if (clean)
 		fs->clean_keep = 0;           /* (an unmount: nothing is kept mapped) */
 	fs->in_ckpt = 1;
-	int e = 0;
 	/* The inode map.  Its entries changed since their blocks were last
 	 * written go in the record while they fit (write_record), and then
 	 * only the blocks whose copies are in segments being cleaned go to
@@ -269,13 +292,21 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 		fs->st.cp_sut_blocks++;
 		fs->st.cp_bytes += LFS_BSIZE;
 	}
-	/* Durable, then the record that points at them. */
+	/* The record that points at them: in the same flush, with the proof,
+	 * when the log entered at most one new segment meanwhile (a mount
+	 * reads what the proof covers) and no segment it took waits for the
+	 * volume's map to be committed; else after a flush of its own, as
+	 * before (the proof 0). */
 	if (e == 0)
 		e = lfs_log_close(fs, LFS_PS_CKPT);
+	int proved = fs->proving && fs->proof_segs <= 1 && fs->v.dirty.n == 0;
+	fs->proving = 0;
 	if (e == 0)
-		e = lfs_harden(fs);
+		e = proved ? lfs_log_wait(fs) : lfs_harden(fs);   /* (a flush covers writes done) */
 	if (e == 0)
-		e = write_record(fs, clean);
+		e = write_record(fs, clean, proved);
+	if (e == 0 && proved)
+		fs->undurable = fs->unflushed = 0;   /* (the record's flush covered them) */
 	fs->in_ckpt = 0;
 	if (e < 0) {
 		if (fs->err == 0)
@@ -336,7 +367,7 @@ int lfs_cp_read(struct lfs *fs, int copy, struct lfs_cp *cp, uint64_t **ptrs)
 		uint64_t mac = c.mac;
 		((struct lfs_cp *)buf)->mac = 0;
 		/* (A version 2 record has no map entries: its nimin was spare.) */
-		if (c.magic != LFS_CP_MAGIC || (c.version != LFS_VERSION && c.version != LFS_CP_VERSION) ||
+		if (c.magic != LFS_CP_MAGIC || c.version < LFS_VERSION || c.version > LFS_CP_VERSION ||
 		    (c.version == LFS_VERSION && c.nimin != 0) || c.fsid != fs->sb.fsid ||
 		    c.copy != copy || c.nbytes > room || c.nbytes < sizeof c ||
 		    c.nbytes != sizeof c + ((uint64_t)c.nimap + c.nsut) * 8 +
@@ -348,6 +379,8 @@ int lfs_cp_read(struct lfs *fs, int copy, struct lfs_cp *cp, uint64_t **ptrs)
 		free(buf);
 		return e;
 	}
+	if (c.version < 4)
+		c.proof_lba = c.proof_hash = 0;   /* (spare before version 4) */
 	*cp = c;
 	*ptrs = (uint64_t *)buf;      /* the pointers start at sizeof c */
 	return 0;
@@ -508,6 +541,50 @@ static uint64_t after(const struct lfs *fs, const struct lfs_pshdr *h, uint64_t 
 		return s * fs->sb.seg_sect + off;
 	*nnext = 0;
 	return h->next_seg * fs->sb.seg_sect;
+}
+
+/* Is a record's proof right?  A record written in one flush with the PSs
+ * after the flush before it (its commit and table blocks) counts only if
+ * they reached the disk too: from proof_lba to the record's head, each
+ * PS's written sectors, summed in order, must give proof_hash.  Torn or
+ * lost, the record is as good as torn, and the other copy, one checkpoint
+ * older, is used: that one's roll-forward reaches the same commit if it
+ * is there, and the segments either names are not reused before the
+ * newer record's flush (rule 3). */
+static int proof_ok(struct lfs *fs, const struct lfs_cp *cp)
+{
+	if (cp->proof_lba == 0)
+		return 1;
+	uint8_t *ps = malloc(lfs_segbytes(fs));
+	if (ps == NULL)
+		return 0;
+	uint64_t lba = cp->proof_lba, sum = cp->proof_lba, nnext;
+	/* (The writer gives up the proof when the log enters a second
+	 * segment: at most two segments of PSs.) */
+	uint32_t left = 2 * fs->sb.seg_sect;
+	int ok = 0;
+	while (lba != 0 && left > 0) {
+		if (lba == cp->head_lba) {
+			ok = sum == cp->proof_hash;
+			break;
+		}
+		struct lfs_pshdr h;
+		if (lfs_seg_of(fs, lba) == 0 || lfs_seg_of(fs, lba) >= fs->sb.nsegs ||
+		    lfs_io(fs, 0, lba, ps, 1) < 0)
+			break;
+		memcpy(&h, ps, sizeof h);
+		if (!hdr_ok(fs, &h, lba))
+			break;
+		uint32_t n = h.ntrail ? h.nsect : 1;     /* what close_ps wrote */
+		if (n > left || (n > 1 && lfs_io(fs, 0, lba + 1, ps + LFS_SECT, n - 1) < 0))
+			break;
+		fs->st.proof_sect += n;
+		left -= n;
+		sum = lfs_sum64(ps, (size_t)n * LFS_SECT, sum);
+		lba = after(fs, &h, lba, &nnext);
+	}
+	free(ps);
+	return ok;
 }
 
 /* ---- was it the tail? ---------------------------------------------------------------
@@ -735,8 +812,15 @@ int lfs_load(struct lfs *fs)
 	for (int i = 0; i < 2; i++)
 		ok[i] = lfs_cp_read(fs, i, &c[i], &p[i]) == 0;
 	int use = ok[0] && ok[1] ? c[1].cpseq > c[0].cpseq : ok[1];
+	for (int tries = 0; tries < 2 && ok[use] && !proof_ok(fs, &c[use]); tries++) {
+		ok[use] = 0;
+		use = !use;
+		fs->st.cp_unproved++;
+	}
 	if (!ok[use]) {
 		fprintf(stderr, "lfs: neither checkpoint copy is valid: cannot mount\n");
+		free(p[0]);
+		free(p[1]);
 		return -EIO;
 	}
 	const struct lfs_cp *cp = &c[use];

@@ -37,8 +37,9 @@
 #include <stdint.h>
 
 #define LFS_VERSION     2                 /* 2: directory and indirect blocks carry sums */
-#define LFS_CP_VERSION  3                 /* a checkpoint record's: 3 may carry inode
-                                             map entries (nimin); 2 is read too     */
+#define LFS_CP_VERSION  4                 /* a checkpoint record's: 3 may carry inode
+                                             map entries (nimin), 4 a proof; 2 and 3
+                                             are read too                          */
 #define LFS_SECT        512u
 #define LFS_BSIZE       4096u             /* a data block                      */
 #define LFS_BSECT       8u                /* sectors per block                 */
@@ -221,7 +222,13 @@ struct lfs_cp {
 	                             inode map entries newer than their blocks'
 	                             copies in the log (version 3; 0 before)       */
 	uint32_t pad;
-	uint64_t spare[2];
+	/* Version 4: the PSs the record was flushed with (0: none; the record
+	 * followed a flush of everything it names).  From proof_lba the log's
+	 * PSs up to head_lba, their written sectors summed in order (lfs_sum64,
+	 * seeded with proof_lba), give proof_hash, or the record does not
+	 * count (ckpt.c, proof_ok).  Spare and zero before version 4. */
+	uint64_t proof_lba;
+	uint64_t proof_hash;
 	uint64_t mac;             /* keyed SipHash of nbytes with mac 0             */
 };
 

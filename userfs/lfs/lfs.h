@@ -76,6 +76,8 @@ struct lfs_stats {
 	uint64_t tail_sect;       /* sectors read past the log's end (torn or not?) */
 	uint64_t mount_ns;
 	uint64_t cp_rd_sect;      /* checkpoint record sectors it read (both copies) */
+	uint64_t proof_sect;      /* log sectors it read for the record's proof     */
+	uint64_t cp_unproved;     /* records it did not believe: their proof failed */
 	uint64_t sut_mem;         /* bytes of usage table entries in memory (now)    */
 };
 struct lfs_usage {

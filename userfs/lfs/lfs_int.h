@@ -173,6 +173,11 @@ struct lfs {
 	int group;                /* PSs closed since the last commit               */
 	int unflushed;            /* ... some of them not yet flushed               */
 	int undurable;            /* the last commit's PS is not yet flushed        */
+	/* a checkpoint's proof (ckpt.c): what is written from proof_lba on */
+	uint8_t cp_prove;         /* the commit starts it after its flush           */
+	uint8_t proving;          /* close_ps sums each PS into proof_hash          */
+	uint8_t proof_segs;       /* segments the log entered meanwhile             */
+	uint64_t proof_lba, proof_hash;
 	uint64_t pend;            /* bytes to be appended at the next commit (an
 	                             estimate: inodes, directory and indirect blocks) */
 	/* segments */
@@ -314,6 +319,9 @@ uint8_t *lfs_log_extend(struct lfs *fs, const struct lfs_psent *e, uint64_t lba,
                         uint32_t newn);
 /* Close the open PS (write it), flags LFS_PS_*. */
 int  lfs_log_close(struct lfs *fs, int flags);
+/* From the open PS on, sum what the log writes into fs->proof_hash (a
+ * checkpoint's proof: ckpt.c). */
+void lfs_proof_start(struct lfs *fs);
 /* Start the log at sector pos of segment seg (mkfs, mount); next: the
  * segment the log goes to after it (0: take one). */
 int  lfs_log_start(struct lfs *fs, uint64_t seg, uint32_t pos, uint64_t next);

@@ -199,6 +199,8 @@ static int close_ps(struct lfs *fs, int flags, int filler)
 	memset(hs, 0, LFS_SECT);
 	memcpy(hs, &h, sizeof h);
 	uint32_t from = fs->ps, n = filler ? 1 : end - fs->ps;
+	if (fs->proving)
+		fs->proof_hash = lfs_sum64(hs, (size_t)n * LFS_SECT, fs->proof_hash);
 	b->valid = end;
 	fs->prev = h.mac;
 	fs->seq++;
@@ -218,6 +220,7 @@ static int close_ps(struct lfs *fs, int flags, int filler)
 	}
 	int e = issue(fs, from, n);
 	if (e == 0 && fs->ps + LFS_PS_MIN > fs->sb.seg_sect) {
+		fs->proof_segs += fs->proving && fs->proof_segs < 255;
 		e = enter_next(fs);
 		/* The log is at its segment's end: nothing more can be
 		 * appended until it has moved on (a shared lfs reads
@@ -272,6 +275,14 @@ int lfs_log_start(struct lfs *fs, uint64_t seg, uint32_t pos, uint64_t next)
 	if (pos + LFS_PS_MIN > fs->sb.seg_sect)
 		return enter_next(fs);
 	return 0;
+}
+
+void lfs_proof_start(struct lfs *fs)
+{
+	fs->proving = 1;
+	fs->proof_segs = 0;
+	fs->proof_lba = fs->seg * fs->sb.seg_sect + fs->ps;
+	fs->proof_hash = fs->proof_lba;
 }
 
 int lfs_log_close(struct lfs *fs, int flags)
@@ -494,6 +505,10 @@ int lfs_commit_mode(struct lfs *fs, int durable)
 	 * COMMIT PS can be. */
 	if (e == 0 && (fs->unflushed || fs->undurable || fs->v.dirty.n > 0))
 		e = lfs_harden(fs);
+	/* A checkpoint's commit: what is written from here on may go to the
+	 * disk with the record, in one flush (ckpt.c). */
+	if (e == 0 && fs->cp_prove)
+		lfs_proof_start(fs);
 	if (e == 0)
 		e = close_ps(fs, LFS_PS_COMMIT, 0);
 	if (e == 0 && durable)

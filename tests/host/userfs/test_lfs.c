@@ -23,6 +23,9 @@
  *              commits after it: read-only, reported, as of the commit
  *              before it, fsck says so; the newest commit damaged: the log
  *              ends before it, as after a torn write
+ *   proof      a checkpoint record written in one flush with its commit and
+ *              table blocks: with either damaged, the older record is used
+ *              and roll-forward gives the same files
  *   sums       a damaged directory block and indirect block: -EIO and a
  *              read-only mount, the rest still readable, fsck reports them
  *   share      a file lent through proxies: read by another process with
@@ -621,6 +624,72 @@ static void t_tailbad(void)
 	free(image);
 	ufx_free(&u);
 	printf("tailbad: ok\n");
+}
+
+/* A checkpoint record goes to the disk in the same flush as the commit and
+ * table blocks written after the flush before it, and says how they sum
+ * (record version 4, proof_lba and proof_hash): a mount that finds them
+ * damaged or missing - as a power cut in that flush may leave them -
+ * does not believe the record, takes the older copy, and rolls forward to
+ * the same files.  Undamaged, the newer record is used. */
+static void t_proof(void)
+{
+	const char *o = "key=p,seg=64";
+	lfs_filled(o, 32768, 11, 40, 5000);            /* ends with a checkpoint */
+	CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+	char p[64];
+	for (int i = 0; i < 10; i++) {
+		snprintf(p, sizeof p, "/l/n%d", i);
+		put(p, 7000, 900 + (uint64_t)i);
+	}
+	CHECK_EQ(vfs_sync(), 0);
+	CHECK_EQ(vfs_umount("/l"), 0);                 /* a checkpoint, with a proof */
+	ufx_reboot(&u);
+	struct lfs *fs;
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	CHECK(fs->st.cp_unproved == 0 && fs->st.proof_sect > 0);
+	uint64_t seq = fs->cpseq;
+	struct lfs_cp cp;
+	uint64_t *ptrs;
+	CHECK_EQ(lfs_cp_read(fs, (int)(seq & 1), &cp, &ptrs), 0);
+	free(ptrs);
+	CHECK(cp.version == LFS_CP_VERSION && cp.proof_lba != 0 && cp.proof_lba < cp.head_lba);
+	/* Its first sector (the first PS's header), and its last one. */
+	uint64_t first, last;
+	CHECK_EQ(vvol_mapped(&fs->v, cp.proof_lba, &first), 1);
+	CHECK_EQ(vvol_mapped(&fs->v, cp.head_lba - 1, &last), 1);
+	lfs_close_fs(fs);
+	ufx_reboot(&u);
+	size_t bytes = (size_t)u.f.hd.nsectors * BLK_SECTOR_SIZE;
+	uint8_t *image = malloc(bytes);
+	CHECK(image != NULL);
+	memcpy(image, u.f.hd.medium, bytes);
+	const uint64_t where[] = { first, last };
+	for (int c = 0; c < 2; c++) {
+		smash(where[c], c ? 300 : 40);
+		ufx_reboot(&u);
+		CHECK_EQ(lfs_mount(o, &fs), 0);
+		printf("  the proof's %s sector damaged: record %llu not believed, %llu used\n",
+		       c ? "last" : "first", (unsigned long long)seq, (unsigned long long)fs->cpseq);
+		CHECK(fs->st.cp_unproved == 1 && fs->cpseq == seq - 1 && !fs->rdonly && fs->logbad.seq == 0);
+		lfs_close_fs(fs);
+		fsck_clean(o);
+		CHECK_EQ(vfs_mount("/l", "lfs", o, 1), 0);
+		for (int i = 0; i < 40; i++) {
+			snprintf(p, sizeof p, "/l/f%d", i);
+			CHECK(same(p, 5000, (uint64_t)i));
+		}
+		for (int i = 0; i < 10; i++) {
+			snprintf(p, sizeof p, "/l/n%d", i);
+			CHECK(same(p, 7000, 900 + (uint64_t)i));
+		}
+		CHECK_EQ(vfs_umount("/l"), 0);
+		memcpy(u.f.hd.medium, image, bytes);
+		ufx_reboot(&u);
+	}
+	free(image);
+	ufx_free(&u);
+	printf("proof: ok\n");
 }
 
 /* Directory and indirect blocks carry sums: a damaged one is -EIO and a
@@ -1332,6 +1401,8 @@ int main(int argc, char **argv)
 		t_damage();
 	if (!only || !strcmp(only, "tailbad"))
 		t_tailbad();
+	if (!only || !strcmp(only, "proof"))
+		t_proof();
 	if (!only || !strcmp(only, "sums"))
 		t_sums();
 	if (!only || !strcmp(only, "share"))
