@@ -64,10 +64,7 @@ static uint32_t rec_nsut(const struct lfs *fs)
 
 static uint32_t imap_changes(const struct lfs_imblk *m)
 {
-	uint32_t c = 0;
-	for (int w = 0; w < 4; w++)
-		c += (uint32_t)__builtin_popcountll(m->cpchg[w]);
-	return c;
+	return lfs_imbits_count(m->cpchg);
 }
 static uint32_t imin_room(const struct lfs *fs)
 {
@@ -82,18 +79,17 @@ static uint32_t imin_room(const struct lfs *fs)
  * last record carried them (imin).  How many. */
 static uint32_t put_imin(const struct lfs *fs, struct lfs_dimap *d)
 {
-	uint32_t n = 0;
+	uint32_t n = 0, js[LFS_PER_BLK];
 	for (uint32_t i = 0; i < fs->nimblk; i++) {
 		const struct lfs_imblk *m = fs->im[i];
 		if (m == NULL || !m->dirty)
 			continue;
-		for (uint32_t w = 0; w < 4; w++)     /* (by the set bits) */
-			for (uint64_t bits = m->cpchg[w]; bits != 0; bits &= bits - 1) {
-				uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(bits);
-				d[n].ino = i * LFS_PER_BLK + j;
-				d[n].pad = 0;
-				d[n++].e = m->e[j];
-			}
+		uint32_t k = lfs_imbits_list(m->cpchg, js);
+		for (uint32_t x = 0; x < k; x++) {
+			d[n].ino = i * LFS_PER_BLK + js[x];
+			d[n].pad = 0;
+			d[n++].e = m->e[js[x]];
+		}
 	}
 	if (fs->nimin > 0)
 		memcpy(d + n, fs->imin, fs->nimin * sizeof *d);

@@ -85,16 +85,38 @@ struct lfs_segset {
 };
 
 /* ---- the inode map in memory ------------------------------------------------ */
+#define LFS_IMBITS ((LFS_PER_BLK + 63) / 64)   /* words of a block's entry bitmap */
 struct lfs_imblk {
 	struct lfs_imapent e[LFS_PER_BLK];
-	uint64_t changed[4];      /* entries changed since the last commit          */
-	uint64_t cpchg[4];        /* entries newer than the block's copy in the log:
-	                             the checkpoint record carries them (ckpt.c)   */
+	uint64_t changed[LFS_IMBITS];  /* entries changed since the last commit     */
+	uint64_t cpchg[LFS_IMBITS];    /* entries newer than the block's copy in the
+	                                  log: the checkpoint record carries them
+	                                  (ckpt.c)                                 */
 	uint8_t inlist;           /* on the changed list                            */
 	uint8_t dirty;            /* newer than its copy in the log                 */
 	uint8_t move;             /* that copy is in a segment being cleaned: the
 	                             next checkpoint writes the block              */
 };
+
+/* How many entries a block's bitmap (changed, cpchg) marks; and which:
+ * their numbers within the block, into out.  By the set bits: a block has
+ * few, and every commit and checkpoint of a cleaning round looks at each
+ * changed block's. */
+static inline uint32_t lfs_imbits_count(const uint64_t *bits)
+{
+	uint32_t c = 0;
+	for (uint32_t w = 0; w < LFS_IMBITS; w++)
+		c += (uint32_t)__builtin_popcountll(bits[w]);
+	return c;
+}
+static inline uint32_t lfs_imbits_list(const uint64_t *bits, uint32_t *out)
+{
+	uint32_t n = 0;
+	for (uint32_t w = 0; w < LFS_IMBITS; w++)
+		for (uint64_t b = bits[w]; b != 0; b &= b - 1)
+			out[n++] = w * 64 + (uint32_t)__builtin_ctzll(b);
+	return n;
+}
 
 /* ---- an inode in memory ------------------------------------------------------------ */
 struct lmap {                     /* an indirect block, loaded                 */

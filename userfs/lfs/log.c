@@ -360,19 +360,16 @@ static int write_deltas(struct lfs *fs)
 {
 	uint32_t nim = 0, k = 0;
 	for (uint32_t i = 0; i < fs->nimchg; i++)
-		for (int w = 0; w < 4; w++)
-			nim += (uint32_t)__builtin_popcountll(fs->im[fs->imchg[i]]->changed[w]);
+		nim += lfs_imbits_count(fs->im[fs->imchg[i]]->changed);
 	uint32_t *inos = malloc((nim ? nim : 1) * sizeof *inos);
 	if (inos == NULL)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < fs->nimchg; i++) {
-		const struct lfs_imblk *m = fs->im[fs->imchg[i]];
-		/* (By the set bits: a block has few changed entries, and
-		 * every commit of a cleaning round looks at all of them.) */
-		for (uint32_t w = 0; w < 4; w++)
-			for (uint64_t bits = m->changed[w]; bits != 0; bits &= bits - 1)
-				inos[k++] = fs->imchg[i] * LFS_PER_BLK + w * 64 +
-				            (uint32_t)__builtin_ctzll(bits);
+		uint32_t first = fs->imchg[i] * LFS_PER_BLK;
+		uint32_t c = lfs_imbits_list(fs->im[fs->imchg[i]]->changed, inos + k);
+		for (uint32_t x = 0; x < c; x++)
+			inos[k + x] += first;
+		k += c;
 	}
 	const uint32_t per = (LFS_DELTA_MAX * LFS_SECT - sizeof(struct lfs_delta)) / sizeof(struct lfs_dimap);
 	uint32_t ii = 0, si = 0;
