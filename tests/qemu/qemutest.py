@@ -11,18 +11,21 @@ test what a later boot finds on the disk.  A case whose skip() gives a reason
 (the host lacks what it needs: kvm_unusable) is not run and is reported as
 skipped, neither passed nor failed.
 """
-import fcntl
+
 import os
-import platform
 import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import kvmcheck  # noqa: E402  (tools/kvmcheck.py: also run-qemu.sh's)
+
 BANNER_END = re.compile(r"^exodisk kernel: .*$", re.M)
 
 
@@ -57,30 +60,9 @@ def slot(n):
 
 def kvm_unusable():
     """Why this host cannot run an x86-64 guest under KVM (tools/run-qemu.sh
-    ACCEL=kvm), or None if it can: an x86-64 host whose /dev/kvm opens,
-    speaks the stable API (version 12) and creates a VM.  Asking the kernel
-    is what QEMU does first; a CI container without KVM fails here."""
-    if platform.machine() not in ("x86_64", "AMD64"):
-        return "the host is %s, not x86-64" % platform.machine()
-    try:
-        fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
-    except OSError as e:
-        return "/dev/kvm: %s" % e.strerror
-    try:
-        kvm_get_api_version, kvm_create_vm = 0xAE00, 0xAE01   # _IO(KVMIO, 0), _IO(KVMIO, 1)
-        version = fcntl.ioctl(fd, kvm_get_api_version)
-        if version != 12:
-            return "/dev/kvm speaks API version %d, not 12" % version
-        try:
-            vm = fcntl.ioctl(fd, kvm_create_vm, 0)
-        except OSError as e:
-            return "/dev/kvm cannot create a VM: %s" % e.strerror
-        os.close(vm)
-        return None
-    except OSError as e:
-        return "/dev/kvm: %s" % e.strerror
-    finally:
-        os.close(fd)
+    ACCEL=kvm), or None if it can: tools/kvmcheck.py's answer, the one
+    run-qemu.sh gets too."""
+    return kvmcheck.kvm_unusable()
 
 
 class Case:
