@@ -143,11 +143,16 @@ static int file_clean(struct ufs *fs, struct uinode *ip)
  * id, the order they were made in, so that what is made together lands
  * together whatever addresses the heap gave their objects (the address
  * breaks ties: ids are unique unless the disk is damaged). */
+static int dir_order(uint64_t ida, uintptr_t a, uint64_t idb, uintptr_t b)
+{
+	if (ida != idb)
+		return ida < idb ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
 static int dir_cmp(const struct udir *a, const struct udir *b)
 {
-	if (a->m.id != b->m.id)
-		return a->m.id < b->m.id ? -1 : 1;
-	return (uintptr_t)a < (uintptr_t)b ? -1 : (uintptr_t)a > (uintptr_t)b;
+	return dir_order(a->m.id, (uintptr_t)a, b->m.id, (uintptr_t)b);
 }
 
 /* A dirty file's place in the order of by_dir, copied out of its object,
@@ -157,7 +162,7 @@ static int dir_cmp(const struct udir *a, const struct udir *b)
  * issue 11: tools/memtouch). */
 struct fkey {
 	uint64_t dir;             /* the directory's id                          */
-	uintptr_t daddr;          /* ... and object (ties: dir_cmp)              */
+	uintptr_t daddr;          /* ... and object (dir_order, as dir_cmp)      */
 	uint64_t id;              /* the file's                                  */
 	struct uinode *ip;
 };
@@ -165,10 +170,9 @@ struct fkey {
 static int by_dir(const void *x, const void *y)
 {
 	const struct fkey *a = x, *b = y;
-	if (a->dir != b->dir)
-		return a->dir < b->dir ? -1 : 1;
-	if (a->daddr != b->daddr)
-		return a->daddr < b->daddr ? -1 : 1;
+	int c = dir_order(a->dir, a->daddr, b->dir, b->daddr);
+	if (c != 0)
+		return c;
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
