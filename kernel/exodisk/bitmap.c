@@ -209,6 +209,18 @@ bool ed_bm_all(const struct ed_bm *m, uint64_t start, uint64_t count)
 	return !any_is(m, start, count, false);
 }
 
+/* The first run of set bits at or after *from: its first bit in *from and
+ * its length in *len; false if there is none. */
+bool ed_bm_run(const struct ed_bm *m, uint64_t *from, uint64_t *len)
+{
+	uint64_t s = ed_bm_next(m, *from, true);
+	if (s >= m->nbits)
+		return false;
+	*from = s;
+	*len = ed_bm_next(m, s, false) - s;
+	return true;
+}
+
 /* The first bit at or after `from` (below the end) equal to val, or nbits. */
 uint64_t ed_bm_next(const struct ed_bm *m, uint64_t from, bool val)
 {

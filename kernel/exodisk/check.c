@@ -572,13 +572,8 @@ int ed_check_live(struct exodisk *ed, int unit, ed_check_report_fn report, void 
 		(void)ed_bm_set(&seen2, 0, d->data_start);
 		/* ... or what was let go while a failed log record may come back
 		 * (freemap.c, held). */
-		for (uint64_t s = 0; d->held.count != 0 && s < d->nsectors; ) {
-			if ((s = ed_bm_next(&d->held, s, true)) >= d->nsectors)
-				break;
-			uint64_t e = ed_bm_next(&d->held, s, false);
-			(void)ed_bm_set(&seen2, s, e - s);
-			s = e;
-		}
+		for (uint64_t s = 0, n; d->held.count != 0 && ed_bm_run(&d->held, &s, &n); s += n)
+			(void)ed_bm_set(&seen2, s, n);
 		runs(&k, &d->fm, &d->dfm, &seen2, 0, "free map holds an allocation nothing refers to");
 		check_proxies(&k);
 		/* The counts kept as the maps change. */

@@ -97,6 +97,7 @@ bool ed_bm_test(const struct ed_bm *m, uint64_t bit);
 bool ed_bm_any(const struct ed_bm *m, uint64_t start, uint64_t count);
 bool ed_bm_all(const struct ed_bm *m, uint64_t start, uint64_t count);
 uint64_t ed_bm_next(const struct ed_bm *m, uint64_t from, bool val);
+bool ed_bm_run(const struct ed_bm *m, uint64_t *from, uint64_t *len);  /* next run of set bits */
 uint64_t ed_bm_prev(const struct ed_bm *m, uint64_t before, bool val);
 uint64_t ed_bm_next_leaf(const struct ed_bm *m, uint64_t li);
 int  ed_bm_prepare(struct ed_bm *m, uint64_t start, uint64_t count, bool val);

@@ -173,16 +173,12 @@ void ed_fm_release_uncommitted(struct ed_disk *d, uint64_t start, uint64_t count
  * sectors held meanwhile go back to the free map. */
 void ed_fm_release_held(struct ed_disk *d)
 {
-	for (uint64_t s = 0; d->held.count != 0 && s < d->nsectors; ) {
-		s = ed_bm_next(&d->held, s, true);
-		if (s >= d->nsectors)
-			break;
-		uint64_t e = ed_bm_next(&d->held, s, false);
-		ed_fm_release_uncommitted(d, s, e - s);
-		s = e;
+	uint64_t s = 0, n;
+	while (d->held.count != 0 && ed_bm_run(&d->held, &s, &n)) {
+		ed_fm_release_uncommitted(d, s, n);
+		s += n;
 	}
-	ed_bm_free(&d->held);
-	ed_bm_init(&d->held, &d->ed->env, d->nsectors, ED_BM_ZERO, &d->mem_pages);
+	ed_bm_free(&d->held);             /* (empty, and its pages given back: rare) */
 }
 
 /* ---- the durable map -------------------------------------------------------------- */
