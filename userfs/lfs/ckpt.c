@@ -206,8 +206,7 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 	if (e == 0 && !fs->proving) {
 		/* (Nothing to commit: the proof starts here, after a flush of
 		 * what is not yet durable.) */
-		if (fs->unflushed || fs->undurable || fs->v.dirty.n > 0)
-			e = lfs_harden(fs);
+		e = lfs_harden_pending(fs);
 		if (e == 0)
 			lfs_proof_start(fs);
 	}
@@ -301,7 +300,7 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 		e = proved ? lfs_log_wait(fs) : lfs_harden(fs);   /* (a flush covers writes done) */
 	if (e == 0)
 		e = write_record(fs, clean, proved);
-	if (e == 0 && proved)
+	if (e == 0)
 		fs->undurable = fs->unflushed = 0;   /* (the record's flush covered them) */
 	fs->in_ckpt = 0;
 	if (e < 0) {
@@ -500,21 +499,42 @@ static int hdr_ok(const struct lfs *fs, const struct lfs_pshdr *h, uint64_t lba)
 	       h->ntrail == lfs_trail_sect(h->nent) && h->next_seg < fs->sb.nsegs;
 }
 
+/* The header sector at lba into buf (and h): 1 a PS's header, 0 not
+ * one, -1 not read (outside the volume, or unmapped). */
+static int ps_head(struct lfs *fs, uint64_t lba, uint8_t *buf, struct lfs_pshdr *h)
+{
+	uint64_t s = lfs_seg_of(fs, lba);
+	if (s == 0 || s >= fs->sb.nsegs || lfs_io(fs, 0, lba, buf, 1) < 0)
+		return -1;
+	memcpy(h, buf, sizeof *h);
+	return hdr_ok(fs, h, lba);
+}
+
+/* The rest of what close_ps wrote of that PS (a filler: its header alone)
+ * after it in buf: all the sectors it wrote, or 0 if the read failed. */
+static uint32_t ps_body(struct lfs *fs, uint64_t lba, uint8_t *buf, const struct lfs_pshdr *h)
+{
+	uint32_t body = (h->ntrail ? h->nsect : 1) - 1;
+	if (body > 0 && lfs_io(fs, 0, lba + 1, buf + LFS_SECT, body) < 0)
+		return 0;
+	return body + 1;
+}
+
 /* Read and check the PS at lba; 1 if it is the chain's next one (seq,
  * and prev: the MAC of the header before it). */
 static int read_ps(struct lfs *fs, struct roll *r, uint64_t lba, uint64_t seq, uint64_t prev,
                    struct lfs_pshdr *h)
 {
-	if (lfs_io(fs, 0, lba, r->ps, 1) < 0)
+	int head = ps_head(fs, lba, r->ps, h);
+	if (head < 0)
 		return 0;
 	fs->st.roll_sect++;
-	memcpy(h, r->ps, sizeof *h);
-	if (!hdr_ok(fs, h, lba) || h->seq != seq || h->prev != prev)
+	if (!head || h->seq != seq || h->prev != prev)
 		return 0;
-	uint32_t body = (h->ntrail ? h->nsect : 1) - 1;
-	if (body > 0 && lfs_io(fs, 0, lba + 1, r->ps + LFS_SECT, body) < 0)
+	uint32_t n = ps_body(fs, lba, r->ps, h);
+	if (n == 0)
 		return 0;
-	fs->st.roll_sect += body;
+	fs->st.roll_sect += n - 1;
 	const uint8_t *t = r->ps + (size_t)(h->nsect - h->ntrail) * LFS_SECT;
 	if (lfs_sum64(t, (size_t)h->ntrail * LFS_SECT, h->seq) != h->trail_hash)
 		return 0;
@@ -565,14 +585,10 @@ static int proof_ok(struct lfs *fs, const struct lfs_cp *cp)
 			break;
 		}
 		struct lfs_pshdr h;
-		if (lfs_seg_of(fs, lba) == 0 || lfs_seg_of(fs, lba) >= fs->sb.nsegs ||
-		    lfs_io(fs, 0, lba, ps, 1) < 0)
+		if (ps_head(fs, lba, ps, &h) != 1 || (h.ntrail ? h.nsect : 1) > left)
 			break;
-		memcpy(&h, ps, sizeof h);
-		if (!hdr_ok(fs, &h, lba))
-			break;
-		uint32_t n = h.ntrail ? h.nsect : 1;     /* what close_ps wrote */
-		if (n > left || (n > 1 && lfs_io(fs, 0, lba + 1, ps + LFS_SECT, n - 1) < 0))
+		uint32_t n = ps_body(fs, lba, ps, &h);
+		if (n == 0)
 			break;
 		fs->st.proof_sect += n;
 		left -= n;

@@ -147,13 +147,18 @@ static int clean_buf(struct lfs *fs)
 	return 0;
 }
 
+static uint8_t *half(struct lfs *fs, int h)
+{
+	return fs->cleanbuf + (size_t)h * fs->clean_per * lfs_segbytes(fs);
+}
+
 /* Start reading chosen[from, from + cnt) into half h of cleanbuf; started
  * says which are on their way (the others are read when wanted). */
 static void read_ahead(struct lfs *fs, int h, const uint64_t *chosen, int from, int cnt,
                        uint8_t *started)
 {
 	uint64_t sb = lfs_segbytes(fs);
-	uint8_t *mem = fs->cleanbuf + (size_t)h * fs->clean_per * sb;
+	uint8_t *mem = half(fs, h);
 	for (int j = 0; j < cnt; j++)
 		started[from + j] = (uint8_t)lfs_read_seg_start(fs, &fs->clean_b[h], chosen[from + j],
 		                                                mem + (size_t)j * sb);
@@ -173,7 +178,7 @@ static int clean_segs(struct lfs *fs, const uint64_t *chosen, int n)
 			e = kit_err(r);
 		if (e == 0 && g + per < n)
 			read_ahead(fs, h ^ 1, chosen, g + per, n - g - per < per ? n - g - per : per, started);
-		uint8_t *mem = fs->cleanbuf + (size_t)h * fs->clean_per * sb;
+		uint8_t *mem = half(fs, h);
 		for (int j = 0; j < cnt && e == 0; j++, mem += sb) {
 			if (!started[g + j])
 				e = lfs_read_seg(fs, chosen[g + j], fs->sb.seg_sect, mem);

@@ -363,6 +363,9 @@ int  lfs_log_stage(struct lfs *fs);
 int  lfs_log_wait(struct lfs *fs);
 /* A flush, and the volume's map if it changed. */
 int  lfs_harden(struct lfs *fs);
+/* lfs_harden if anything written (a PS, a commit, a segment taken) is not
+ * durable yet. */
+int  lfs_harden_pending(struct lfs *fs);
 uint64_t lfs_now(void);
 /* The time for what an operation changes: one clock read per operation. */
 static inline uint64_t lfs_optime(const struct lfs *fs)

@@ -95,6 +95,11 @@ int lfs_harden(struct lfs *fs)
 	return e;
 }
 
+int lfs_harden_pending(struct lfs *fs)
+{
+	return fs->unflushed || fs->undurable || fs->v.dirty.n > 0 ? lfs_harden(fs) : 0;
+}
+
 /* Start writing sectors [from, from + n) of the current segment. */
 static int issue(struct lfs *fs, uint32_t from, uint32_t n)
 {
@@ -500,8 +505,8 @@ int lfs_commit_mode(struct lfs *fs, int durable)
 	/* The group's earlier PSs (and an earlier commit not yet flushed),
 	 * and the map of any segment they took, must be durable before the
 	 * COMMIT PS can be. */
-	if (e == 0 && (fs->unflushed || fs->undurable || fs->v.dirty.n > 0))
-		e = lfs_harden(fs);
+	if (e == 0)
+		e = lfs_harden_pending(fs);
 	/* A checkpoint's commit: what is written from here on may go to the
 	 * disk with the record, in one flush (ckpt.c). */
 	if (e == 0 && fs->cp_prove)

@@ -58,6 +58,20 @@ int lfs_io(struct lfs *fs, int write, uint64_t lba, void *mem, uint32_t nsect)
 	return e < 0 ? kit_err(e) : 0;
 }
 
+/* lfs_io's read of sectors [off, off + nsect) of the segment at pl,
+ * started through batch b (edc_batch_wait ends it): 1 started, 0 refused
+ * (the caller reads when it must). */
+static int read_start(struct lfs *fs, struct edc_batch *b, const struct vvol_place *pl, uint32_t off,
+                      void *mem, uint32_t nsect)
+{
+	if (edc_batch_io(b, lfs_prot(fs, pl->leaf, pl->slot), 0, pl->phys + off, mem,
+	                 (uint64_t)nsect * LFS_SECT) < 0)
+		return 0;
+	fs->st.rd_reqs++;
+	fs->st.rd_sect += nsect;
+	return 1;
+}
+
 /* The buffer holding sector lba, or NULL. */
 static const struct lfs_lbuf *in_buf(const struct lfs *fs, uint64_t lba)
 {
@@ -132,9 +146,7 @@ static void rc_ahead(struct lfs *fs, uint64_t c)
 	if (v->b.c == NULL)
 		edc_batch_init(&v->b, fs->k.c, v->slots, 2);
 	v->chunk = 0;
-	if (edc_batch_io(&v->b, lfs_prot(fs, pl.leaf, pl.slot), 0,
-	                 pl.phys + (lba - s * fs->sb.seg_sect), v->mem,
-	                 (uint64_t)LFS_RC_SECT * LFS_SECT) < 0) {
+	if (!read_start(fs, &v->b, &pl, (uint32_t)(lba - s * fs->sb.seg_sect), v->mem, LFS_RC_SECT)) {
 		edc_batch_wait(&v->b);
 		return;                      /* refused: read when wanted, as before */
 	}
@@ -143,9 +155,7 @@ static void rc_ahead(struct lfs *fs, uint64_t c)
 	v->chunk = c + 1;
 	v->nsect = LFS_RC_SECT;
 	v->age = ++fs->rcage;
-	fs->st.rd_reqs++;
 	fs->st.ra_reqs++;
-	fs->st.rd_sect += LFS_RC_SECT;
 }
 
 /* Read chunk c whole into the cache. */
@@ -285,13 +295,8 @@ int lfs_read_seg(struct lfs *fs, uint64_t seg, uint32_t n, void *dst)
 int lfs_read_seg_start(struct lfs *fs, struct edc_batch *b, uint64_t seg, void *dst)
 {
 	struct vvol_place pl;
-	if (held(fs, seg, fs->sb.seg_sect) || vvol_chunk(&fs->v, seg, 0, &pl) <= 0)
-		return 0;
-	if (edc_batch_io(b, lfs_prot(fs, pl.leaf, pl.slot), 0, pl.phys, dst, lfs_segbytes(fs)) < 0)
-		return 0;
-	fs->st.rd_reqs++;
-	fs->st.rd_sect += fs->sb.seg_sect;
-	return 1;
+	return !held(fs, seg, fs->sb.seg_sect) && vvol_chunk(&fs->v, seg, 0, &pl) > 0 &&
+	       read_start(fs, b, &pl, 0, dst, fs->sb.seg_sect);
 }
 
 void lfs_rc_drop(struct lfs *fs, uint64_t seg)
