@@ -181,6 +181,16 @@ static int submit_write(struct exodisk *ed, struct ed_io *io)
 	return submit(io, io->sector, io->nsect, io->seg, io->nseg, data_done);
 }
 
+/* A request the block layer refused (err): finish it now, and say so. */
+static int refused(struct ed_io *io, int err)
+{
+	if (err != 0) {
+		io->req.status = err;
+		data_done(&io->req);
+	}
+	return err;
+}
+
 /* Start a data write covering an extent's header sector: the sector image
  * is the committed header (or, for a header never committed, the current
  * one under a stamp drawn for it) and the application's bytes after it. */
@@ -205,11 +215,7 @@ static void sg_issue(struct exodisk *ed, struct ed_io *io)
 	          ED_SECTOR - ED_EXT_HDR_BYTES);
 	e->flags |= EF_STAGE;
 	ed->st_sg_writes++;
-	int err = submit_write(ed, io);
-	if (err != 0) {
-		io->req.status = err;
-		data_done(&io->req);
-	}
+	refused(io, submit_write(ed, io));
 }
 
 void ed_sg_next(struct exodisk *ed, struct ed_entry *e)
@@ -243,11 +249,7 @@ static void write_go(struct exodisk *ed, struct ed_io *io)
 			sg_issue(ed, io);
 		return;
 	}
-	int err = submit_write(ed, io);
-	if (err != 0) {
-		io->req.status = err;
-		data_done(&io->req);
-	}
+	refused(io, submit_write(ed, io));
 }
 
 /* The gate opens (zero.c): the writes that waited at it go, in order.
@@ -659,12 +661,6 @@ int64_t ed_op_io(struct exodisk *ed, struct ed_client *c, struct ed_args *a)
 		ed_io_append(&d->zwait, &d->zwait_tail, io);
 		return 0;
 	}
-	err = write ? submit_write(ed, io) : submit(io, io->sector, nsect, io->seg, io->nseg, data_done);
-	if (err != 0) {
-		/* Refused by the block layer: finish it now, and say so. */
-		io->req.status = err;
-		data_done(&io->req);
-		return err;
-	}
-	return 0;
+	return refused(io, write ? submit_write(ed, io)
+	                         : submit(io, io->sector, nsect, io->seg, io->nseg, data_done));
 }
