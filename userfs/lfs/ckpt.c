@@ -96,10 +96,27 @@ static uint32_t put_imin(const struct lfs *fs, struct lfs_dimap *d)
 	return n + fs->nimin;
 }
 
-/* Write the record to copy (cpseq + 1) & 1, and flush.  proved: it goes
+/* Write a record made by write_record (the copy's sectors). */
+static int send_record(struct lfs *fs)
+{
+	uint8_t *buf = fs->cprec;
+	fs->cprec = NULL;
+	if (buf == NULL)
+		return 0;
+	int64_t r = kit_io(&fs->k, fs->k.anchor, 0, 1, fs->sb.cp_disk[fs->cprec_copy], buf,
+	                   (uint64_t)fs->cprec_n * LFS_SECT);
+	free(buf);
+	if (r < 0)
+		return kit_err(r);
+	fs->st.cp_bytes += (uint64_t)fs->cprec_n * LFS_SECT;
+	return 0;
+}
+
+/* Write the record to copy (cpseq + 1) & 1, and flush - or, async, leave
+ * both to lfs_cp_settle (the record waits in fs->cprec).  proved: it goes
  * to the disk in one flush with the PSs from fs->proof_lba on, and says
  * how they sum. */
-static int write_record(struct lfs *fs, int clean, int proved)
+static int write_record(struct lfs *fs, int clean, int proved, int async)
 {
 	size_t room = (size_t)fs->sb.cp_sect * LFS_SECT;
 	uint32_t nsut = rec_nsut(fs);
@@ -141,17 +158,24 @@ static int write_record(struct lfs *fs, int clean, int proved)
 	cp->nbytes = (uint32_t)(sizeof *cp + (fs->nimblk + nsut) * sizeof *p +
 	                        cp->nimin * sizeof(struct lfs_dimap));
 	cp->mac = lfs_mac(fs, buf, cp->nbytes);
-	uint32_t nsect = (cp->nbytes + LFS_SECT - 1) / LFS_SECT;
-	int64_t r = kit_io(&fs->k, fs->k.anchor, 0, 1, fs->sb.cp_disk[copy], buf, (uint64_t)nsect * LFS_SECT);
-	free(buf);
-	if (r < 0)
-		return kit_err(r);
-	fs->st.cp_bytes += (uint64_t)nsect * LFS_SECT;
-	int e = kit_barrier(&fs->k);
-	fs->st.flushes++;
-	if (e < 0)
-		return e;
+	free(fs->cprec);
+	fs->cprec = buf;
+	fs->cprec_n = (cp->nbytes + LFS_SECT - 1) / LFS_SECT;
+	fs->cprec_copy = (uint8_t)copy;
+	if (!async) {
+		int e = send_record(fs);
+		if (e == 0)
+			e = kit_barrier(&fs->k);
+		fs->st.flushes++;
+		if (e < 0)
+			return e;
+	}
+	/* (Taken now even when the flush is still to come: a segment the log
+	 * enters from here on is tagged with it, and is not reusable before
+	 * a later checkpoint - lfs_seg_reusable.) */
 	fs->cpseq = seq;
+	fs->cp_pending = (uint8_t)async;
+	fs->cpf_sent = 0;
 	return 0;
 }
 
@@ -189,20 +213,100 @@ static void settle(struct lfs *fs, uint64_t s)
 	lfs_seg_changed(fs, s);
 }
 
+/* What a checkpoint does once its record is durable. */
+static int durable(struct lfs *fs)
+{
+	lfs_multi_checkpointed(fs);       /* the others' journal starts again */
+	if (lfs_debug_sets && lfs_seg_sets_check(fs) != 0) {
+		lfs_damaged(fs, "the segment sets disagree with the usage table", fs->cpseq);
+		fs->err = -EIO;              /* the test's next change fails */
+		return -EIO;
+	}
+	fs->av_valid = 0;
+	return lfs_release(fs);
+}
+
+/* A cleaning round's checkpoint, after lfs_checkpoint returned: its
+ * COMMIT PS waits for the flush of its group (lfs_dfr_issue), then one
+ * flush takes the COMMIT PS, the table blocks and the record to the disk
+ * (the record's proof covers the PSs, in whatever order they land), and
+ * then the segments the round emptied may be used again. */
+int lfs_cp_settle(struct lfs *fs, int wait)
+{
+	TRY(lfs_dfr_issue(fs, wait));
+	if (!fs->cp_pending || fs->dfr)
+		return 0;                    /* (not waiting: the first flush is not done) */
+	if (!fs->cpf_sent) {
+		int e = send_record(fs);
+		if (e == 0)
+			e = lfs_log_wait(fs);    /* (a flush covers the writes done) */
+		if (e == 0)
+			e = kit_barrier_start(&fs->k, &fs->cpf);
+		fs->st.flushes++;
+		if (e < 0) {
+			fs->cp_pending = 0;
+			fs->ncpw = 0;
+			if (fs->err == 0)
+				fs->err = e;
+			return e;
+		}
+		fs->cpf_sent = 1;
+	}
+	if (!wait && fs->cpf.pending && fs->cpf.word == ED_PENDING)
+		return 0;
+	fs->cp_pending = 0;
+	int e = kit_barrier_end(&fs->k, &fs->cpf);
+	if (e < 0) {
+		/* Not known durable: what it emptied is never reused. */
+		fs->ncpw = 0;
+		if (fs->err == 0)
+			fs->err = e;
+		return e;
+	}
+	/* Listed when the record was written: those then empty (they cannot
+	 * have been written since - not reusable). */
+	for (uint32_t i = 0; i < fs->ncpw; i++) {
+		struct lfs_seg *g = lfs_sg(fs, fs->cpw[i]);
+		g->cpzero = g->e.live == 0 && !g->reserved;
+		lfs_seg_changed(fs, fs->cpw[i]);
+	}
+	fs->ncpw = 0;
+	return durable(fs);
+}
+
+void lfs_cp_abandon(struct lfs *fs)
+{
+	fs->dfr = fs->dfr_next = 0;
+	kit_barrier_end(&fs->k, &fs->dff);
+	if (fs->cp_pending && fs->cpf_sent)
+		kit_barrier_end(&fs->k, &fs->cpf);
+	fs->cp_pending = fs->cpf_sent = 0;
+	fs->ncpw = 0;
+	free(fs->cprec);
+	fs->cprec = NULL;
+}
+
 int lfs_checkpoint(struct lfs *fs, int clean)
 {
 	if (fs->rdonly)
 		return 0;
 	if (fs->err)
 		return fs->err;
+	TRY(lfs_cp_settle(fs, 1));        /* (the copies alternate) */
 	/* Not a durable commit: the record's flush makes it durable.  After
 	 * the commit's own flush (everything before its COMMIT PS), the
 	 * commit and the table blocks are summed as they are written (the
 	 * proof), so that the record can go to the disk in the same flush as
 	 * they do: a mount believes it only if they are all there. */
+	/* A cleaning round's checkpoint is not waited for (lfs_cp_settle):
+	 * the program goes on writing meanwhile.  (Another process gets the
+	 * log only after it is settled - multi.c; not while proxies follow
+	 * the files, which see commits as they are made.) */
+	int async = fs->cleaning && !clean && !fs->cpl_all && fs->shares == NULL;
 	fs->cp_prove = 1;
+	fs->cp_defer = (uint8_t)async;
 	int e = lfs_commit_mode(fs, 0);
-	fs->cp_prove = 0;
+	fs->cp_prove = fs->cp_defer = 0;
 	if (e == 0 && !fs->proving) {
 		/* (Nothing to commit: the proof starts here, after a flush of
 		 * what is not yet durable.) */
@@ -296,10 +400,15 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 		e = lfs_log_close(fs, LFS_PS_CKPT);
 	int proved = fs->proving && fs->proof_segs <= 1 && fs->v.dirty.n == 0;
 	fs->proving = 0;
-	if (e == 0)
+	/* The segments a round's checkpoint empties are listed now, and
+	 * become reusable when it is durable (lfs_cp_settle). */
+	async = async && !fs->cpl_all;
+	if (e == 0 && !async)
+		e = lfs_dfr_issue(fs, 1);
+	if (e == 0 && !(async && proved))
 		e = proved ? lfs_log_wait(fs) : lfs_harden(fs);   /* (a flush covers writes done) */
 	if (e == 0)
-		e = write_record(fs, clean, proved);
+		e = write_record(fs, clean, proved, async);
 	if (e == 0)
 		fs->undurable = fs->unflushed = 0;   /* (the record's flush covered them) */
 	fs->in_ckpt = 0;
@@ -314,6 +423,29 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 	for (uint32_t i = 0; i < fs->nschg; i++)
 		lfs_sg(fs, fs->schg[i])->changed = 0;
 	fs->nschg = 0;
+	fs->since_cp = 0;
+	fs->st.checkpoints++;
+	if (fs->cp_pending) {
+		/* The list (cpl) becomes the pending one (cpw), keeping only
+		 * the segments empty now: off the list, so that what changes
+		 * them from here on lists them for the next checkpoint. */
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < fs->ncpl; i++) {
+			struct lfs_seg *g = lfs_sg(fs, fs->cpl[i]);
+			g->dirty = 0;
+			if (g->e.live == 0 && !g->reserved)
+				fs->cpl[n++] = fs->cpl[i];
+		}
+		uint32_t *v = fs->cpw, cap = fs->cpwcap;
+		fs->cpw = fs->cpl;
+		fs->cpwcap = fs->cplcap;
+		fs->ncpw = n;
+		fs->cpl = v;
+		fs->cplcap = cap;
+		fs->ncpl = 0;
+		fs->av_valid = 0;
+		return lfs_cp_settle(fs, 0);  /* (sends the flush, if it can go now) */
+	}
 	if (fs->cpl_all) {
 		for (uint64_t s = 1; s < fs->hwm; s++)
 			if (fs->sutload[s / LFS_PER_BLK])
@@ -324,16 +456,7 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 	}
 	fs->ncpl = 0;
 	fs->cpl_all = 0;
-	fs->since_cp = 0;
-	lfs_multi_checkpointed(fs);       /* the others' journal starts again */
-	if (lfs_debug_sets && lfs_seg_sets_check(fs) != 0) {
-		lfs_damaged(fs, "the segment sets disagree with the usage table", fs->cpseq);
-		fs->err = -EIO;              /* the test's next change fails */
-		return -EIO;
-	}
-	fs->av_valid = 0;
-	fs->st.checkpoints++;
-	return lfs_release(fs);
+	return durable(fs);
 }
 
 /* ---- reading a checkpoint --------------------------------------------------------- */

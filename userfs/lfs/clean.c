@@ -200,6 +200,7 @@ int lfs_clean(struct lfs *fs, int max)
 		return 0;
 	if (fs->err)
 		return fs->err;
+	TRY(lfs_cp_settle(fs, 1));        /* (the last round's segments, reusable) */
 	if (max <= 0 || max > ROUND_MAX)
 		max = ROUND_MAX;
 	/* Every inode in memory to the log first: a new inode's blocks are
@@ -286,6 +287,7 @@ static int keep_less(struct lfs *fs, uint64_t sb)
 int lfs_autoclean(struct lfs *fs)
 {
 	uint64_t sb = lfs_segbytes(fs);
+	TRY(lfs_cp_settle(fs, 0));        /* the last round's, if its flush is done */
 	if (!fs->autoclean || fs->cleaning || fs->rdonly ||
 	    (!fs->ac_more && fs->st.new_bytes - fs->ac_mark < sb / 4))
 		return 0;

@@ -61,6 +61,7 @@ struct lfs_stats {
 	uint64_t segs_cleaned, segs_released, segs_mapped;
 	uint64_t clean_rounds;    /* cleaning rounds (each ends with a checkpoint)  */
 	uint64_t ps_written, commits, checkpoints, flushes;
+	uint64_t cp_held;         /* rounds' checkpoints the program did not wait for */
 	uint64_t rd_reqs, rd_sect, wr_reqs, wr_sect;
 	uint64_t rc_hits, rc_misses;
 	uint64_t share_pubs;      /* share maps published                           */

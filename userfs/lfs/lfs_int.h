@@ -216,6 +216,24 @@ struct lfs {
 	                             checkpoint (which then settles their cpzero) */
 	uint32_t ncpl, cplcap;
 	int cpl_all;              /* the list ran out of memory: look at all      */
+	/* a cleaning round's checkpoint whose record's flush is on its way
+	 * (ckpt.c, lfs_cp_settle): the segments it empties, reusable then */
+	uint8_t cp_pending;
+	uint8_t cpf_sent;         /* ... and that flush is sent (else: after dfr)   */
+	uint8_t cprec_copy;       /* the record, until it is written: which copy,   */
+	uint32_t cprec_n;         /* its sectors,                                   */
+	uint8_t *cprec;           /* its bytes                                      */
+	struct kit_flush cpf;
+	/* a cleaning round's COMMIT PS, held back while the flush of its group
+	 * is on its way (log.c, lfs_dfr_issue): sectors [from, from + n) of
+	 * buf[dfr_buf], written once that flush is done */
+	uint8_t cp_defer;         /* this checkpoint's commit may be held back      */
+	uint8_t dfr_next;         /* the next COMMIT PS closed is held back         */
+	uint8_t dfr, dfr_buf;     /* one is held back, in that buffer               */
+	uint32_t dfr_from, dfr_n;
+	struct kit_flush dff;     /* the flush before it                            */
+	uint32_t *cpw;
+	uint32_t ncpw, cpwcap;
 	uint32_t *schg;           /* segments changed since the last commit         */
 	uint32_t nschg, schgcap;
 	uint8_t *sutload;         /* [nsutblk]: the block's entries are in sut[]    */
@@ -359,8 +377,11 @@ int  lfs_commit_mode(struct lfs *fs, int durable);
  * the record and the COMMIT PS: they are part of the group the next
  * commit ends (until then a mount does not see them). */
 int  lfs_log_stage(struct lfs *fs);
-/* Wait for the log's writes. */
+/* Wait for the log's writes (a COMMIT PS held back is not one yet). */
 int  lfs_log_wait(struct lfs *fs);
+/* Write the COMMIT PS held back, once the flush before it is done (wait:
+ * waiting for it; else only if it is done). */
+int  lfs_dfr_issue(struct lfs *fs, int wait);
 /* A flush, and the volume's map if it changed. */
 int  lfs_harden(struct lfs *fs);
 /* lfs_harden if anything written (a PS, a commit, a segment taken) is not
@@ -522,6 +543,16 @@ extern int lfs_debug_sut_nomem;
 
 /* ---- ckpt.c ------------------------------------------------------------------------------------ */
 int  lfs_checkpoint(struct lfs *fs, int clean);
+/* A cleaning round's checkpoint returns with its record's flush on its
+ * way; this ends it (waiting for it, or, with wait 0, only if it is done):
+ * the segments the round emptied become reusable.  Everything that needs
+ * the disk ordered after the record - a commit, a flush, a round, a
+ * checkpoint, handing the lock to another process, the log taking a
+ * segment - calls it first.  0 or the flush's error. */
+int  lfs_cp_settle(struct lfs *fs, int wait);
+/* Forget a checkpoint in flight (the file system is going away): wait for
+ * the flushes the kernel will report into this struct, write nothing. */
+void lfs_cp_abandon(struct lfs *fs);
 int  lfs_load(struct lfs *fs);              /* read the checkpoint, roll forward */
 int  lfs_format(struct lfs *fs);            /* mkfs's part after the anchor  */
 /* Roll forward from the PS at lba (its seq, the MAC before it; the log's

@@ -80,6 +80,7 @@ int lfs_log_wait(struct lfs *fs)
 
 int lfs_harden(struct lfs *fs)
 {
+	TRY(lfs_cp_settle(fs, 1));
 	TRY(lfs_log_wait(fs));
 	int e;
 	if (fs->v.dirty.n > 0) {
@@ -100,10 +101,10 @@ int lfs_harden_pending(struct lfs *fs)
 	return fs->unflushed || fs->undurable || fs->v.dirty.n > 0 ? lfs_harden(fs) : 0;
 }
 
-/* Start writing sectors [from, from + n) of the current segment. */
-static int issue(struct lfs *fs, uint32_t from, uint32_t n)
+/* Start writing sectors [from, from + n) of buffer bi's segment. */
+static int issue_buf(struct lfs *fs, int bi, uint32_t from, uint32_t n)
 {
-	struct lfs_lbuf *b = &fs->buf[fs->cur];
+	struct lfs_lbuf *b = &fs->buf[bi];
 	const struct ed_protector *p = lfs_prot(fs, b->pl.leaf, b->pl.slot);
 	int64_t r;
 	KIT_RETRY(&fs->k, b->pl.leaf, b->pl.slot, r,
@@ -117,6 +118,27 @@ static int issue(struct lfs *fs, uint32_t from, uint32_t n)
 	return r < 0 ? kit_err(r) : 0;
 }
 
+/* ... of the current segment. */
+static int issue(struct lfs *fs, uint32_t from, uint32_t n)
+{
+	return issue_buf(fs, fs->cur, from, n);
+}
+
+int lfs_dfr_issue(struct lfs *fs, int wait)
+{
+	if (!fs->dfr || (!wait && fs->dff.pending && fs->dff.word == ED_PENDING))
+		return 0;
+	fs->dfr = 0;
+	int e = kit_barrier_end(&fs->k, &fs->dff);
+	fs->st.flushes++;
+	/* Its group is durable: the COMMIT PS may be. */
+	if (e == 0)
+		e = issue_buf(fs, fs->dfr_buf, fs->dfr_from, fs->dfr_n);
+	if (e < 0 && fs->err == 0)
+		fs->err = e;                 /* (never written: the commit is not made) */
+	return e;
+}
+
 /* Move the log to the next segment. */
 static int enter_next(struct lfs *fs)
 {
@@ -126,6 +148,8 @@ static int enter_next(struct lfs *fs)
 	int ob = fs->cur;
 	int nb = ob ^ 1;
 	struct lfs_lbuf *b = &fs->buf[nb];
+	if (fs->dfr && fs->dfr_buf == nb)
+		TRY(lfs_dfr_issue(fs, 1));   /* (it is in the buffer to be used again) */
 	TRY(wait_buf(fs, b));
 	struct vvol_place pl;
 	int r = vvol_chunk(&fs->v, s, 1, &pl);
@@ -223,7 +247,18 @@ static int close_ps(struct lfs *fs, int flags, int filler)
 		fs->group++;
 		fs->unflushed = 1;
 	}
-	int e = issue(fs, from, n);
+	int e = 0;
+	if ((flags & LFS_PS_COMMIT) && fs->dfr_next) {
+		/* Held back until the flush of its group is done (lfs_commit_mode). */
+		fs->dfr_next = 0;
+		fs->dfr = 1;
+		fs->dfr_buf = (uint8_t)fs->cur;
+		fs->dfr_from = from;
+		fs->dfr_n = n;
+		fs->st.cp_held++;
+	} else {
+		e = issue(fs, from, n);
+	}
 	if (e == 0 && fs->ps + LFS_PS_MIN > fs->sb.seg_sect) {
 		fs->proof_segs += fs->proving && fs->proof_segs < 255;
 		e = enter_next(fs);
@@ -477,6 +512,7 @@ int lfs_commit_mode(struct lfs *fs, int durable)
 		return 0;
 	if (fs->err)
 		return fs->err;
+	TRY(lfs_cp_settle(fs, 1));        /* (a commit after a record, on the disk too) */
 	if (fs->dirty == NULL && fs->nimchg == 0 && fs->nschg == 0 && fs->nent == 0 && fs->group == 0) {
 		/* (Map nodes left uncommitted by a process that died, found
 		 * dirty when loaded: libos/vvol/map.c.) */
@@ -504,9 +540,21 @@ int lfs_commit_mode(struct lfs *fs, int durable)
 		e = write_deltas(fs);
 	/* The group's earlier PSs (and an earlier commit not yet flushed),
 	 * and the map of any segment they took, must be durable before the
-	 * COMMIT PS can be. */
-	if (e == 0)
+	 * COMMIT PS can be.  A cleaning round's checkpoint does not wait for
+	 * that flush: it sends it, and holds the COMMIT PS back until it is
+	 * done (lfs_dfr_issue), while the log goes on after it - the table
+	 * blocks, the record, and the program's next writes, none of them a
+	 * commit (every commit and flush writes the held PS first).  Unless
+	 * a segment's map must be committed too (that is not one flush). */
+	if (e == 0 && fs->cp_defer && fs->v.dirty.n == 0 && (fs->unflushed || fs->undurable)) {
+		e = lfs_log_wait(fs);
+		if (e == 0)
+			e = kit_barrier_start(&fs->k, &fs->dff);
+		if (e == 0)
+			fs->dfr_next = 1;
+	} else if (e == 0) {
 		e = lfs_harden_pending(fs);
+	}
 	/* A checkpoint's commit: what is written from here on may go to the
 	 * disk with the record, in one flush (ckpt.c). */
 	if (e == 0 && fs->cp_prove)
@@ -516,6 +564,7 @@ int lfs_commit_mode(struct lfs *fs, int durable)
 	if (e == 0 && durable)
 		e = lfs_harden(fs);
 	fs->in_commit = 0;
+	fs->dfr_next = 0;
 	if (e < 0)
 		return e;
 	fs->undurable = !durable;

@@ -162,6 +162,7 @@ static void took_lock(struct lfs *fs)
 static int publish(void *arg)
 {
 	struct lfs *fs = arg;
+	lfs_cp_settle(fs, 1);             /* (what we note is durable) */
 	if (fs->rdonly || !dirty(fs)) {
 		if (!fs->sh_stale)
 			note_head(fs);     /* (kept alone, it was not noted) */
@@ -566,6 +567,7 @@ static int roll_on(struct lfs *fs)
 static int catch_up(struct lfs *fs, int dead)
 {
 	struct lfs_multi_area *a = area(fs);
+	lfs_cp_settle(fs, 1);
 	/* A holder that died may have changed more than the log: the
 	 * volume's map in the exodisk's shared cache (a segment it mapped,
 	 * one it gave back), which no record and no head says.  Whoever
@@ -645,6 +647,7 @@ static __attribute__((noinline)) int enter_slow(struct lfs *fs, int change)
 
 static __attribute__((noinline)) void leave_slow(struct lfs *fs)
 {
+	lfs_cp_settle(fs, 1);
 	int d = dirty(fs);
 	if (fs->sh.held && !d && !fs->sh_stale)
 		note_head(fs);

@@ -46,6 +46,9 @@ static int hook(struct kit *k)
 
 static void release(struct lfs *fs, int unlock)
 {
+	lfs_cp_abandon(fs);               /* (the kernel writes its words) */
+	if (fs->buf[0].mem != NULL)
+		lfs_log_wait(fs);         /* (and reads the buffers of writes in flight) */
 	lfs_multi_detach(fs, unlock);     /* (while the state is still there) */
 	lfs_share_free(fs, unlock);
 	lfs_nodes_free(fs);

@@ -54,10 +54,12 @@ int lfs_sut_init(struct lfs *fs)
 	fs->sutdirty = calloc(fs->nsutblk, 1);
 	fs->sutchg = malloc(fs->nsutblk * sizeof *fs->sutchg);
 	fs->sutload = calloc(fs->nsutblk, 1);
-	fs->cplcap = 64;
+	fs->cplcap = fs->cpwcap = 64;
 	fs->cpl = malloc(fs->cplcap * sizeof *fs->cpl);
+	fs->cpw = malloc(fs->cpwcap * sizeof *fs->cpw);
+	fs->ncpw = 0;
 	return fs->sutb && fs->sutload && fs->sutaddr && fs->schg && fs->sutdirty && fs->sutchg &&
-	       fs->cpl ? 0 : -ENOMEM;
+	       fs->cpl && fs->cpw ? 0 : -ENOMEM;
 }
 
 void lfs_sut_free(struct lfs *fs)
@@ -70,6 +72,7 @@ void lfs_sut_free(struct lfs *fs)
 	free(fs->sutdirty);
 	free(fs->sutchg);
 	free(fs->cpl);
+	free(fs->cpw);
 	free(fs->free.v);
 	free(fs->pool.v);
 	free(fs->sutload);
@@ -83,7 +86,8 @@ void lfs_sut_free(struct lfs *fs)
 	fs->free.n = fs->free.cap = fs->pool.n = fs->pool.cap = 0;
 	fs->sutdirty = NULL;
 	fs->sutchg = NULL;
-	fs->cpl = NULL;
+	fs->cpl = fs->cpw = NULL;
+	fs->ncpw = 0;
 	fs->sutb = NULL;
 	fs->sutaddr = NULL;
 	fs->schg = NULL;
@@ -503,6 +507,15 @@ uint64_t lfs_seg_waiting(struct lfs *fs, uint64_t *mapped)
 				m += (g->e.flags & LFS_SEG_MAPPED) != 0;
 			}
 		}
+		/* And those the last checkpoint empties once its flush is done
+		 * (unless listed again just above). */
+		for (uint32_t i = 0; fs->cp_pending && i < fs->ncpw; i++) {
+			const struct lfs_seg *g = lfs_sg(fs, fs->cpw[i]);
+			if (!g->dirty && !lfs_seg_reusable(fs, fs->cpw[i])) {
+				n++;
+				m += (g->e.flags & LFS_SEG_MAPPED) != 0;
+			}
+		}
 	}
 	if (mapped != NULL)
 		*mapped = m;
@@ -513,7 +526,10 @@ uint64_t lfs_seg_waiting(struct lfs *fs, uint64_t *mapped)
 
 uint64_t lfs_seg_take(struct lfs *fs)
 {
-	/* A mapped one first; else map a free one (0: the disk is full). */
+	/* A mapped one first - those a round's checkpoint is emptying, once
+	 * its flush is done; else map a free one (0: the disk is full). */
+	if (fs->pool.n == 0 && fs->cp_pending)
+		lfs_cp_settle(fs, 1);
 	if (fs->pool.n > 0)
 		return fs->pool.v[fs->pool.n - 1];
 	if (fs->free.n == 0 && fs->hwm >= fs->sb.nsegs && !lfs_sut_all_loaded(fs)) {
@@ -546,7 +562,10 @@ uint64_t lfs_seg_take(struct lfs *fs)
  * log enters a segment or a checkpoint frees some (fs->av_valid cleared). */
 void lfs_avail_count(struct lfs *fs)
 {
-	uint64_t own = fs->pool.n, unmapped = fs->free.n + (fs->sb.nsegs - fs->hwm);
+	/* (With those a round's checkpoint is emptying: lfs_seg_take waits
+	 * for its flush before it takes one.) */
+	uint64_t own = fs->pool.n + (fs->cp_pending ? fs->ncpw : 0);
+	uint64_t unmapped = fs->free.n + (fs->sb.nsegs - fs->hwm);
 	/* (The disk's free count - a system call - is looked at only when
 	 * it could matter: below, two of the disk's segments are kept.) */
 	uint64_t disk = unmapped > 2 ? edc_fm_count_free(&fs->k.fm) / fs->sb.seg_sect : 0;

@@ -47,6 +47,11 @@
  *              and cleaned on demand, cut at every request (LFS_PC_ALL=1)
  *              or 200 of them: every acknowledged version survives, the
  *              long-lived files the cleaner moved are intact, fsck clean
+ *   autocut    files of a volume three fifths full overwritten with
+ *              autoclean on (rounds inside the writes, their checkpoints
+ *              not waited for), synced every third step, cut at every
+ *              request or 200: every file holds its acknowledged version
+ *              or a later one, fsck clean
  *   imin       a checkpoint record carries the inode map entries changed
  *              since their blocks were written, instead of the blocks:
  *              there after a crash, blocks again past what it carries,
@@ -781,6 +786,10 @@ static int cc_prepare(struct pcut *pc)
 	return lfs_mkfs(CP_OPTS, &sb);
 }
 
+/* Rounds whose checkpoint the work did not wait for (the cut points must
+ * fall inside them). */
+static uint64_t cc_held;
+
 static int cc_work(struct pcut *pc)
 {
 	struct lfs *fs;
@@ -808,6 +817,9 @@ static int cc_work(struct pcut *pc)
 		if (e == 0 && k % 6 == 0)
 			e = lfs_clean_now(fs, 3) < 0 ? -1 : 0;
 	}
+	struct lfs_stats st;
+	lfs_get_stats(fs, &st, NULL);
+	cc_held = st.cp_held;
 	if (e == 0)
 		return lfs_unmount(fs);
 	lfs_close_fs(fs);
@@ -852,9 +864,121 @@ static void t_cleancut(void)
 	struct pcut pc = { .name = "lfs-cleaner", .nsectors = 16384, .seed = 5, .prepare = cc_prepare,
 	                   .work = cc_work, .check = cc_check, .quiet = 0 };
 	int failed = pc_run_spread(&pc, getenv("LFS_PC_ALL") ? 100000 : 200);
-	printf("cleaner power cuts: %llu requests, %llu cuts, %d failed\n",
-	       (unsigned long long)pc.requests, (unsigned long long)pc.runs - 1, failed);
+	printf("cleaner power cuts: %llu requests, %llu cuts, %d failed; %llu rounds not waited for\n",
+	       (unsigned long long)pc.requests, (unsigned long long)pc.runs - 1, failed,
+	       (unsigned long long)cc_held);
 	CHECK_EQ(failed, 0);
+	CHECK(cc_held > 0);
+	pc_free(&pc);
+}
+
+/* ---- the background cleaner under power cuts ------------------------------------ */
+
+/* A volume three fifths full (at two-thirds, this small a volume runs
+ * out of room the cleaner can use: ENOSPC), files overwritten whole again and again
+ * with autoclean on, so that the cleaner runs inside the writes and its
+ * rounds' checkpoints are not waited for (their COMMIT PS held back while
+ * the program writes on); a sync every third step. */
+#define AC_OPTS  "key=pca,seg=64,segs=28,cpkib=256,pool=4"
+#define AC_FILES 17
+#define AC_SIZE  60000
+#define AC_STEPS 90
+
+static uint64_t ac_held, ac_acked;
+
+static uint64_t ac_seed(int step)
+{
+	return 7000 + (uint64_t)step;
+}
+
+static int ac_prepare(struct pcut *pc)
+{
+	uint64_t sb;
+	return lfs_mkfs(AC_OPTS, &sb);
+}
+
+/* Step k (from 1) writes file k % AC_FILES with seed ac_seed(k); step 0
+ * is every file's first version, ac_seed(-j - 1) for file j. */
+static int ac_work(struct pcut *pc)
+{
+	struct lfs *fs;
+	char p[32];
+	if (lfs_mount(AC_OPTS, &fs) < 0)
+		return -1;
+	int e = 0;
+	for (int j = 0; j < AC_FILES && e == 0; j++) {
+		snprintf(p, sizeof p, "f%d", j);
+		e = lput(fs, p, AC_SIZE, ac_seed(-j - 1));
+	}
+	if (e == 0 && (e = lfs_ops.sync(fs)) == 0)
+		pc_ack(pc, 1);
+	for (int k = 1; k <= AC_STEPS && e == 0; k++) {
+		snprintf(p, sizeof p, "f%d", k % AC_FILES);
+		e = lput(fs, p, AC_SIZE, ac_seed(k));
+		if (e == 0 && k % 3 == 0 && (e = lfs_ops.sync(fs)) == 0)
+			pc_ack(pc, (uint64_t)k + 1);
+	}
+	struct lfs_stats st;
+	lfs_get_stats(fs, &st, NULL);
+	ac_held = st.cp_held;
+	if (e == 0 && pc->acked > ac_acked)
+		ac_acked = pc->acked;        /* (the uncut run must get to the end) */
+	if (e == 0)
+		return lfs_unmount(fs);
+	lfs_close_fs(fs);
+	return e;
+}
+
+/* File j after steps [0, n): the seed of its last version, or 0. */
+static uint64_t ac_version(int j, int n)
+{
+	uint64_t v = n >= 1 ? ac_seed(-j - 1) : 0;
+	for (int k = 1; k < n && k <= AC_STEPS; k++)
+		if (k % AC_FILES == j)
+			v = ac_seed(k);
+	return v;
+}
+
+static int ac_check(struct pcut *pc)
+{
+	int bad = 0;
+	char p[32];
+	if (vfs_mount("/l", "lfs", AC_OPTS, 1) < 0) {
+		fprintf(stderr, "autoclean power cut: no mount\n");
+		return 1;
+	}
+	int n = (int)pc->acked;
+	for (int j = 0; j < AC_FILES && n >= 1; j++) {
+		snprintf(p, sizeof p, "/l/f%d", j);
+		/* The acknowledged version or a later one (a round's commit may
+		 * have taken later steps along), or a later one's truncation. */
+		int ok = same(p, AC_SIZE, ac_version(j, n));
+		for (int k = n; !ok && k <= AC_STEPS; k++)
+			if (k % AC_FILES == j)
+				ok = same(p, AC_SIZE, ac_seed(k)) || same(p, 0, 0);
+		if (!ok) {
+			fprintf(stderr, "autoclean power cut: %s is not a version from step %d on\n", p, n);
+			bad++;
+		}
+	}
+	if (vfs_umount("/l") < 0)
+		bad++;
+	if (fsck_problems(AC_OPTS) != 0)
+		bad++;
+	return bad;
+}
+
+static void t_autocut(void)
+{
+	struct pcut pc = { .name = "lfs-autoclean", .nsectors = 16384, .seed = 11, .prepare = ac_prepare,
+	                   .work = ac_work, .check = ac_check, .quiet = 0 };
+	int failed = pc_run_spread(&pc, getenv("LFS_PC_ALL") ? 100000 : 200);
+	printf("autoclean power cuts: %llu requests, %llu cuts, %d failed; %llu rounds not waited for\n",
+	       (unsigned long long)pc.requests, (unsigned long long)pc.runs - 1, failed,
+	       (unsigned long long)ac_held);
+	CHECK_EQ(failed, 0);
+	CHECK(ac_held > 0);
+	CHECK_EQ(ac_acked, AC_STEPS + 1);
 	pc_free(&pc);
 }
 
@@ -1417,6 +1541,8 @@ int main(int argc, char **argv)
 		t_mountcost();
 	if (!only || !strcmp(only, "cleancut"))
 		t_cleancut();
+	if (!only || !strcmp(only, "autocut"))
+		t_autocut();
 	if (!only || !strcmp(only, "nomem"))
 		t_nomem();
 	if (!only || !strcmp(only, "imin"))
