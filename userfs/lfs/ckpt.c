@@ -11,7 +11,10 @@
  * copy the previous checkpoint did not use, and flushes.  The record goes
  * in the same flush as the commit's PS and the table blocks, carrying
  * their sum (its proof; the commit flushed everything before them): a
- * mount believes it only if they are there (proof_ok).  A torn record
+ * mount believes it only if they are there (proof_ok).  A cleaning
+ * round's checkpoint returns before either flush is done; lfs_cp_settle
+ * writes the held COMMIT PS and the record after the first, and makes
+ * the emptied segments reusable after the second.  A torn record
  * fails its MAC, an unproved one its proof, and the other copy, one
  * checkpoint older, is used: roll-forward from there walks the same log.
  *
@@ -297,11 +300,14 @@ int lfs_checkpoint(struct lfs *fs, int clean)
 	 * the commit's own flush (everything before its COMMIT PS), the
 	 * commit and the table blocks are summed as they are written (the
 	 * proof), so that the record can go to the disk in the same flush as
-	 * they do: a mount believes it only if they are all there. */
-	/* A cleaning round's checkpoint is not waited for (lfs_cp_settle):
-	 * the program goes on writing meanwhile.  (Another process gets the
-	 * log only after it is settled - multi.c; not while proxies follow
-	 * the files, which see commits as they are made.) */
+	 * they do: a mount believes it only if they are all there.
+	 *
+	 * A cleaning round's checkpoint is not waited for (async): its commit
+	 * holds the COMMIT PS back while its flush is on its way, the record
+	 * waits in memory, and lfs_cp_settle finishes the rest while the
+	 * program goes on writing.  (Another process gets the log only after
+	 * it is settled - multi.c; not while proxies follow the files, which
+	 * see commits as they are made.) */
 	int async = fs->cleaning && !clean && !fs->cpl_all && fs->shares == NULL;
 	fs->cp_prove = 1;
 	fs->cp_defer = (uint8_t)async;

@@ -543,9 +543,11 @@ extern int lfs_debug_sut_nomem;
 
 /* ---- ckpt.c ------------------------------------------------------------------------------------ */
 int  lfs_checkpoint(struct lfs *fs, int clean);
-/* A cleaning round's checkpoint returns with its record's flush on its
- * way; this ends it (waiting for it, or, with wait 0, only if it is done):
- * the segments the round emptied become reusable.  Everything that needs
+/* A cleaning round's checkpoint returns with the flush before its held
+ * COMMIT PS on its way and its record in memory; this carries it on
+ * (waiting, or with wait 0 only as far as the flushes are done): the
+ * COMMIT PS and the record written, the second flush sent and ended, and
+ * then the segments the round emptied are reusable.  Everything that needs
  * the disk ordered after the record - a commit, a flush, a round, a
  * checkpoint, handing the lock to another process, the log taking a
  * segment - calls it first.  0 or the flush's error. */
