@@ -279,6 +279,8 @@ int lfs_cp_settle(struct lfs *fs, int wait)
 
 void lfs_cp_abandon(struct lfs *fs)
 {
+	if (fs->cp_pending || fs->dfr)
+		fs->sh_stale = 1;            /* (the next holder must not trust our head) */
 	fs->dfr = fs->dfr_next = 0;
 	kit_barrier_end(&fs->k, &fs->dff);
 	if (fs->cp_pending && fs->cpf_sent)
