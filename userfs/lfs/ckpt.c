@@ -697,14 +697,17 @@ static uint64_t after(const struct lfs *fs, const struct lfs_pshdr *h, uint64_t 
  * lost, the record is as good as torn, and the other copy, one checkpoint
  * older, is used: that one's roll-forward reaches the same commit if it
  * is there, and the segments either names are not reused before the
- * newer record's flush (rule 3). */
+ * newer record's flush (rule 3).  1 yes, 0 no, -ENOMEM: no buffer to
+ * read them into (no verdict: the mount stops). */
+int lfs_debug_proof_nomem;
+
 static int proof_ok(struct lfs *fs, const struct lfs_cp *cp)
 {
 	if (cp->proof_lba == 0)
 		return 1;
-	uint8_t *ps = malloc(lfs_segbytes(fs));
+	uint8_t *ps = lfs_debug_proof_nomem ? NULL : malloc(lfs_segbytes(fs));
 	if (ps == NULL)
-		return 0;
+		return -ENOMEM;              /* (not a verdict on the record) */
 	uint64_t lba = cp->proof_lba, sum = cp->proof_lba, nnext;
 	/* (The writer gives up the proof when the log enters a second
 	 * segment: at most two segments of PSs.) */
@@ -955,7 +958,16 @@ int lfs_load(struct lfs *fs)
 	for (int i = 0; i < 2; i++)
 		ok[i] = lfs_cp_read(fs, i, &c[i], &p[i]) == 0;
 	int use = ok[0] && ok[1] ? c[1].cpseq > c[0].cpseq : ok[1];
-	for (int tries = 0; tries < 2 && ok[use] && !proof_ok(fs, &c[use]); tries++) {
+	for (int tries = 0; tries < 2 && ok[use]; tries++) {
+		int proved = proof_ok(fs, &c[use]);
+		if (proved < 0) {
+			fprintf(stderr, "lfs: no memory to check the checkpoint record: cannot mount\n");
+			free(p[0]);
+			free(p[1]);
+			return proved;
+		}
+		if (proved)
+			break;
 		ok[use] = 0;
 		use = !use;
 		fs->st.cp_unproved++;

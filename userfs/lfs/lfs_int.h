@@ -540,6 +540,9 @@ int  lfs_sut_block(struct lfs *fs, uint32_t i, void *blk);
 /* Tests set it: while it is not 0, allocations of a usage table block's
  * entries fail, as without memory (each failure adds one to it). */
 extern int lfs_debug_sut_nomem;
+/* Tests: proof_ok finds no memory (the mount must say so, not blame the
+ * records). */
+extern int lfs_debug_proof_nomem;
 
 /* ---- ckpt.c ------------------------------------------------------------------------------------ */
 int  lfs_checkpoint(struct lfs *fs, int clean);

@@ -659,6 +659,15 @@ static void t_proof(void)
 	CHECK_EQ(lfs_cp_read(fs, (int)(seq & 1), &cp, &ptrs), 0);
 	free(ptrs);
 	CHECK(cp.version == LFS_CP_VERSION && cp.proof_lba != 0 && cp.proof_lba < cp.head_lba);
+	/* No memory to check the proof: the mount says so and mounts nothing,
+	 * rather than taking the older record or calling both invalid. */
+	lfs_close_fs(fs);
+	ufx_reboot(&u);
+	lfs_debug_proof_nomem = 1;
+	CHECK_EQ(lfs_mount(o, &fs), -ENOMEM);
+	lfs_debug_proof_nomem = 0;
+	CHECK_EQ(lfs_mount(o, &fs), 0);
+	CHECK(fs->cpseq == seq && fs->st.cp_unproved == 0);
 	/* Its first sector (the first PS's header), and its last one. */
 	uint64_t first, last;
 	CHECK_EQ(vvol_mapped(&fs->v, cp.proof_lba, &first), 1);
