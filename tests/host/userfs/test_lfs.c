@@ -51,7 +51,8 @@
  *              autoclean on (rounds inside the writes, their checkpoints
  *              not waited for), synced every third step, cut at every
  *              request or 200: every file holds its acknowledged version
- *              or a later one, fsck clean
+ *              or a later one, fsck clean; between operations no segment
+ *              a pending round empties is reusable yet
  *   imin       a checkpoint record carries the inode map entries changed
  *              since their blocks were written, instead of the blocks:
  *              there after a crash, blocks again past what it carries,
@@ -893,7 +894,16 @@ static void t_cleancut(void)
 #define AC_SIZE  60000
 #define AC_STEPS 90
 
-static uint64_t ac_held, ac_acked;
+static uint64_t ac_held, ac_acked, ac_early;
+
+/* While a round's checkpoint is on its way, none of the segments it
+ * empties may be reusable yet (rule 3: not before its record's flush). */
+static void ac_no_early_reuse(struct lfs *fs)
+{
+	for (uint32_t i = 0; fs->cp_pending && i < fs->ncpw; i++)
+		if (lfs_seg_reusable(fs, fs->cpw[i]))
+			ac_early++;
+}
 
 static uint64_t ac_seed(int step)
 {
@@ -924,6 +934,7 @@ static int ac_work(struct pcut *pc)
 	for (int k = 1; k <= AC_STEPS && e == 0; k++) {
 		snprintf(p, sizeof p, "f%d", k % AC_FILES);
 		e = lput(fs, p, AC_SIZE, ac_seed(k));
+		ac_no_early_reuse(fs);
 		if (e == 0 && k % 3 == 0 && (e = lfs_ops.sync(fs)) == 0)
 			pc_ack(pc, (uint64_t)k + 1);
 	}
@@ -988,6 +999,7 @@ static void t_autocut(void)
 	CHECK_EQ(failed, 0);
 	CHECK(ac_held > 0);
 	CHECK_EQ(ac_acked, AC_STEPS + 1);
+	CHECK_EQ(ac_early, 0);
 	pc_free(&pc);
 }
 
