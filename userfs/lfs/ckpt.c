@@ -266,8 +266,8 @@ int lfs_cp_settle(struct lfs *fs, int wait)
 			fs->err = e;
 		return e;
 	}
-	/* Listed when the record was written: those then empty (they cannot
-	 * have been written since - not reusable). */
+	/* Listed at the checkpoint, those empty then (none was written
+	 * since: the log takes only reusable segments). */
 	for (uint32_t i = 0; i < fs->ncpw; i++) {
 		struct lfs_seg *g = lfs_sg(fs, fs->cpw[i]);
 		g->cpzero = g->e.live == 0 && !g->reserved;

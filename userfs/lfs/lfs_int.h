@@ -216,24 +216,23 @@ struct lfs {
 	                             checkpoint (which then settles their cpzero) */
 	uint32_t ncpl, cplcap;
 	int cpl_all;              /* the list ran out of memory: look at all      */
-	/* a cleaning round's checkpoint whose record's flush is on its way
-	 * (ckpt.c, lfs_cp_settle): the segments it empties, reusable then */
+	/* a cleaning round's checkpoint still on its way (ckpt.c, lfs_cp_settle) */
 	uint8_t cp_pending;
-	uint8_t cpf_sent;         /* ... and that flush is sent (else: after dfr)   */
-	uint8_t cprec_copy;       /* the record, until it is written: which copy,   */
-	uint32_t cprec_n;         /* its sectors,                                   */
-	uint8_t *cprec;           /* its bytes                                      */
+	uint8_t cpf_sent;         /* its record's flush (cpf) is sent               */
 	struct kit_flush cpf;
-	/* a cleaning round's COMMIT PS, held back while the flush of its group
-	 * is on its way (log.c, lfs_dfr_issue): sectors [from, from + n) of
-	 * buf[dfr_buf], written once that flush is done */
+	uint8_t *cprec;           /* its record until written: bytes, sectors, copy */
+	uint32_t cprec_n;
+	uint8_t cprec_copy;
+	uint32_t *cpw;            /* the segments it empties: reusable after cpf    */
+	uint32_t ncpw, cpwcap;
+	/* its COMMIT PS, held back while the flush of its group is on its way
+	 * (log.c, lfs_dfr_issue): sectors [from, from + n) of buf[dfr_buf],
+	 * written once that flush (dff) is done */
 	uint8_t cp_defer;         /* this checkpoint's commit may be held back      */
 	uint8_t dfr_next;         /* the next COMMIT PS closed is held back         */
 	uint8_t dfr, dfr_buf;     /* one is held back, in that buffer               */
 	uint32_t dfr_from, dfr_n;
-	struct kit_flush dff;     /* the flush before it                            */
-	uint32_t *cpw;
-	uint32_t ncpw, cpwcap;
+	struct kit_flush dff;
 	uint32_t *schg;           /* segments changed since the last commit         */
 	uint32_t nschg, schgcap;
 	uint8_t *sutload;         /* [nsutblk]: the block's entries are in sut[]    */

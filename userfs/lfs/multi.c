@@ -93,10 +93,9 @@ static struct lfs_multi_area *area(struct lfs *fs)
 
 /* Changes in this process's memory that are not yet durable in the log.
  * (PSs written since the last commit count, except a checkpoint's own:
- * its record says where the log goes on, and since_cp is 0 right after;
- * but not a round's checkpoint still on its way - its COMMIT PS may not
- * even be written: ckpt.c, lfs_cp_settle; one dropped when the file
- * system closes marks it stale, lfs_cp_abandon.) */
+ * its record says where the log goes on, and since_cp is 0 right after -
+ * unless it is a round's checkpoint still on its way, whose COMMIT PS may
+ * not be written yet: ckpt.c, lfs_cp_settle.) */
 static int dirty(const struct lfs *fs)
 {
 	return fs->dirty != NULL || fs->nimchg != 0 || fs->nschg != 0 || fs->nent != 0 ||
